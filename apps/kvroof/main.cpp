@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// kvroof: does moving KV cache and a fraction of decode attention from GPU HBM
+// to CPU DRAM raise output tokens/s? Exit codes: 0 ok, 2 bad input, 1 other.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "kvroof/error.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"kvroof — closed-form model of LLM serving with KV/attention offload to CPU DRAM"};
+    app.set_version_flag("--version", std::string("kvroof ") + KVROOF_VERSION);
+    app.footer(
+        "Examples:\n"
+        "  kvroof verdict                                   # gb200, llama-3.1-70b bf16, codex workload\n"
+        "  kvroof verdict --gpus 1 --cpus-per-gpu 4 --workload \"s_cached=16000,a_append=2000,o_output=400\" --sparse 0.1\n"
+        "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --json\n"
+        "  kvroof mix --mix \"long:0.7,short:0.3\" --cpus-per-gpu 1\n"
+        "  kvroof presets");
+    app.require_subcommand(1);
+    const kvroof::cli::Action verdict = kvroof::cli::setup_verdict(app);
+    const kvroof::cli::Action mix = kvroof::cli::setup_mix(app);
+    const kvroof::cli::Action presets = kvroof::cli::setup_presets(app);
+    try {
+        app.parse(argc, argv);
+        if (app.got_subcommand("verdict")) verdict();
+        else if (app.got_subcommand("mix")) mix();
+        else if (app.got_subcommand("presets")) presets();
+        return 0;
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "kvroof: error: %s (see --help)\n", e.what());
+        return 2;
+    } catch (const kvroof::InputError& e) {
+        std::fprintf(stderr, "kvroof: error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kvroof: failed: %s\n", e.what());
+        return 1;
+    }
+}

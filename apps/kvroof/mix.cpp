@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// `kvroof mix`: the concurrent-mix band table over f.
+#include <memory>
+
+#include "commands.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/verdict_render.hpp"
+#include "scenario_flags.hpp"
+
+namespace kvroof::cli {
+namespace {
+struct MixOptionsText {
+    io::ScenarioInputs scenario;
+    OutputOptions output;
+    std::optional<std::string> step, ov;
+};
+
+void run_mix(const MixOptionsText& o) {
+    io::ScenarioInputs in = o.scenario;
+    if (!in.mix && !in.workload) in.mix = "long:0.5,mid:0.3,short:0.2";
+    const io::BuiltScenario built = io::build_scenario(in);
+    double step = 0.05;
+    if (o.step) {
+        step = io::parse_number("--step", *o.step);
+        if (!(step >= 0.001 && step <= 1)) throw InputError("--step: must be in [0.001, 1], got '" + *o.step + "'");
+    }
+    std::optional<double> ov;
+    if (o.ov) {
+        ov = io::parse_number("--ov", *o.ov);
+        check::unit_interval("--ov", *ov);
+    }
+    const io::MixTable t = io::make_mix_table(built.scenario, step, ov);
+    const io::RenderContext ctx{&built, ov};
+    emit(o.output, io::render_mix_text(t, ctx), io::mix_json(t, ctx).dump(2) + "\n", io::render_mix_markdown(t, ctx));
+}
+}  // namespace
+
+Action setup_mix(CLI::App& app) {
+    auto o = std::make_shared<MixOptionsText>();
+    CLI::App* sub = app.add_subcommand("mix", "the concurrent-mix throughput band for every f on a grid");
+    sub->footer(
+        "Examples:\n"
+        "  kvroof mix                                      # long:0.5,mid:0.3,short:0.2 on the default scenario\n"
+        "  kvroof mix --mix \"long:0.7,short:0.3\" --gpus 1 --cpus-per-gpu 4 --sparse 0.1\n"
+        "  kvroof mix --step 0.1 --ov 0.5 --json");
+    add_scenario_flags(*sub, o->scenario);
+    sub->add_option_function<std::string>("--step", [o](const std::string& v) { o->step = v; }, "f grid step (default 0.05)")
+        ->type_name("X")->group("Offload");
+    sub->add_option_function<std::string>("--ov", [o](const std::string& v) { o->ov = v; }, "also find the best f at this overlap")
+        ->type_name("X")->group("Offload");
+    add_output_flags(*sub, o->output);
+    return [o] { run_mix(*o); };
+}
+
+}  // namespace kvroof::cli

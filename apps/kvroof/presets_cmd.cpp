@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+// `kvroof presets`: every embedded preset with its key figures and source.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "commands.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+namespace kvroof::cli {
+namespace {
+std::string first_source(const nlohmann::json& j) {
+    if (!j.contains("source")) return "";
+    const auto& s = j.at("source");
+    if (s.is_array() && !s.empty()) return s.at(0).get<std::string>() + (s.size() > 1 ? fmt::format(" (+{})", s.size() - 1) : "");
+    return s.is_string() ? s.get<std::string>() : "";
+}
+
+void run_presets(bool as_json) {
+    if (as_json) {
+        nlohmann::json j;
+        for (const char* k : {"hardware", "hosts", "links", "models", "workloads"}) j[k] = io::presets(k);
+        j["tool"] = "kvroof";
+        j["version"] = KVROOF_VERSION;
+        const std::string s = j.dump(2) + "\n";
+        std::fwrite(s.data(), 1, s.size(), stdout);
+        return;
+    }
+    std::string s = fmt::format("kvroof {} — embedded presets (a JSON file of the same schema works wherever a name does)\n\n", KVROOF_VERSION);
+    s += "Hardware (per GPU)\n";
+    for (const auto& name : io::preset_names("hardware")) {
+        const HardwareSpec hw = io::load_hardware("--hardware", name);
+        s += fmt::format("  {:<15} {:>13} {:>9} HBM @ {:>10} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
+                         io::format_flops(hw.gpu_flops.raw()), io::format_bytes(hw.hbm_capacity.raw()),
+                         io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
+                         hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
+    }
+    s += "\nHosts (per CPU socket)\n";
+    for (const auto& [name, c] : io::presets("hosts").items())
+        s += fmt::format("  {:<24} {:>7g} TFLOPS  DRAM {:>6g} GB/s  {:>6g} GB\n      source: {}\n", name,
+                         c.at("cpu_flops_TFLOPS").get<double>(), c.at("cpu_dram_bandwidth_GBps").get<double>(),
+                         c.at("cpu_memory_GB").get<double>(), first_source(c));
+    s += "\nLinks (per direction)\n";
+    for (const auto& [name, l] : io::presets("links").items())
+        s += fmt::format("  {:<20} {:>7g} GB/s   {}\n      source: {}\n", name, l.at("bandwidth_GBps").get<double>(),
+                         l.value("note", ""), first_source(l));
+    s += "\nModels\n";
+    for (const auto& name : io::preset_names("models")) {
+        const ModelSpec m = io::load_model("--model", name);
+        const auto pc = param_counts(m);
+        s += fmt::format("  {:<16} {}{} {:>3} layers  {:>6.1f}B params ({:.1f}B active)  KV {:>7.0f} B/token (bf16)\n      source: {}\n",
+                         name, m.attention == Attention::gqa ? "GQA" : "MLA", m.is_moe() ? " MoE  " : " dense", m.layers,
+                         pc.total / 1e9, pc.active / 1e9, kv_bytes_per_token(m, DType::bf16).raw(),
+                         first_source(io::presets("models").at(name)));
+    }
+    s += "\nWorkloads (call classes)\n";
+    for (const auto& name : io::preset_names("workloads")) {
+        const CallClass c = io::load_workload("--workload", name);
+        s += fmt::format("  {:<8} S_c={:>6.0f} A={:>6.0f} O={:>4.0f} idle gap {:.2f} s — {}\n", name, c.s_cached, c.a_append,
+                         c.o_output, c.idle_gap.raw(), io::presets("workloads").at(name).value("description", ""));
+    }
+    std::fwrite(s.data(), 1, s.size(), stdout);
+}
+}  // namespace
+
+Action setup_presets(CLI::App& app) {
+    auto as_json = std::make_shared<bool>(false);
+    CLI::App* sub = app.add_subcommand("presets", "list every hardware, host, link, model and workload preset with its source");
+    sub->add_flag("--json", *as_json, "print the presets as JSON");
+    return [as_json] { run_presets(*as_json); };
+}
+
+}  // namespace kvroof::cli

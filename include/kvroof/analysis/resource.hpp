@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The resources that can bind, spelled the same in code, JSON, CSV and reports.
+
+#include <array>
+#include <string_view>
+
+namespace kvroof {
+
+enum class Resource { gpu_compute, gpu_hbm, hbm_capacity, cpu_compute, cpu_dram, dram_capacity, link, slo_tpot, slo_ttft };
+
+inline constexpr std::array<Resource, 9> kAllResources = {
+    Resource::gpu_compute, Resource::gpu_hbm,  Resource::hbm_capacity, Resource::cpu_compute, Resource::cpu_dram,
+    Resource::dram_capacity, Resource::link, Resource::slo_tpot,     Resource::slo_ttft};
+
+[[nodiscard]] constexpr std::string_view name(Resource r) noexcept {
+    switch (r) {
+        case Resource::gpu_compute: return "gpu_compute";
+        case Resource::gpu_hbm: return "gpu_hbm";
+        case Resource::hbm_capacity: return "hbm_capacity";
+        case Resource::cpu_compute: return "cpu_compute";
+        case Resource::cpu_dram: return "cpu_dram";
+        case Resource::dram_capacity: return "dram_capacity";
+        case Resource::link: return "link";
+        case Resource::slo_tpot: return "slo_tpot";
+        case Resource::slo_ttft: return "slo_ttft";
+    }
+    return "?";
+}
+
+// What it means for the offload question when this resource binds.
+[[nodiscard]] constexpr std::string_view meaning(Resource r) noexcept {
+    switch (r) {
+        case Resource::gpu_compute: return "GPU-compute-bound -> only more GPUs help";
+        case Resource::gpu_hbm: return "HBM-bandwidth-bound -> offload can help (moves KV reads to CPU DRAM)";
+        case Resource::hbm_capacity: return "HBM capacity caps the batch -> offload, parking or KV quantisation can help";
+        case Resource::cpu_compute: return "CPU attention FLOP/s bind -> more CPUs per GPU or more sparsity";
+        case Resource::cpu_dram: return "CPU DRAM bandwidth binds -> more CPUs per GPU or more sparsity";
+        case Resource::dram_capacity: return "CPU DRAM capacity caps the batch -> more CPU memory per GPU";
+        case Resource::link: return "GPU<->CPU link binds -> a faster link or less KV traffic";
+        case Resource::slo_tpot: return "the TPOT SLO caps the batch -> a faster decode step is needed";
+        case Resource::slo_ttft: return "the TTFT SLO is violated -> less reload or faster prefill needed";
+    }
+    return "?";
+}
+
+// The rate resources that carry utilisation-seconds per call.
+inline constexpr std::array<Resource, 5> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
+                                                           Resource::cpu_dram, Resource::link};
+
+}  // namespace kvroof

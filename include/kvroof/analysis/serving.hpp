@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Serving throughput of a concurrent mix of call classes: the fluid steady
+// state of seed 000 (model/concurrent.py, "serving_mix"), prefill included.
+//
+// 1. Batch: B = min(b_cap_hbm, b_cap_dram, b_slo). Capacity counts every
+//    session that holds KV: decoding ones and, by Little's law, those in
+//    prefill or idle (hold policy) — m1·B + m2·B/step(B) <= capacity.
+// 2. Per call and per resource, utilisation-seconds (util_sec); the GPU's own
+//    timeline is TTFT + O·step(B)/B, where the step already serialises the
+//    offloaded work by (1 − ov).
+// 3. Λ_max = 1 / max(GPU timeline, CPU compute, CPU DRAM, link), all weighted
+//    by the class probabilities p; output tokens/s = Λ_max · Σ p·O.
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "kvroof/analysis/resource.hpp"
+#include "kvroof/physics/call_demand.hpp"
+#include "kvroof/physics/decode_step.hpp"
+
+namespace kvroof {
+
+inline constexpr int kMaxClasses = 16;
+
+// Index into a per-rate-resource vector (order of kRateResources).
+enum RateIndex { kGpuCompute = 0, kGpuHbm = 1, kCpuCompute = 2, kCpuDram = 3, kLink = 4 };
+using RateVector = Eigen::Array<double, 5, 1>;
+
+struct Scenario {
+    HardwareSpec hardware;
+    ModelSpec model;
+    Mix mix;
+    PolicySpec policy;
+
+    void check_validity() const {
+        hardware.check_validity();
+        model.check_validity();
+        mix.check_validity();
+        policy.check_validity();
+        if (mix.entries.size() > static_cast<size_t>(kMaxClasses))
+            throw InputError("mix: at most " + std::to_string(kMaxClasses) + " classes, got " + std::to_string(mix.entries.size()));
+    }
+};
+
+// Everything that does not depend on (f, ov), computed once per scenario.
+struct PreparedScenario {
+    const Scenario* scenario = nullptr;
+    SystemRates sys;
+    ModelConstants mc;
+
+    explicit PreparedScenario(const Scenario& s)
+        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)) {}
+};
+
+struct ServingPoint {
+    double f = 0, ov = 0;
+    bool fits = true;       // weights fit in HBM
+    bool feasible = true;   // a positive throughput exists under the SLOs
+    double batch = 0;       // B, sequences (fluid)
+    double b_cap_hbm = 0, b_cap_dram = 0, b_slo = 0;
+    double tpot = 0;           // s, decode step time at B
+    double tpot_observed = 0;  // s, B / throughput: the step stretched by interleaved prefill and any other bound
+    double ttft = 0;           // s, call-weighted mean
+    std::array<double, kMaxClasses> ttft_class{};
+    double lambda_max = 0;  // calls/s
+    double throughput = 0;  // output tokens/s
+    double gpu_timeline = 0;  // s of GPU time per call (prefill + share of decode steps)
+    RateVector util_sec = RateVector::Zero();       // raw resource-seconds per call
+    RateVector timeline_share = RateVector::Zero();  // GPU timeline attributed to its causes
+    Resource binding = Resource::gpu_hbm;      // the rate resource that sets Λ_max
+    Resource batch_limit = Resource::hbm_capacity;  // what sets B
+    Resource headline = Resource::gpu_hbm;     // the one to act on (see docs/model.md)
+    Bytes weights;
+    Bytes hbm_free;
+};
+
+namespace detail {
+// Solve for a batch where the weight read per step may depend on the batch
+// (MoE). `solve(w)` returns the batch for a fixed weight read; B − solve(w(B))
+// is increasing, so bisection finds the unique fixed point.
+template <class Solve>
+double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve) {
+    if (!mc.moe) return solve(mc.weights_read(1.0).raw() / hbm_bw);
+    auto phi = [&](double b) { return solve(mc.weights_read(b).raw() / hbm_bw); };
+    double hi = phi(0.0);
+    if (!std::isfinite(hi)) hi = phi(1e12);
+    if (!std::isfinite(hi)) return hi;
+    double lo = 0.0;
+    for (int i = 0; i < 80 && hi - lo > 1e-9 * std::max(1.0, hi); ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (mid - phi(mid) < 0 ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+inline int argmax(const RateVector& v) {
+    int best = 0;
+    for (int i = 1; i < 5; ++i)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+}  // namespace detail
+
+[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, double f, double ov) {
+    const Scenario& sc = *ps.scenario;
+    const SystemRates& sys = ps.sys;
+    const ModelConstants& mc = ps.mc;
+    PolicySpec pol = sc.policy;
+    pol.f = f;
+    pol.ov = ov;
+
+    ServingPoint r;
+    r.f = f;
+    r.ov = ov;
+    r.weights = mc.weights;
+    r.hbm_free = sys.hbm_capacity - mc.weights;
+    if (r.hbm_free.raw() <= 0) {
+        r.fits = r.feasible = false;
+        r.binding = r.batch_limit = r.headline = Resource::hbm_capacity;
+        return r;
+    }
+
+    const double kv = mc.kv_per_token.raw();
+    const bool park = pol.idle == IdlePolicy::park;
+    double sum_p_o = 0, sum_p_ttft = 0;
+    double held_decode = 0, held_other = 0, held_idle = 0;  // Σ p·O·S, Σ p·TTFT·S, Σ p·idle·S
+    DecodeDemand batch_mix;  // per-token demand averaged over the sequences in the batch (weights p·O)
+    RateVector per_call_prefill = RateVector::Zero();
+    double link_h2d = 0, link_d2h = 0;
+    std::array<PrefillDemand, kMaxClasses> pre{};
+    std::array<DecodeDemand, kMaxClasses> dec{};
+
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
+        const auto& e = sc.mix.entries[i];
+        const double p = e.weight, O = e.cls.o_output, S = e.cls.context();
+        dec[i] = decode_demand(mc, sys, pol, S);
+        pre[i] = prefill_demand(mc, sys, pol, e.cls);
+        const auto& d = dec[i];
+        const auto& q = pre[i];
+        const double po = p * O;
+        sum_p_o += po;
+        sum_p_ttft += p * q.ttft;
+        r.ttft_class[i] = q.ttft;
+        batch_mix.gpu_compute += po * d.gpu_compute;
+        batch_mix.gpu_hbm += po * d.gpu_hbm;
+        batch_mix.cpu_compute += po * d.cpu_compute;
+        batch_mix.cpu_dram += po * d.cpu_dram;
+        batch_mix.link_d2h += po * d.link_d2h;
+        batch_mix.link_h2d += po * d.link_h2d;
+        per_call_prefill += p * RateVector(q.gpu_compute, q.gpu_hbm, q.cpu_compute, q.cpu_dram, 0.0);
+        link_h2d += p * q.link_h2d;
+        link_d2h += p * (q.link_d2h + q.link_park_save);
+        held_decode += po * S;
+        held_other += p * q.ttft * S;
+        held_idle += p * e.cls.idle_gap.raw() * S;
+    }
+    r.ttft = sum_p_ttft;
+    const double inv = 1.0 / sum_p_o;
+    const DecodeDemand avg{batch_mix.gpu_compute * inv, batch_mix.gpu_hbm * inv, batch_mix.cpu_compute * inv,
+                           batch_mix.cpu_dram * inv,    batch_mix.link_d2h * inv, batch_mix.link_h2d * inv};
+
+    StepShape shape;
+    shape.gc = avg.gpu_compute;
+    shape.gm = avg.gpu_hbm;
+    const double cpu_tok = std::max(avg.cpu_compute, avg.cpu_dram);
+    const double link_tok = std::max(avg.link_d2h, avg.link_h2d);
+    shape.k = cpu_tok + link_tok;
+    shape.ov = ov;
+    const double hbm_bw = sys.hbm_bandwidth.raw();
+    auto with_w = [&](double w) {
+        StepShape s = shape;
+        s.w = w;
+        return s;
+    };
+
+    // Bytes held per decoding sequence (m1) and per unit of decode rate (m2).
+    const double gpu_share = 1.0 - f;
+    const double m1_hbm = gpu_share * kv * held_decode * inv;
+    const double m2_hbm = gpu_share * kv * (held_other + (park ? 0.0 : held_idle)) * inv;
+    const double m1_dram = f * kv * held_decode * inv;
+    const double m2_dram = kv * (f * (held_other + held_idle) + (park ? gpu_share * held_idle : 0.0)) * inv;
+
+    r.b_cap_hbm = detail::batch_with_weights(mc, hbm_bw, [&](double w) {
+        return batch_for_capacity(with_w(w), r.hbm_free.raw(), m1_hbm, m2_hbm);
+    });
+    r.b_cap_dram = detail::batch_with_weights(mc, hbm_bw, [&](double w) {
+        return batch_for_capacity(with_w(w), sys.cpu_memory.raw(), m1_dram, m2_dram);
+    });
+    r.b_slo = pol.slo_tpot ? detail::batch_with_weights(mc, hbm_bw, [&](double w) {
+        return batch_for_step_time(with_w(w), pol.slo_tpot->raw());
+    })
+                           : kUnbounded;
+    r.batch = r.b_cap_hbm;
+    r.batch_limit = Resource::hbm_capacity;
+    if (r.b_cap_dram < r.batch) {
+        r.batch = r.b_cap_dram;
+        r.batch_limit = Resource::dram_capacity;
+    }
+    if (r.b_slo < r.batch) {
+        r.batch = r.b_slo;
+        r.batch_limit = Resource::slo_tpot;
+    }
+    if (pol.slo_ttft) {
+        for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
+            if (r.ttft_class[i] > pol.slo_ttft->raw()) {
+                r.feasible = false;
+                r.binding = r.headline = Resource::slo_ttft;
+                return r;
+            }
+        }
+    }
+    if (!(r.batch > 0) || !std::isfinite(r.batch)) {
+        r.feasible = false;
+        r.binding = r.headline = r.batch_limit;
+        return r;
+    }
+
+    const double B = r.batch;
+    const double w = mc.weights_read(B).raw() / hbm_bw;
+    const StepShape sh = with_w(w);
+    r.tpot = sh.step(B);
+
+    // Raw utilisation-seconds per call.
+    r.util_sec = per_call_prefill;
+    r.util_sec[kGpuCompute] += sum_p_o * avg.gpu_compute;
+    r.util_sec[kGpuHbm] += sum_p_o * (avg.gpu_hbm + w / B);
+    r.util_sec[kCpuCompute] += sum_p_o * avg.cpu_compute;
+    r.util_sec[kCpuDram] += sum_p_o * avg.cpu_dram;
+    r.util_sec[kLink] = std::max(link_h2d + sum_p_o * avg.link_h2d, link_d2h + sum_p_o * avg.link_d2h);
+
+    // The GPU's timeline per call and what it is spent on.
+    auto attribute = [&](double total, double gpu_part, bool gpu_compute_bound, double cpu_part, bool cpu_compute_bound,
+                         double link_part, double weight) {
+        const double parts = gpu_part + cpu_part + link_part;
+        if (parts <= 0) return;
+        const double scale = weight * total / parts;
+        r.timeline_share[gpu_compute_bound ? kGpuCompute : kGpuHbm] += scale * gpu_part;
+        r.timeline_share[cpu_compute_bound ? kCpuCompute : kCpuDram] += scale * cpu_part;
+        r.timeline_share[kLink] += scale * link_part;
+    };
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
+        const auto& q = pre[i];
+        attribute(q.ttft, q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
+                  q.cpu_compute >= q.cpu_dram, std::max(q.link_h2d, q.link_d2h), sc.mix.entries[i].weight);
+    }
+    attribute(r.tpot * sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, cpu_tok * B,
+              avg.cpu_compute >= avg.cpu_dram, link_tok * B, 1.0);
+    r.gpu_timeline = sum_p_ttft + sum_p_o * r.tpot / B;
+
+    const double cpu_link_max = std::max({r.util_sec[kCpuCompute], r.util_sec[kCpuDram], r.util_sec[kLink]});
+    const double bottleneck = std::max(r.gpu_timeline, cpu_link_max);
+    r.lambda_max = 1.0 / bottleneck;
+    r.throughput = r.lambda_max * sum_p_o;
+    r.tpot_observed = B / r.throughput;
+    if (r.gpu_timeline >= cpu_link_max) {
+        r.binding = kRateResources[detail::argmax(r.timeline_share)];
+    } else {
+        RateVector off = r.util_sec;
+        off[kGpuCompute] = off[kGpuHbm] = -1.0;
+        r.binding = kRateResources[detail::argmax(off)];
+    }
+    const bool capacity_limited = r.batch_limit == Resource::hbm_capacity || r.batch_limit == Resource::dram_capacity;
+    r.headline = (r.binding == Resource::gpu_hbm && capacity_limited) ? r.batch_limit : r.binding;
+    return r;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The one-shot answer: the throughput band at f = 0 and at the best f, the
+// binding resources, the gain idle-session parking alone gives, and an
+// optional calibration of ov against one measured throughput.
+
+#include <optional>
+
+#include "kvroof/analysis/serving.hpp"
+
+namespace kvroof {
+
+// A gain below this is treated as no gain: the model's inputs are not known
+// to better than a few percent.
+inline constexpr double kGainThreshold = 1.02;
+// f grid of the optimiser; the best grid point is refined by golden section.
+inline constexpr int kFGridSteps = 100;
+
+struct Band {
+    ServingPoint conservative;  // ov = 0
+    ServingPoint optimistic;    // ov = 1
+};
+
+[[nodiscard]] inline Band band(const PreparedScenario& ps, double f) {
+    return {evaluate(ps, f, 0.0), evaluate(ps, f, 1.0)};
+}
+
+[[nodiscard]] inline double gain(const ServingPoint& at_f, const ServingPoint& baseline) noexcept {
+    if (!(baseline.throughput > 0)) return at_f.throughput > 0 ? kUnbounded : 1.0;
+    return at_f.throughput / baseline.throughput;
+}
+
+// Best f in [0, 1] at overlap ov: a grid of kFGridSteps+1 points, then a golden
+// section search in the neighbouring cells (kept only where it improves).
+[[nodiscard]] inline ServingPoint optimise_f(const PreparedScenario& ps, double ov) {
+    ServingPoint best = evaluate(ps, 0.0, ov);
+    int best_i = 0;
+    for (int i = 1; i <= kFGridSteps; ++i) {
+        ServingPoint p = evaluate(ps, static_cast<double>(i) / kFGridSteps, ov);
+        if (p.throughput > best.throughput * (1.0 + 1e-12)) {
+            best = p;
+            best_i = i;
+        }
+    }
+    if (!(best.throughput > 0)) return best;
+    double lo = std::max(0, best_i - 1) / static_cast<double>(kFGridSteps);
+    double hi = std::min(kFGridSteps, best_i + 1) / static_cast<double>(kFGridSteps);
+    constexpr double kInvPhi = 0.6180339887498949;
+    double x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
+    ServingPoint p1 = evaluate(ps, x1, ov), p2 = evaluate(ps, x2, ov);
+    for (int it = 0; it < 30; ++it) {
+        if (p1.throughput >= p2.throughput) {
+            hi = x2; x2 = x1; p2 = p1;
+            x1 = hi - kInvPhi * (hi - lo);
+            p1 = evaluate(ps, x1, ov);
+        } else {
+            lo = x1; x1 = x2; p1 = p2;
+            x2 = lo + kInvPhi * (hi - lo);
+            p2 = evaluate(ps, x2, ov);
+        }
+    }
+    const ServingPoint& cand = p1.throughput >= p2.throughput ? p1 : p2;
+    if (cand.throughput > best.throughput * (1.0 + 1e-9)) best = cand;
+    return best;
+}
+
+// ov in [0, 1] at which the model's throughput at f equals `measured` tokens/s
+// (bisection; throughput does not decrease with ov). Empty when the
+// measurement lies outside the band: then something other than overlap is off.
+[[nodiscard]] inline std::optional<double> fit_overlap(const PreparedScenario& ps, double f, double measured) {
+    const double lo_tps = evaluate(ps, f, 0.0).throughput;
+    const double hi_tps = evaluate(ps, f, 1.0).throughput;
+    const double tol = 1e-9 * std::max(1.0, hi_tps);
+    if (measured < lo_tps - tol || measured > hi_tps + tol) return std::nullopt;
+    double lo = 0.0, hi = 1.0;
+    for (int i = 0; i < 60; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (evaluate(ps, f, mid).throughput < measured ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+enum class VerdictKind {
+    offload,               // bankable: the conservative end gains
+    offload_with_overlap,  // only the optimistic end gains: needs a layer-ahead pipeline
+    keep_on_gpu,           // no end of the band gains
+    does_not_fit,          // weights exceed HBM
+    infeasible,            // no batch meets the SLOs even without offload
+};
+
+struct Calibration {
+    double measured_tps = 0;
+    double f = 0;
+    std::optional<double> ov;          // empty: outside the band
+    double band_low = 0, band_high = 0;  // tok/s at f, ov = 0 and 1
+    double calibrated_gain = 0;         // measured / baseline
+    std::optional<ServingPoint> best_at_ov;  // best f at the fitted ov
+};
+
+struct Verdict {
+    VerdictKind kind = VerdictKind::keep_on_gpu;
+    bool f_fixed = false;  // the user chose f; no optimisation
+    double f = 0;          // the recommended (or chosen) offload fraction
+    Band baseline;         // f = 0
+    Band at_f;             // at the recommended f
+    ServingPoint best_conservative;  // f*_con at ov = 0
+    ServingPoint best_optimistic;    // f*_opt at ov = 1
+    double gain_conservative = 1, gain_optimistic = 1;  // at f
+    // Idle sessions: the verdict's policy and what parking alone (f = 0) gives.
+    IdlePolicy idle = IdlePolicy::hold;
+    Band parked_baseline;  // f = 0 with idle sessions parked in CPU DRAM
+    double parking_gain_conservative = 1, parking_gain_optimistic = 1;
+    std::optional<Calibration> calibration;
+};
+
+struct VerdictOptions {
+    std::optional<double> fixed_f;
+    std::optional<double> measured_tps;
+};
+
+[[nodiscard]] inline Verdict make_verdict(const Scenario& scenario, const VerdictOptions& opt = {}) {
+    scenario.check_validity();
+    const PreparedScenario ps(scenario);
+    Verdict v;
+    v.idle = scenario.policy.idle;
+    v.baseline = band(ps, 0.0);
+    v.best_conservative = optimise_f(ps, 0.0);
+    v.best_optimistic = optimise_f(ps, 1.0);
+
+    Scenario parked = scenario;
+    parked.policy.idle = IdlePolicy::park;
+    const PreparedScenario pps(parked);
+    v.parked_baseline = band(pps, 0.0);
+    Scenario held = scenario;
+    held.policy.idle = IdlePolicy::hold;
+    const PreparedScenario hps(held);
+    const Band held_baseline = band(hps, 0.0);
+    v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);
+    v.parking_gain_optimistic = gain(v.parked_baseline.optimistic, held_baseline.optimistic);
+
+    const auto& base_c = v.baseline.conservative;
+    const auto& base_o = v.baseline.optimistic;
+    if (!base_c.fits) {
+        v.kind = VerdictKind::does_not_fit;
+        v.at_f = v.baseline;
+        return v;
+    }
+    if (opt.fixed_f) {
+        v.f_fixed = true;
+        v.f = *opt.fixed_f;
+    } else if (gain(v.best_conservative, base_c) >= kGainThreshold) {
+        v.f = v.best_conservative.f;
+    } else {
+        v.f = v.best_optimistic.f;
+    }
+    v.at_f = band(ps, v.f);
+    v.gain_conservative = gain(v.at_f.conservative, base_c);
+    v.gain_optimistic = gain(v.at_f.optimistic, base_o);
+    if (!base_c.feasible && !v.at_f.conservative.feasible && !v.at_f.optimistic.feasible) {
+        v.kind = VerdictKind::infeasible;
+    } else if (v.f > 0 && v.gain_conservative >= kGainThreshold) {
+        v.kind = VerdictKind::offload;
+    } else if (v.f > 0 && v.gain_optimistic >= kGainThreshold) {
+        v.kind = VerdictKind::offload_with_overlap;
+    } else {
+        v.kind = VerdictKind::keep_on_gpu;
+    }
+
+    if (opt.measured_tps) {
+        Calibration c;
+        c.measured_tps = *opt.measured_tps;
+        c.f = v.f;
+        c.band_low = v.at_f.conservative.throughput;
+        c.band_high = v.at_f.optimistic.throughput;
+        c.ov = fit_overlap(ps, v.f, c.measured_tps);
+        if (c.ov) {
+            c.calibrated_gain = base_c.throughput > 0 ? c.measured_tps / base_c.throughput : 0.0;
+            c.best_at_ov = optimise_f(ps, *c.ov);
+        }
+        v.calibration = c;
+    }
+    return v;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Text -> values for the CLI and config files. Every failure throws
+// InputError naming the flag, the rule and the text.
+
+#include <string>
+#include <string_view>
+
+#include "kvroof/spec/model.hpp"
+#include "kvroof/spec/policy.hpp"
+#include "kvroof/spec/workload.hpp"
+#include "kvroof/units.hpp"
+
+namespace kvroof::io {
+
+enum class UnitKind { bytes, bandwidth, flop_rate, time };
+
+// Parses "141GB", "4.8TB/s", "2.5PFLOPS", "50ms", "22GiB". A bare number is
+// taken in `bare_unit` (e.g. "GB"), which must itself be a unit of `kind`.
+// Returns SI base units (bytes, bytes/s, FLOP/s, seconds).
+[[nodiscard]] double parse_quantity(std::string_view flag, std::string_view text, UnitKind kind, std::string_view bare_unit);
+
+// A plain finite number ("0.85", "1e-3").
+[[nodiscard]] double parse_number(std::string_view flag, std::string_view text);
+
+[[nodiscard]] DType parse_dtype(std::string_view flag, std::string_view text);
+[[nodiscard]] IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text);
+
+// "s_cached=16000,a_append=2000,o_output=400[,idle_gap=10.5s]" -> a class
+// named `name`. s_cached, a_append and o_output are required.
+[[nodiscard]] CallClass parse_workload_string(std::string_view flag, std::string_view text, std::string name = "custom");
+
+// True when `text` looks like key=value pairs rather than a preset name.
+[[nodiscard]] bool looks_like_workload_string(std::string_view text) noexcept;
+
+struct MixPart {
+    std::string name;
+    double weight;
+};
+// "long:0.7,short:0.3" -> names and positive weights (not yet normalised).
+[[nodiscard]] std::vector<MixPart> parse_mix_string(std::string_view flag, std::string_view text);
+
+// Human-readable quantity, e.g. 1.41e11 bytes -> "141 GB".
+[[nodiscard]] std::string format_bytes(double bytes);
+[[nodiscard]] std::string format_bandwidth(double bytes_per_s);
+[[nodiscard]] std::string format_flops(double flop_per_s);
+
+}  // namespace kvroof::io

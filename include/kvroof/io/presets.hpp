@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Presets: hardware, hosts, links, models and workloads, embedded in the
+// binary from data/*.json at build time. Wherever a preset name is accepted, a
+// path to a JSON file of the same schema works too; --model also accepts a
+// Hugging Face config.json. Unknown keys are errors.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvroof/spec/hardware.hpp"
+#include "kvroof/spec/model.hpp"
+#include "kvroof/spec/workload.hpp"
+
+namespace kvroof::io {
+
+// The embedded text of data/<name>.json ("hardware", "hosts", "links",
+// "models", "workloads"); empty if there is no such file.
+[[nodiscard]] std::string_view embedded_file(std::string_view name);
+
+// The parsed embedded presets of one kind.
+[[nodiscard]] const nlohmann::json& presets(std::string_view kind);
+[[nodiscard]] std::vector<std::string> preset_names(std::string_view kind);
+
+// True when `text` names a file rather than a preset.
+[[nodiscard]] bool is_path(std::string_view text) noexcept;
+
+// `flag` names the option in error messages.
+[[nodiscard]] HardwareSpec load_hardware(std::string_view flag, std::string_view name_or_path);
+[[nodiscard]] ModelSpec load_model(std::string_view flag, std::string_view name_or_path);
+[[nodiscard]] CallClass load_workload(std::string_view flag, std::string_view name_or_path);
+[[nodiscard]] BytesPerSecond load_link(std::string_view flag, std::string_view name);
+
+// Parses one model entry of data/models.json's schema, or a Hugging Face
+// config.json (recognised by "num_hidden_layers").
+[[nodiscard]] ModelSpec model_from_json(std::string_view where, const nlohmann::json& j, std::string name);
+[[nodiscard]] ModelSpec model_from_hf_config(std::string_view where, const nlohmann::json& j, std::string name);
+
+// Mean of a lognormal with the given median and 99th percentile.
+[[nodiscard]] double lognormal_mean_from_median_p99(double median, double p99) noexcept;
+
+}  // namespace kvroof::io

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What one call of a class asks of each resource at offload fraction f:
+// per decode token (one sequence in one step) and per append-prefill.
+//
+// Decode, per token at context S = S_c + A:
+//   GPU FLOP   = linear + (1−f)·sparse·attn(S)
+//   HBM bytes  = (1−f)·(sparse·S + 1)·kv            (+ weights once per step, see StepShape)
+//   CPU FLOP   = f·sparse·attn(S)
+//   DRAM bytes = f·(sparse·S + 1)·kv                (the CPU reads only the sparse share)
+//   link       = per layer query down, partial output up; f·kv of the new token down
+// Append-prefill of A tokens over S_c cached ones:
+//   GPU FLOP   = A·linear + attn over the GPU-visible context (causal: A·S_c' + A²/2 keys)
+//   HBM bytes  = weights + (S_c + A)·kv
+//   link H2D   = r·f·S_c·kv reloaded (+ (1−f)·S_c·kv when idle sessions are parked)
+//   CPU        = the (1−r)·f·S_c share of prefill attention stays on the CPU
+// TTFT = combine(GPU roofline, CPU part + link, ov).
+
+#include <algorithm>
+
+#include "kvroof/physics/combine.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+#include "kvroof/spec/hardware.hpp"
+#include "kvroof/spec/policy.hpp"
+#include "kvroof/spec/workload.hpp"
+
+namespace kvroof {
+
+// Model constants that do not depend on the workload or f: computed once.
+struct ModelConstants {
+    Bytes kv_per_token;
+    Flop linear_per_token;
+    double attn_decode_per_key = 0;   // FLOP
+    double attn_prefill_per_key = 0;  // FLOP
+    Bytes weights;                    // all weights
+    LinkBytesPerToken link_per_token;
+    // MoE weight read per step: non_routed + routed·(1 − keep^B)
+    bool moe = false;
+    Bytes weights_non_routed;
+    Bytes weights_routed;
+    double expert_keep = 1.0;  // 1 − k/E
+
+    [[nodiscard]] Bytes weights_read(double batch) const noexcept {
+        if (!moe) return weights_non_routed;
+        return weights_non_routed + weights_routed * (batch <= 0 ? 0.0 : 1.0 - std::pow(expert_keep, batch));
+    }
+};
+
+[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p) noexcept {
+    ModelConstants c;
+    const auto pc = param_counts(m);
+    const double e = bytes_per_element(p.weight_dtype);
+    c.kv_per_token = kv_bytes_per_token(m, p.kv_dtype);
+    c.linear_per_token = linear_flop_per_token(m);
+    c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
+    c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
+    c.weights = Bytes(pc.total * e);
+    c.link_per_token = offload_link_bytes_per_token(m);
+    c.moe = m.is_moe();
+    const double lookup_only = m.tied_embeddings ? 0.0 : pc.embedding;  // rows gathered, not streamed
+    c.weights_non_routed = Bytes((pc.total - pc.routed - lookup_only) * e);
+    c.weights_routed = Bytes(pc.routed * e);
+    c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
+    return c;
+}
+
+struct DecodeDemand {  // per token of one sequence, in seconds of each resource
+    double gpu_compute = 0, gpu_hbm = 0, cpu_compute = 0, cpu_dram = 0;
+    double link_d2h = 0, link_h2d = 0;  // seconds on each direction
+};
+
+struct PrefillDemand {  // per call
+    double gpu_compute = 0, gpu_hbm = 0, cpu_compute = 0, cpu_dram = 0;
+    double link_d2h = 0, link_h2d = 0;  // before the first token
+    double link_park_save = 0;          // D2H after the call: the GPU share parked for the idle gap
+    double ttft = 0;
+    double gpu_part = 0, offload_part = 0;  // the two operands of the TTFT combine
+};
+
+[[nodiscard]] inline DecodeDemand decode_demand(const ModelConstants& mc, const SystemRates& sys, const PolicySpec& p,
+                                                double context) noexcept {
+    const double f = p.f, g = 1.0 - p.f, sp = p.sparse;
+    const double kv = mc.kv_per_token.raw();
+    const double attn = mc.attn_decode_per_key * context * sp;
+    DecodeDemand d;
+    d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
+    d.gpu_hbm = g * (sp * context + 1.0) * kv / sys.hbm_bandwidth.raw();
+    if (f > 0) {
+        d.cpu_compute = f * attn / sys.cpu_flops.raw();
+        d.cpu_dram = f * (sp * context + 1.0) * kv / sys.cpu_dram_bandwidth.raw();
+        d.link_d2h = (mc.link_per_token.d2h.raw() + f * kv) / sys.link_bandwidth.raw();
+        d.link_h2d = mc.link_per_token.h2d.raw() / sys.link_bandwidth.raw();
+    }
+    return d;
+}
+
+[[nodiscard]] inline PrefillDemand prefill_demand(const ModelConstants& mc, const SystemRates& sys, const PolicySpec& p,
+                                                  const CallClass& c) noexcept {
+    PrefillDemand d;
+    const double kv = mc.kv_per_token.raw();
+    const double A = c.a_append, Sc = c.s_cached;
+    const double cpu_resident = p.f * Sc;               // cached tokens whose KV lives in CPU DRAM
+    const double on_cpu = (1.0 - p.r) * cpu_resident;   // attended in place by the CPU
+    const double reloaded = p.r * cpu_resident;         // copied back over the link
+    const double parked = p.idle == IdlePolicy::park ? (1.0 - p.f) * Sc : 0.0;  // GPU share parked while idle
+    d.link_h2d = (reloaded + parked) * kv / sys.link_bandwidth.raw();
+    d.link_d2h = p.f * A * kv / sys.link_bandwidth.raw();
+    d.link_park_save = parked * kv / sys.link_bandwidth.raw();
+    if (A > 0) {
+        const double gpu_keys = A * (Sc - on_cpu) + 0.5 * A * A;  // causal attention over the GPU-visible KV
+        const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * gpu_keys);
+        const Bytes bytes = mc.weights_read(A) + mc.kv_per_token * (Sc + A);
+        d.gpu_compute = time_for(flop, sys.gpu_flops).raw();
+        d.gpu_hbm = time_for(bytes, sys.hbm_bandwidth).raw();
+        if (on_cpu > 0) {
+            d.cpu_compute = mc.attn_prefill_per_key * A * on_cpu / sys.cpu_flops.raw();
+            d.cpu_dram = on_cpu * kv / sys.cpu_dram_bandwidth.raw();
+            d.link_h2d += A * mc.link_per_token.h2d.raw() / sys.link_bandwidth.raw();
+            d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();
+        }
+    }
+    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm);
+    // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
+    d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + std::max(d.link_h2d, d.link_d2h);
+    d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();
+    return d;
+}
+
+}  // namespace kvroof

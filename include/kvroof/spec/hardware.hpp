@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// What the user describes about the machine: one GPU type, its host CPU and
+// DRAM, the GPU<->CPU link, counts and achievable efficiency. All figures are
+// per device (per GPU, per CPU socket); the system totals are derived.
+
+#include <string>
+
+#include "kvroof/spec/check.hpp"
+#include "kvroof/units.hpp"
+
+namespace kvroof {
+
+struct HardwareSpec {
+    std::string name;              // preset name or "custom"
+    int gpus = 1;                  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
+    FlopPerSecond gpu_flops;       // dense BF16 peak per GPU
+    Bytes hbm_capacity;            // per GPU
+    BytesPerSecond hbm_bandwidth;  // per GPU
+    BytesPerSecond nvlink_bandwidth;  // per GPU, per direction (reported; TP is modelled ideal)
+    BytesPerSecond link_bandwidth;    // GPU<->CPU link available to one GPU, per direction, sustained (no η)
+    std::string link_name;            // "nvlink-c2c", "pcie-gen5", ...
+    FlopPerSecond cpu_flops;          // per CPU socket (BF16 peak)
+    BytesPerSecond cpu_dram_bandwidth;  // per CPU socket
+    Bytes cpu_memory;                   // per CPU socket
+    std::string cpu_name;
+    double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
+    double eta_compute = 0.5;   // achievable fraction of peak FLOP/s (GPU and CPU)
+    double eta_mem = 0.5;       // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
+    Bytes hbm_reserve;          // per GPU, held back for activations and workspace
+
+    void check_validity() const {
+        if (gpus < 1) throw InputError("gpus: must be >= 1, got " + std::to_string(gpus));
+        check::positive("gpu-flops", gpu_flops.raw());
+        check::positive("hbm-cap", hbm_capacity.raw());
+        check::positive("hbm-bw", hbm_bandwidth.raw());
+        check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
+        check::positive("c2c-bw", link_bandwidth.raw());
+        check::positive("cpu-flops", cpu_flops.raw());
+        check::positive("cpu-dram-bw", cpu_dram_bandwidth.raw());
+        check::positive("cpu-mem", cpu_memory.raw());
+        check::positive("cpus-per-gpu", cpus_per_gpu);
+        check::open_unit_interval_right("eta-compute", eta_compute);
+        check::open_unit_interval_right("eta-mem", eta_mem);
+        check::non_negative("hbm-reserve", hbm_reserve.raw());
+        if (!(hbm_reserve < hbm_capacity)) throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
+    }
+};
+
+// Effective (η-scaled) rates and capacities of the whole system: `gpus` GPUs
+// pooled as one tensor-parallel group, with gpus·cpus_per_gpu CPU sockets.
+struct SystemRates {
+    FlopPerSecond gpu_flops;
+    BytesPerSecond hbm_bandwidth;
+    Bytes hbm_capacity;  // minus reserve
+    FlopPerSecond cpu_flops;
+    BytesPerSecond cpu_dram_bandwidth;
+    Bytes cpu_memory;
+    BytesPerSecond link_bandwidth;  // per direction, all GPUs together
+};
+
+[[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw) noexcept {
+    const double g = hw.gpus;
+    const double cpus = g * hw.cpus_per_gpu;
+    return SystemRates{
+        hw.gpu_flops * (g * hw.eta_compute),
+        hw.hbm_bandwidth * (g * hw.eta_mem),
+        (hw.hbm_capacity - hw.hbm_reserve) * g,
+        hw.cpu_flops * (cpus * hw.eta_compute),
+        hw.cpu_dram_bandwidth * (cpus * hw.eta_mem),
+        hw.cpu_memory * cpus,
+        hw.link_bandwidth * g,
+    };
+}
+
+}  // namespace kvroof

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// How the serving system is run: offload fraction f, sparsity, reload fraction
+// r, overlap ov, dtypes, SLOs and the idle-session policy.
+
+#include <optional>
+
+#include "kvroof/spec/check.hpp"
+#include "kvroof/spec/model.hpp"
+#include "kvroof/units.hpp"
+
+namespace kvroof {
+
+enum class IdlePolicy {
+    hold,  // an idle session's KV keeps its place in HBM until its next call
+    park,  // an idle session's GPU-resident KV moves to CPU DRAM and is reloaded at its next call
+};
+[[nodiscard]] inline const char* to_string(IdlePolicy p) noexcept { return p == IdlePolicy::hold ? "hold" : "park"; }
+
+struct PolicySpec {
+    double f = 0.0;       // fraction of decode-attention KV handled by the CPU
+    double sparse = 1.0;  // fraction of the context KV that attention reads per token (GPU and CPU alike)
+    double r = 1.0;       // fraction of CPU-resident KV reloaded to the GPU for append-prefill
+    double ov = 0.0;      // overlap: 0 = offloaded work serialised, 1 = perfectly hidden
+    DType kv_dtype = DType::bf16;
+    DType weight_dtype = DType::bf16;
+    std::optional<Seconds> slo_tpot;  // none = unconstrained
+    std::optional<Seconds> slo_ttft;
+    IdlePolicy idle = IdlePolicy::hold;
+
+    void check_validity() const {
+        check::unit_interval("f", f);
+        check::open_unit_interval_right("sparse", sparse);
+        check::unit_interval("r", r);
+        check::unit_interval("ov", ov);
+        if (slo_tpot) check::positive("slo-tpot", slo_tpot->raw());
+        if (slo_ttft) check::positive("slo-ttft", slo_ttft->raw());
+    }
+};
+
+}  // namespace kvroof
