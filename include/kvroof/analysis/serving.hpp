@@ -53,6 +53,9 @@ struct PreparedScenario {
 
     explicit PreparedScenario(const Scenario& s)
         : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)) {}
+
+    // HBM left for KV after the weights (negative when they do not fit).
+    [[nodiscard]] double hbm_free_bytes() const noexcept { return sys.hbm_capacity.raw() - mc.weights.raw(); }
 };
 
 struct ServingPoint {

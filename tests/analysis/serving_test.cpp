@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/analysis/serving.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+
+using namespace kvroof;
+
+namespace {
+const double kFs[] = {0.0, 0.1, 0.3, 0.5, 0.7, 0.85, 0.95, 1.0};
+
+Scenario sparse_example() {
+    return test::scenario_with([](io::ScenarioInputs& in) {
+        in.cpus_per_gpu = "4";
+        in.workload = "s_cached=16000,a_append=2000,o_output=400";
+        in.sparse = "0.1";
+    });
+}
+
+// No prefill work, no idle residency, no reload: capacity is exactly KV bytes.
+Scenario decode_only(double cpu_scale) {
+    Scenario s = test::default_scenario();
+    s.mix.entries.at(0).cls = CallClass{"decode", 64000, 0, 500, Seconds(0)};
+    s.policy.r = 0;
+    s.policy.slo_tpot.reset();
+    s.hardware.gpu_flops = s.hardware.gpu_flops * 1e6;  // keep the GPU HBM-bound
+    s.hardware.cpu_flops = s.hardware.cpu_flops * cpu_scale;
+    s.hardware.cpu_dram_bandwidth = s.hardware.cpu_dram_bandwidth * cpu_scale;
+    s.hardware.link_bandwidth = s.hardware.link_bandwidth * cpu_scale;
+    s.hardware.cpu_memory = s.hardware.cpu_memory * 1e6;
+    return s;
+}
+}  // namespace
+
+TEST_CASE("f = 0 is the no-offload baseline: the CPU side and ov do not matter", "[serving]") {
+    const Scenario a = test::default_scenario();
+    Scenario b = a;
+    b.hardware.cpu_flops = b.hardware.cpu_flops * 0.001;
+    b.hardware.cpu_dram_bandwidth = b.hardware.cpu_dram_bandwidth * 0.001;
+    b.hardware.link_bandwidth = b.hardware.link_bandwidth * 0.001;
+    const PreparedScenario pa(a), pb(b);
+    const ServingPoint x = evaluate(pa, 0.0, 0.0);
+    CHECK(x.throughput > 0);
+    CHECK(evaluate(pa, 0.0, 1.0).throughput == x.throughput);
+    CHECK(evaluate(pb, 0.0, 0.0).throughput == x.throughput);
+    CHECK(x.util_sec[kCpuCompute] == 0);
+    CHECK(x.util_sec[kLink] == 0);
+}
+
+TEST_CASE("the default scenario's baseline checks by hand", "[serving]") {
+    const Scenario s = test::default_scenario();
+    const ServingPoint p = evaluate(PreparedScenario(s), 0.0, 0.0);
+    // Weights 141.1 GB minus the 2.1 GB input embedding (gathered, not streamed)
+    // read at 0.5 * 8 TB/s = 34.75 ms per step.
+    const double w = (141.1e9 - 2.0 * 128256 * 8192) / 4e12;
+    CHECK(p.tpot == Approx(w + p.batch * 68329 * 327680 / 4e12).epsilon(0.002));
+    // Prefill 3,991 tokens: 2*70.55B linear + attention over 64,338 cached, at 1.25 PFLOP/s ≈ 1.0 s.
+    CHECK(p.ttft == Approx(1.0).epsilon(0.01));
+    // Throughput = O / (TTFT + O*TPOT/B) for one class bound by the GPU timeline.
+    CHECK(p.throughput == Approx(520.0 / (p.ttft + 520.0 * p.tpot / p.batch)).epsilon(1e-12));
+    CHECK(p.batch_limit == Resource::hbm_capacity);
+    CHECK(p.headline == Resource::hbm_capacity);
+}
+
+TEST_CASE("the optimistic end is never below the conservative end", "[serving][band]") {
+    for (const Scenario& s : {test::default_scenario(), sparse_example()}) {
+        const PreparedScenario ps(s);
+        for (double f : kFs) {
+            INFO("f=" << f);
+            CHECK(evaluate(ps, f, 1.0).throughput >= evaluate(ps, f, 0.0).throughput * (1 - 1e-12));
+            CHECK(evaluate(ps, f, 0.5).throughput >= evaluate(ps, f, 0.0).throughput * (1 - 1e-12));
+            CHECK(evaluate(ps, f, 1.0).throughput >= evaluate(ps, f, 0.5).throughput * (1 - 1e-12));
+        }
+    }
+}
+
+TEST_CASE("TPOT is never below the physical floor (weights + resident KV) / HBM bandwidth", "[serving]") {
+    for (const Scenario& s : {test::default_scenario(), sparse_example()}) {
+        const PreparedScenario ps(s);
+        for (double f : kFs) {
+            for (double ov : {0.0, 1.0}) {
+                const ServingPoint p = evaluate(ps, f, ov);
+                if (!p.feasible) continue;
+                const double kv_read = p.batch * (1 - f) * s.policy.sparse * s.mix.entries[0].cls.context() * ps.mc.kv_per_token.raw();
+                // the weights a step streams: all but the gathered input embedding rows
+                CHECK(p.tpot >= (ps.mc.weights_read(p.batch).raw() + kv_read) / ps.sys.hbm_bandwidth.raw() * (1 - 1e-12));
+                CHECK(ps.mc.weights_read(p.batch).raw() >= 0.98 * ps.mc.weights.raw());
+            }
+        }
+    }
+}
+
+TEST_CASE("B_HBM(f) * (1 - f) is constant", "[serving][capacity]") {
+    const Scenario s = decode_only(1.0);
+    const PreparedScenario ps(s);
+    const double base = evaluate(ps, 0.0, 0.0).b_cap_hbm;
+    CHECK(base == Approx(ps.hbm_free_bytes() / (64000.0 * 327680)));
+    for (double f : {0.1, 0.5, 0.9}) CHECK(evaluate(ps, f, 0.0).b_cap_hbm * (1 - f) == Approx(base).epsilon(1e-12));
+}
+
+TEST_CASE("with an infinitely fast CPU and link the gain equals the capacity gain", "[serving][limit]") {
+    const Scenario s = decode_only(1e12);
+    const PreparedScenario ps(s);
+    const ServingPoint base = evaluate(ps, 0.0, 0.0);
+    for (double f : {0.2, 0.5, 0.8}) {
+        const ServingPoint p = evaluate(ps, f, 0.0);
+        const double capacity_gain = p.b_cap_hbm / base.b_cap_hbm;
+        CHECK(capacity_gain == Approx(1 / (1 - f)).epsilon(1e-9));
+        CHECK(p.throughput / base.throughput == Approx(capacity_gain).epsilon(1e-6));
+    }
+}
+
+TEST_CASE("more HBM, link bandwidth, CPU bandwidth or CPU FLOP/s never lowers throughput", "[serving][monotone]") {
+    using Edit = void (*)(HardwareSpec&);
+    const Edit edits[] = {
+        [](HardwareSpec& h) { h.hbm_capacity = h.hbm_capacity * 1.5; },
+        [](HardwareSpec& h) { h.hbm_bandwidth = h.hbm_bandwidth * 1.5; },
+        [](HardwareSpec& h) { h.link_bandwidth = h.link_bandwidth * 2.0; },
+        [](HardwareSpec& h) { h.cpu_dram_bandwidth = h.cpu_dram_bandwidth * 2.0; },
+        [](HardwareSpec& h) { h.cpu_flops = h.cpu_flops * 2.0; },
+        [](HardwareSpec& h) { h.gpu_flops = h.gpu_flops * 2.0; },
+        [](HardwareSpec& h) { h.cpu_memory = h.cpu_memory * 2.0; },
+    };
+    for (const Scenario& s : {test::default_scenario(), sparse_example()}) {
+        const PreparedScenario before(s);
+        int i = 0;
+        for (Edit e : edits) {
+            Scenario t = s;
+            e(t.hardware);
+            const PreparedScenario after(t);
+            for (double f : kFs) {
+                for (double ov : {0.0, 1.0}) {
+                    INFO("edit " << i << " f=" << f << " ov=" << ov);
+                    CHECK(evaluate(after, f, ov).throughput >= evaluate(before, f, ov).throughput * (1 - 1e-9));
+                }
+            }
+            ++i;
+        }
+    }
+}
+
+TEST_CASE("weights that do not fit are an answer, not a crash", "[serving]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.hardware = "h100-sxm";
+        in.model = "llama-3.1-405b";
+    });
+    const ServingPoint p = evaluate(PreparedScenario(s), 0.5, 0.0);
+    CHECK_FALSE(p.fits);
+    CHECK_FALSE(p.feasible);
+    CHECK(p.throughput == 0);
+    CHECK(p.binding == Resource::hbm_capacity);
+}
+
+TEST_CASE("a mix of one class at weight 1 equals that class alone and mixing interpolates", "[serving][mix]") {
+    const Scenario longs = test::scenario_with([](io::ScenarioInputs& in) { in.workload = "long"; });
+    const Scenario mixed = test::scenario_with([](io::ScenarioInputs& in) { in.mix = "long:1"; });
+    CHECK(evaluate(PreparedScenario(longs), 0.3, 0.0).throughput == evaluate(PreparedScenario(mixed), 0.3, 0.0).throughput);
+    const Scenario shorts = test::scenario_with([](io::ScenarioInputs& in) { in.workload = "short"; });
+    const Scenario half = test::scenario_with([](io::ScenarioInputs& in) { in.mix = "long:0.5,short:0.5"; });
+    const double a = evaluate(PreparedScenario(longs), 0.0, 0.0).throughput;
+    const double b = evaluate(PreparedScenario(shorts), 0.0, 0.0).throughput;
+    const double m = evaluate(PreparedScenario(half), 0.0, 0.0).throughput;
+    CHECK(m > std::min(a, b));
+    CHECK(m < std::max(a, b));
+}
+
+TEST_CASE("parking idle sessions frees HBM at the cost of link traffic", "[serving][idle]") {
+    Scenario hold = test::default_scenario();
+    Scenario park = hold;
+    park.policy.idle = IdlePolicy::park;
+    const ServingPoint h = evaluate(PreparedScenario(hold), 0.0, 0.0);
+    const ServingPoint p = evaluate(PreparedScenario(park), 0.0, 0.0);
+    CHECK(p.b_cap_hbm > h.b_cap_hbm);
+    CHECK(p.util_sec[kLink] > 0);
+    CHECK(h.util_sec[kLink] == 0);
+    // Reloading 64,338 cached tokens' KV over 225 GB/s adds to TTFT.
+    CHECK(p.ttft == Approx(h.ttft + 64338.0 * 327680 / 225e9).epsilon(1e-9));
+}

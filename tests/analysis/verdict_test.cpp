@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/analysis/verdict.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+
+using namespace kvroof;
+
+TEST_CASE("the optimiser's f is at least as good as every grid point", "[verdict]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.cpus_per_gpu = "4";
+        in.sparse = "0.1";
+        in.workload = "s_cached=16000,a_append=2000,o_output=400";
+    });
+    const PreparedScenario ps(s);
+    for (double ov : {0.0, 1.0}) {
+        const ServingPoint best = optimise_f(ps, ov);
+        for (int i = 0; i <= 40; ++i) CHECK(best.throughput >= evaluate(ps, i / 40.0, ov).throughput);
+    }
+}
+
+TEST_CASE("the default verdict: weights leave ~2 resident 64k sessions and HBM capacity binds", "[verdict]") {
+    const Verdict v = make_verdict(test::default_scenario());
+    CHECK(v.baseline.conservative.headline == Resource::hbm_capacity);
+    CHECK(v.gain_optimistic >= v.gain_conservative);
+    CHECK(v.parking_gain_conservative > 1.0);
+    const PreparedScenario ps(test::default_scenario());
+    CHECK(ps.hbm_free_bytes() / (64000.0 * 327680) == Approx(2.05).epsilon(0.01));
+}
+
+TEST_CASE("fit_overlap recovers the overlap that produced a throughput", "[verdict][calibration]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.cpus_per_gpu = "1";
+        in.sparse = "0.1";
+    });
+    const PreparedScenario ps(s);
+    const double f = 0.5;
+    const double measured = evaluate(ps, f, 0.3).throughput;
+    const auto ov = fit_overlap(ps, f, measured);
+    REQUIRE(ov.has_value());
+    CHECK(evaluate(ps, f, *ov).throughput == Approx(measured).epsilon(1e-9));
+    CHECK_FALSE(fit_overlap(ps, f, evaluate(ps, f, 1.0).throughput * 1.5).has_value());
+    CHECK_FALSE(fit_overlap(ps, f, evaluate(ps, f, 0.0).throughput * 0.5).has_value());
+}
+
+TEST_CASE("a model that does not fit gives a does-not-fit verdict", "[verdict]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.hardware = "h100-sxm";
+        in.model = "llama-3.1-405b";
+    });
+    CHECK(make_verdict(s).kind == VerdictKind::does_not_fit);
+}
+
+TEST_CASE("an SLO tighter than the weight read is infeasible", "[verdict]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.slo_tpot = "10ms"; });
+    CHECK(make_verdict(s).kind == VerdictKind::infeasible);
+}
+
+TEST_CASE("a fixed f is evaluated, not optimised", "[verdict]") {
+    VerdictOptions o;
+    o.fixed_f = 0.25;
+    const Verdict v = make_verdict(test::default_scenario(), o);
+    CHECK(v.f == 0.25);
+    CHECK(v.f_fixed);
+    CHECK(v.at_f.conservative.f == 0.25);
+}

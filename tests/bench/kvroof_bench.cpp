@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// Throughput of the core: one concurrent-mix evaluation, and one full verdict
+// (f optimised at both ends of the band, parking baseline included).
+#include <benchmark/benchmark.h>
+
+#include "kvroof/analysis/verdict.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+namespace {
+kvroof::Scenario scenario(const char* mix) {
+    kvroof::io::ScenarioInputs in;
+    if (mix) in.mix = mix;
+    return kvroof::io::build_scenario(in).scenario;
+}
+
+void BM_MixEvaluation(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(state.range(0) == 1 ? nullptr : "long:0.5,mid:0.3,short:0.2");
+    const kvroof::PreparedScenario ps(s);
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::evaluate(ps, f, 0.0));
+        f = f >= 1.0 ? 0.0 : f + 0.01;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MixEvaluation)->Arg(1)->Arg(3)->ArgName("classes");
+
+void BM_MixEvaluationMoE(benchmark::State& state) {
+    kvroof::io::ScenarioInputs in;
+    in.model = "qwen3-235b-a22b";
+    in.gpus = "4";  // 470 GB of bf16 weights need four 186 GB GPUs
+    const kvroof::Scenario s = kvroof::io::build_scenario(in).scenario;
+    const kvroof::PreparedScenario ps(s);
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::evaluate(ps, f, 0.0));
+        f = f >= 1.0 ? 0.0 : f + 0.01;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MixEvaluationMoE);
+
+void BM_FullVerdict(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    for (auto _ : state) benchmark::DoNotOptimize(kvroof::make_verdict(s));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FullVerdict);
+}  // namespace
+
+BENCHMARK_MAIN();

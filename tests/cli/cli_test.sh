@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The CLI as a user meets it: exit codes, the VERDICT line, one-line errors that
+# name the flag, nothing written on bad input, byte-identical reruns.
+# Usage: cli_test.sh path/to/kvroof
+set -u
+kvroof=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# Good runs.
+out=$("$kvroof" verdict 2>"$tmp/err"); rc=$?
+[ $rc -eq 0 ] && ok || bad "default verdict exit $rc"
+[ "$(printf '%s\n' "$out" | tail -n 1 | cut -c1-8)" = "VERDICT:" ] && ok || bad "default verdict's last line is not VERDICT:"
+[ ! -s "$tmp/err" ] && ok || bad "default verdict wrote to stderr"
+"$kvroof" verdict --json >"$tmp/v.json" && head -c1 "$tmp/v.json" | grep -q '{' && grep -q '"line": "VERDICT: ' "$tmp/v.json" && ok || bad "--json"
+grep -q '"version"' "$tmp/v.json" && grep -q '"overrides"' "$tmp/v.json" && ok || bad "--json lacks version or resolved inputs"
+"$kvroof" verdict --report "$tmp/a.md" >/dev/null && "$kvroof" verdict --report "$tmp/b.md" >/dev/null && cmp -s "$tmp/a.md" "$tmp/b.md" && ok || bad "--report not byte-identical on rerun"
+"$kvroof" verdict --json >"$tmp/v2.json" && cmp -s "$tmp/v.json" "$tmp/v2.json" && ok || bad "--json not byte-identical on rerun"
+"$kvroof" verdict --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.8' && ok || bad "seed example verdict"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-405b | tail -n 1 | grep -q '^VERDICT: DOES NOT FIT — weights' && ok || bad "does-not-fit is an answer"
+"$kvroof" verdict --hbm-cap 141GB --hbm-bw 4.8TB/s --c2c-bw 900GB/s --gpu-flops 2.5PFLOPS --slo-tpot 50ms --measured-tps 30 >/dev/null && ok || bad "unit-bearing flags"
+"$kvroof" mix --mix "long:0.7,short:0.3" | grep -q '^binding @ f=0' && ok || bad "mix table"
+"$kvroof" presets | grep -q 'rtx-2080ti-22g' && ok || bad "presets list"
+"$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"
+"$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
+(cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"
+
+# Bad input: exit 2, one line on stderr naming the flag, nothing on stdout, no report.
+expect_bad() {
+    local needle=$1; shift
+    rm -f "$tmp/r.md"
+    "$kvroof" "$@" --report "$tmp/r.md" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ $rc -ne 2 ]; then bad "$* -> exit $rc, want 2"; return; fi
+    if ! grep -qF -- "$needle" "$tmp/err"; then bad "$* -> stderr lacks '$needle': $(cat "$tmp/err")"; return; fi
+    if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then bad "$* -> stderr is not one line"; return; fi
+    if [ -s "$tmp/out" ] || [ -e "$tmp/r.md" ]; then bad "$* -> wrote output on bad input"; return; fi
+    ok
+}
+expect_bad "--hbm-bw" verdict --hbm-bw -1
+expect_bad "--hbm-bw" verdict --hbm-bw 4.8GB
+expect_bad "--hbm-cap" verdict --hbm-cap nan
+expect_bad "--gpu-flops" verdict --gpu-flops inf
+expect_bad "--c2c-bw" verdict --c2c-bw 0
+expect_bad "--cpus-per-gpu" verdict --cpus-per-gpu 0
+expect_bad "--f" verdict --f 1.5
+expect_bad "--ov" verdict --ov -0.1
+expect_bad "--sparse" verdict --sparse 0
+expect_bad "--kv-dtype" verdict --kv-dtype fp3
+expect_bad "gb200" verdict --hardware nope
+expect_bad "llama-3.1-70b" verdict --model nope
+expect_bad "--workload" verdict --workload "s_cached=1,a_append=2"
+expect_bad "--workload" verdict --workload "s_cached=x,a_append=2,o_output=3"
+expect_bad "--mix" verdict --mix "long"
+expect_bad "--mix" verdict --mix "long:0.5,tiny:0.5"
+expect_bad "--gpus" verdict --gpus 1.5
+expect_bad "--slo-tpot" verdict --slo-tpot fast
+expect_bad "--measured-tps" verdict --measured-tps -3
+expect_bad "--nope" verdict --nope 1
+expect_bad "--step" mix --step 0
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

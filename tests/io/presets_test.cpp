@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/io/presets.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "kvroof/error.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+using namespace kvroof;
+
+TEST_CASE("every preset loads and names its source", "[presets]") {
+    for (const char* kind : {"hardware", "hosts", "links", "models", "workloads"}) {
+        const auto names = io::preset_names(kind);
+        CHECK_FALSE(names.empty());
+        for (const auto& n : names) {
+            INFO(kind << " " << n);
+            const auto& j = io::presets(kind).at(n);
+            REQUIRE(j.contains("source"));
+            CHECK_FALSE(j.at("source").empty());
+        }
+    }
+    for (const auto& n : io::preset_names("hardware")) CHECK_NOTHROW(io::load_hardware("--hardware", n).check_validity());
+    for (const auto& n : io::preset_names("workloads")) CHECK_NOTHROW(io::load_workload("--workload", n));
+}
+
+TEST_CASE("the issue's hardware and model presets are all there", "[presets]") {
+    for (const char* n : {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090", "rtx-2080ti-22g"})
+        CHECK_NOTHROW(io::load_hardware("--hardware", n));
+    for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b",
+                          "glm-4.5", "deepseek-v3"})
+        CHECK_NOTHROW(io::load_model("--model", n));
+    for (const char* n : {"codex", "long", "mid", "short", "prefill"}) CHECK_NOTHROW(io::load_workload("--workload", n));
+}
+
+TEST_CASE("gb200 gives each GPU half a Grace and half the C2C", "[presets]") {
+    const HardwareSpec hw = io::load_hardware("--hardware", "gb200");
+    CHECK(hw.cpus_per_gpu == 0.5);
+    CHECK(hw.link_bandwidth.raw() == 225e9);
+    CHECK(hw.hbm_capacity.raw() == 186e9);
+}
+
+TEST_CASE("the codex idle gap is the mean of the lognormal through median 5.2 s and P99 81.4 s", "[presets][workload]") {
+    // sigma = ln(81.4/5.2)/2.3263 = 1.1824; mean = 5.2 * exp(sigma^2/2) = 10.46 s
+    CHECK(io::lognormal_mean_from_median_p99(5.2, 81.4) == Approx(10.46).epsilon(0.001));
+    const CallClass c = io::load_workload("--workload", "codex");
+    CHECK(c.s_cached == 64338);
+    CHECK(c.a_append == 3991);
+    CHECK(c.o_output == 520);
+    CHECK(c.idle_gap.raw() == Approx(10.46).epsilon(0.001));
+}
+
+TEST_CASE("Hugging Face config.json files give the same architecture as the presets", "[presets][hf]") {
+    const std::string dir = KVROOF_TEST_FIXTURES;
+    const ModelSpec llama = io::load_model("--model", dir + "/hf_llama_3_1_70b_config.json");
+    CHECK(kv_bytes_per_token(llama, DType::bf16).raw() == 327680);
+    CHECK(param_counts(llama).total == param_counts(io::load_model("--model", "llama-3.1-70b")).total);
+    const ModelSpec ds = io::load_model("--model", dir + "/hf_deepseek_v3_config.json");
+    CHECK(ds.attention == Attention::mla);
+    CHECK(kv_bytes_per_token(ds, DType::bf16).raw() == 70272);
+    CHECK(param_counts(ds).total == param_counts(io::load_model("--model", "deepseek-v3")).total);
+    const ModelSpec qw = io::load_model("--model", dir + "/hf_qwen3_30b_a3b_config.json");
+    CHECK(qw.is_moe());
+    CHECK(param_counts(qw).active == param_counts(io::load_model("--model", "qwen3-30b-a3b")).active);
+}
+
+TEST_CASE("a user's hardware file works like a preset and unknown keys are errors", "[presets]") {
+    const std::string dir = KVROOF_TEST_FIXTURES;
+    const HardwareSpec hw = io::load_hardware("--hardware", dir + "/custom_hardware.json");
+    CHECK(hw.name == "my-box");
+    CHECK(hw.link_bandwidth.raw() == 57e9);
+    CHECK_THROWS_WITH(io::load_hardware("--hardware", dir + "/bad_hardware_key.json"), Catch::Contains("unknown key 'hbm_bandwith_TBps'"));
+    CHECK_THROWS_WITH(io::load_hardware("--hardware", "gb300"), Catch::Contains("valid: ") && Catch::Contains("gb200"));
+    CHECK_THROWS_WITH(io::load_model("--model", dir + "/missing.json"), Catch::Contains("cannot open"));
+}
+
+TEST_CASE("scenario overrides apply and are recorded", "[presets][scenario]") {
+    io::ScenarioInputs in;
+    in.hbm_cap = "80GB";
+    in.c2c_bw = "900GB/s";
+    in.cpus_per_gpu = "4";
+    const auto b = io::build_scenario(in);
+    CHECK(b.scenario.hardware.hbm_capacity.raw() == 80e9);
+    CHECK(b.scenario.hardware.link_bandwidth.raw() == 900e9);
+    CHECK(b.scenario.hardware.cpus_per_gpu == 4);
+    CHECK(b.overrides.size() == 3);
+    io::ScenarioInputs bad;
+    bad.hbm_bw = "-1";
+    CHECK_THROWS_WITH(io::build_scenario(bad), Catch::Contains("--hbm-bw") && Catch::Contains("> 0"));
+    io::ScenarioInputs both;
+    both.mix = "long:1";
+    both.workload = "codex";
+    CHECK_THROWS_AS(io::build_scenario(both), InputError);
+}
