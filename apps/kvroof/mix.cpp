@@ -16,9 +16,7 @@ struct MixOptionsText {
 };
 
 void run_mix(const MixOptionsText& o) {
-    io::ScenarioInputs in = o.scenario;
-    if (!in.mix && !in.workload) in.mix = "long:0.5,mid:0.3,short:0.2";
-    const io::BuiltScenario built = io::build_scenario(in);
+    const io::BuiltScenario built = io::build_scenario(o.scenario);
     double step = 0.05;
     if (o.step) {
         step = io::parse_number("--step", *o.step);
@@ -40,7 +38,7 @@ Action setup_mix(CLI::App& app) {
     CLI::App* sub = app.add_subcommand("mix", "the concurrent-mix throughput band for every f on a grid");
     sub->footer(
         "Examples:\n"
-        "  kvroof mix                                      # long:0.5,mid:0.3,short:0.2 on the default scenario\n"
+        "  kvroof mix                                      # the default scenario (codex class alone)\n"
         "  kvroof mix --mix \"long:0.7,short:0.3\" --gpus 1 --cpus-per-gpu 4 --sparse 0.1\n"
         "  kvroof mix --step 0.1 --ov 0.5 --json");
     add_scenario_flags(*sub, o->scenario);

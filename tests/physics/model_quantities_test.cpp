@@ -5,6 +5,7 @@
 
 #include "../test_support.hpp"
 #include "kvroof/io/presets.hpp"
+#include "kvroof/physics/call_demand.hpp"
 
 using namespace kvroof;
 
@@ -59,8 +60,9 @@ TEST_CASE("MLA attention FLOP use the absorbed form at decode", "[model]") {
 
 TEST_CASE("MoE weight read grows with the batch to the full weights", "[model]") {
     const ModelSpec m = io::load_model("--model", "qwen3-235b-a22b");
-    const Bytes one = weight_bytes_read_per_step(m, DType::bf16, 1);
-    const Bytes many = weight_bytes_read_per_step(m, DType::bf16, 1e6);
+    const ModelConstants mc = model_constants(m, PolicySpec{});
+    const Bytes one = mc.weights_read(1);
+    const Bytes many = mc.weights_read(1e6);
     const auto p = param_counts(m);
     CHECK(many.raw() == Approx(2 * (p.total - p.embedding)));
     CHECK(one.raw() == Approx(2 * (p.active - p.embedding)));

@@ -34,7 +34,10 @@ struct ModelConstants {
     double attn_prefill_per_key = 0;  // FLOP
     Bytes weights;                    // all weights
     LinkBytesPerToken link_per_token;
-    // MoE weight read per step: non_routed + routed·(1 − keep^B)
+    // Weight bytes one step streams at batch B. Dense: all but the gathered
+    // input embedding. MoE: the non-routed weights plus the expected fraction
+    // of routed experts that at least one of B tokens selects, 1 − (1 − k/E)^B
+    // (uniform routing).
     bool moe = false;
     Bytes weights_non_routed;
     Bytes weights_routed;

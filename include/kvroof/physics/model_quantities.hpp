@@ -129,17 +129,4 @@ struct LinkBytesPerToken {
     return {Bytes(m.layers * q * e), Bytes(m.layers * (out * e + stats))};
 }
 
-// Weight bytes one decode step reads at batch B. Dense: all of them. MoE: the
-// non-routed weights plus the expected fraction of routed experts that at
-// least one of the B tokens selects, 1 − (1 − k/E)^B (uniform routing).
-[[nodiscard]] inline Bytes weight_bytes_read_per_step(const ModelSpec& m, DType weights, double batch) noexcept {
-    const auto p = param_counts(m);
-    const double e = bytes_per_element(weights);
-    if (!m.is_moe()) return Bytes((p.total - p.embedding + (m.tied_embeddings ? p.embedding : 0.0)) * e);
-    const double keep = 1.0 - static_cast<double>(m.experts_active) / m.experts;
-    const double touched = batch <= 0 ? 0.0 : 1.0 - std::pow(keep, batch);
-    const double non_routed = p.total - p.routed - p.embedding + (m.tied_embeddings ? p.embedding : 0.0);
-    return Bytes((non_routed + p.routed * touched) * e);
-}
-
 }  // namespace kvroof
