@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "kvroof/analysis/layer_offload.hpp"
 #include "kvroof/error.hpp"
 
 namespace kvroof::io {
@@ -113,12 +114,23 @@ const json& find_preset(std::string_view flag, std::string_view kind, std::strin
 const json& presets(std::string_view kind) {
     static const std::map<std::string, json, std::less<>> cache = [] {
         std::map<std::string, json, std::less<>> m;
-        for (const char* k : {"hardware", "hosts", "links", "models", "workloads"})
+        for (const char* k : {"hardware", "hosts", "links", "models", "workloads", "checkpoints"})
             m.emplace(k, json::parse(embedded_file(k)));
         return m;
     }();
     const auto it = cache.find(kind);
     if (it == cache.end()) throw InputError(fmt::format("unknown preset kind '{}'", kind));
+    return it->second;
+}
+
+const json& embedded_config(std::string_view name) {
+    static const std::map<std::string, json, std::less<>> cache = [] {
+        std::map<std::string, json, std::less<>> m;
+        for (const char* k : {"prefill_kappa", "layers_budget"}) m.emplace(k, json::parse(embedded_file(k)));
+        return m;
+    }();
+    const auto it = cache.find(name);
+    if (it == cache.end()) throw InputError(fmt::format("unknown embedded config '{}'", name));
     return it->second;
 }
 
@@ -141,11 +153,12 @@ BytesPerSecond load_link(std::string_view flag, std::string_view name) {
 namespace {
 HardwareSpec hardware_from_json(std::string_view where, const json& h, std::string name) {
     only_keys(where, h,
-              with_meta({"gpu_flops_TFLOPS", "hbm_capacity_GB", "hbm_bandwidth_TBps", "nvlink_bandwidth_GBps", "link",
+              with_meta({"gpu_flops_TFLOPS", "prefill_flops_TFLOPS", "hbm_capacity_GB", "hbm_bandwidth_TBps", "nvlink_bandwidth_GBps", "link",
                          "link_shared_by_gpus", "host", "cpus_per_gpu", "gpus", "eta_compute", "eta_mem", "hbm_reserve_GB"}));
     HardwareSpec hw;
     hw.name = std::move(name);
     hw.gpu_flops = teraflops(number(where, h, "gpu_flops_TFLOPS"));
+    hw.prefill_flops = teraflops(number_or(where, h, "prefill_flops_TFLOPS", hw.gpu_flops.raw() / kTera));
     hw.hbm_capacity = gigabytes(number(where, h, "hbm_capacity_GB"));
     hw.hbm_bandwidth = terabytes_per_s(number(where, h, "hbm_bandwidth_TBps"));
     hw.nvlink_bandwidth = gigabytes_per_s(number_or(where, h, "nvlink_bandwidth_GBps", 0.0));
@@ -324,6 +337,49 @@ CallClass load_workload(std::string_view flag, std::string_view name_or_path) {
     }
     return workload_from_json(fmt::format("workloads.{}", name_or_path), find_preset(flag, "workloads", name_or_path),
                               std::string(name_or_path));
+}
+
+namespace {
+Checkpoint checkpoint_from_json(std::string_view where, const json& c, std::string name) {
+    only_keys(where, c,
+              with_meta({"layers", "layer_GiB", "non_layer_GiB", "total_GiB", "experts", "experts_active", "routed_fraction",
+                         "model", "weight_bits"}));
+    Checkpoint k;
+    k.name = std::move(name);
+    k.non_layer_bytes = gibibytes(number_or(where, c, "non_layer_GiB", 0.0));
+    k.total_bytes = gibibytes(number_or(where, c, "total_GiB", 0.0));
+    if (c.contains("model")) {
+        if (c.contains("layer_GiB") || c.contains("layers"))
+            throw InputError(fmt::format("{}: give either 'model' + 'weight_bits' or 'layers' + 'layer_GiB', not both", where));
+        const ModelSpec m = load_model(fmt::format("{}: model", where), require(where, c, "model").get<std::string>());
+        const double bits = number(where, c, "weight_bits");
+        check::positive(fmt::format("{}: weight_bits", where), bits);
+        const Bytes non_layer = k.non_layer_bytes, total = k.total_bytes;
+        k = checkpoint_from_model(m, bits, k.name);
+        k.non_layer_bytes = non_layer;
+        k.total_bytes = total;
+    } else {
+        k.layers = integer(where, c, "layers");
+        k.layer_bytes = gibibytes(number(where, c, "layer_GiB"));
+        k.experts = integer_or(where, c, "experts", 0);
+        if (k.experts > 0) {
+            k.experts_active = integer(where, c, "experts_active");
+            k.routed_fraction = number(where, c, "routed_fraction");
+        }
+    }
+    k.check_validity();
+    return k;
+}
+}  // namespace
+
+Checkpoint load_checkpoint(std::string_view flag, std::string_view name_or_path) {
+    if (is_path(name_or_path)) {
+        const json j = read_json_file(flag, name_or_path);
+        auto [name, entry] = single_entry(flag, name_or_path, j, "layer_GiB");
+        return checkpoint_from_json(fmt::format("{} {}", flag, name_or_path), entry, name);
+    }
+    return checkpoint_from_json(fmt::format("checkpoints.{}", name_or_path), find_preset(flag, "checkpoints", name_or_path),
+                                std::string(name_or_path));
 }
 
 }  // namespace kvroof::io

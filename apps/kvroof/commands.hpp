@@ -10,4 +10,6 @@ using Action = std::function<void()>;
 Action setup_verdict(CLI::App& app);
 Action setup_mix(CLI::App& app);
 Action setup_presets(CLI::App& app);
+Action setup_prefill(CLI::App& app);
+Action setup_layers(CLI::App& app);
 }  // namespace kvroof::cli

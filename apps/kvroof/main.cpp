@@ -19,16 +19,22 @@ int main(int argc, char** argv) {
         "  kvroof verdict --gpus 1 --cpus-per-gpu 4 --workload \"s_cached=16000,a_append=2000,o_output=400\" --sparse 0.1\n"
         "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --json\n"
         "  kvroof mix --mix \"long:0.7,short:0.3\" --cpus-per-gpu 1\n"
+        "  kvroof prefill                                   # seed 001's κ_crit table\n"
+        "  kvroof layers                                    # seed 002's layer-offload budget table\n"
         "  kvroof presets");
     app.require_subcommand(1);
     const kvroof::cli::Action verdict = kvroof::cli::setup_verdict(app);
     const kvroof::cli::Action mix = kvroof::cli::setup_mix(app);
     const kvroof::cli::Action presets = kvroof::cli::setup_presets(app);
+    const kvroof::cli::Action prefill = kvroof::cli::setup_prefill(app);
+    const kvroof::cli::Action layers = kvroof::cli::setup_layers(app);
     try {
         app.parse(argc, argv);
         if (app.got_subcommand("verdict")) verdict();
         else if (app.got_subcommand("mix")) mix();
         else if (app.got_subcommand("presets")) presets();
+        else if (app.got_subcommand("prefill")) prefill();
+        else if (app.got_subcommand("layers")) layers();
         return 0;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvroof/analysis/layer_offload.hpp"
 #include "kvroof/spec/hardware.hpp"
 #include "kvroof/spec/model.hpp"
 #include "kvroof/spec/workload.hpp"
@@ -32,6 +33,10 @@ namespace kvroof::io {
 [[nodiscard]] ModelSpec load_model(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] CallClass load_workload(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] BytesPerSecond load_link(std::string_view flag, std::string_view name);
+[[nodiscard]] Checkpoint load_checkpoint(std::string_view flag, std::string_view name_or_path);
+
+// Embedded scenario files from configs/ ("prefill_kappa", "layers_budget").
+[[nodiscard]] const nlohmann::json& embedded_config(std::string_view name);
 
 // Parses one model entry of data/models.json's schema, or a Hugging Face
 // config.json (recognised by "num_hidden_layers").

@@ -15,6 +15,7 @@ struct HardwareSpec {
     std::string name;              // preset name or "custom"
     int gpus = 1;                  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
     FlopPerSecond gpu_flops;       // dense BF16 peak per GPU
+    FlopPerSecond prefill_flops;   // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;            // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
     BytesPerSecond nvlink_bandwidth;  // per GPU, per direction (reported; TP is modelled ideal)
@@ -32,6 +33,7 @@ struct HardwareSpec {
     void check_validity() const {
         if (gpus < 1) throw InputError("gpus: must be >= 1, got " + std::to_string(gpus));
         check::positive("gpu-flops", gpu_flops.raw());
+        check::positive("prefill-flops", prefill_flops.raw());
         check::positive("hbm-cap", hbm_capacity.raw());
         check::positive("hbm-bw", hbm_bandwidth.raw());
         check::non_negative("nvlink-bw", nvlink_bandwidth.raw());

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// `kvroof prefill`: does reloading cached KV over the link beat the GPU? (seed 001)
+#include <memory>
+
+#include "commands.hpp"
+#include "kvroof/io/offload_reports.hpp"
+#include "scenario_flags.hpp"
+
+namespace kvroof::cli {
+
+Action setup_prefill(CLI::App& app) {
+    auto in = std::make_shared<io::PrefillInputs>();
+    auto out = std::make_shared<OutputOptions>();
+    CLI::App* sub = app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
+    sub->footer(
+        "With no scenario flag it prints the κ_crit table of seed 001 and the codex workload on H100 over 15 GB/s.\n"
+        "Examples:\n"
+        "  kvroof prefill\n"
+        "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c-total\n"
+        "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
+        "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json");
+    auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
+        sub->add_option_function<std::string>(
+               flag, [in, flag, field](const std::string& v) {
+                   (*in).*field = v;
+                   in->given.emplace_back(flag, v);
+               },
+               help)
+            ->type_name("VALUE");
+    };
+    add("--hardware", &io::PrefillInputs::hardware, "hardware preset or JSON file [default: h100-sxm]");
+    add("--model", &io::PrefillInputs::model, "model preset, JSON file or HF config.json [default: llama-3.1-70b]");
+    add("--workload", &io::PrefillInputs::workload, "preset or \"s_cached=K,a_append=T,o_output=O\" [default: codex]");
+    add("--link", &io::PrefillInputs::link, "link preset the cached KV is reloaded over [default: pcie-gen5-kvoffload, 15 GB/s]");
+    add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
+    add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
+    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp8, int4 [default: bf16]");
+    add("--gpus", &io::PrefillInputs::gpus, "tensor-parallel GPUs, each with its own link [default: 1]");
+    add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
+    add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");
+    add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration [default: 4096]");
+    sub->add_flag("--table", in->table, "also print the seed's κ_crit table (the default when no scenario flag is given)");
+    add_output_flags(*sub, *out);
+    return [in, out] {
+        io::PrefillInputs run = *in;
+        if (run.given.empty()) run.table = true;
+        const io::Rendered r = io::prefill_report(run);
+        emit(*out, r.text, r.json.dump(2) + "\n", r.markdown);
+    };
+}
+
+}  // namespace kvroof::cli

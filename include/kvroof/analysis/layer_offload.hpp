@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The ceiling of layer-granularity weight offload (seed 002, "CPU offload and
+// prefetch: the measured ceiling"). A card holds as many whole layers as its
+// budget allows after the tensors every rank keeps (embeddings, output head);
+// every other layer is copied over the host link for every decode token.
+//
+//   layer_rank  = layer_bytes / TP                       (each rank its own link)
+//   resident    = min(L, floor((budget − non_layer) / layer_rank))
+//   transfer    = offloaded · layer_rank                  bytes per token per rank
+//   copy        = transfer / BW,   compute = offloaded · t_layer
+//   serial tok/s = 1 / (copy + compute),  perfect-overlap tok/s = 1 / max(copy, compute)
+//   max hideable = min(1, compute / copy)
+// Only the offloaded layers' time is charged, as in the seed: resident layers
+// add time, so these are ceilings. Expert granularity moves only what a token
+// needs: the non-expert weights and k of E routed experts per layer.
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "kvroof/physics/model_quantities.hpp"
+#include "kvroof/spec/check.hpp"
+#include "kvroof/units.hpp"
+
+namespace kvroof {
+
+struct Checkpoint {
+    std::string name;
+    int layers = 0;
+    Bytes layer_bytes;      // one layer, whole (TP 1)
+    Bytes non_layer_bytes;  // held by every rank besides its layers
+    Bytes total_bytes;      // as published (a cross-check)
+    int experts = 0;        // 0: dense
+    int experts_active = 0;
+    double routed_fraction = 0;  // share of a layer's bytes that are routed experts
+
+    [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
+    // Bytes of one layer that one token actually uses.
+    [[nodiscard]] Bytes needed_per_token(int tp) const noexcept {
+        const double rank = layer_bytes.raw() / tp;
+        if (!is_moe()) return Bytes(rank);
+        return Bytes(rank * ((1.0 - routed_fraction) + routed_fraction * experts_active / experts));
+    }
+    // move_amplification: bytes a layer moves ÷ bytes its token needs.
+    [[nodiscard]] double move_amplification() const noexcept { return layer_bytes.raw() / needed_per_token(1).raw(); }
+
+    void check_validity() const {
+        if (layers <= 0) throw InputError(name + ": layers must be > 0, got " + std::to_string(layers));
+        check::positive(name + ": layer bytes", layer_bytes.raw());
+        check::non_negative(name + ": non-layer bytes", non_layer_bytes.raw());
+        if (experts < 0 || experts_active < 0 || experts_active > experts)
+            throw InputError(name + ": experts_active must be in [0, experts]");
+        if (is_moe()) {
+            if (experts_active == 0) throw InputError(name + ": experts_active must be > 0 for an MoE checkpoint");
+            check::unit_interval(name + ": routed_fraction", routed_fraction);
+        }
+    }
+};
+
+// A checkpoint of `m`'s transformer layers stored at `bits_per_weight`
+// (embeddings and output head excluded: they are non-layer tensors).
+[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, double bits_per_weight, std::string name) {
+    const ParamCounts p = param_counts(m);
+    const double outside = p.embedding * (m.tied_embeddings ? 1.0 : 2.0);
+    const double in_layers = p.total - outside;
+    Checkpoint c;
+    c.name = std::move(name);
+    c.layers = m.layers;
+    c.layer_bytes = Bytes(in_layers / m.layers * bits_per_weight / 8.0);
+    c.total_bytes = Bytes(in_layers * bits_per_weight / 8.0);
+    if (m.is_moe()) {
+        c.experts = m.experts;
+        c.experts_active = m.experts_active;
+        c.routed_fraction = p.routed / in_layers;
+    }
+    return c;
+}
+
+struct LayerHost {
+    Bytes card_budget;          // per card
+    BytesPerSecond link;        // host->device, per card, sustained
+    Seconds compute_per_layer;  // one layer at one row (decode)
+    std::optional<Seconds> copy_per_layer;  // a measured copy time per layer, instead of bytes / link
+};
+
+struct LayerOffloadRow {
+    int tp = 1;
+    Bytes layer_rank;
+    int resident = 0, offloaded = 0;
+    Bytes transfer_per_token;  // per rank
+    double copy_s = 0, compute_s = 0;
+    double serial_tps = 0, overlap_tps = 0;  // 0 offloaded: unbounded by transfer (reported as none)
+    double compute_share = 0;                // compute / (copy + compute)
+    double max_hideable = 1;                 // min(1, compute / copy)
+    // Expert granularity, same resident set: only what each token needs moves.
+    Bytes expert_transfer_per_token;
+    double expert_serial_tps = 0, expert_overlap_tps = 0;
+    bool fits_without_offload() const noexcept { return offloaded == 0; }
+};
+
+// `forced_offloaded` (>= 0) replaces the budget's choice with a given split.
+[[nodiscard]] inline LayerOffloadRow layer_offload(const Checkpoint& c, const LayerHost& h, int tp, int forced_offloaded = -1) {
+    if (tp < 1) throw InputError("tp: must be >= 1, got " + std::to_string(tp));
+    if (forced_offloaded > c.layers)
+        throw InputError("offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
+    LayerOffloadRow r;
+    r.tp = tp;
+    r.layer_rank = c.layer_bytes / static_cast<double>(tp);
+    const double room = h.card_budget.raw() - c.non_layer_bytes.raw();
+    const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
+    r.resident = forced_offloaded >= 0 ? c.layers - forced_offloaded : static_cast<int>(std::min<double>(c.layers, fit));
+    r.offloaded = c.layers - r.resident;
+    r.transfer_per_token = r.layer_rank * static_cast<double>(r.offloaded);
+    const double copy_scale = h.copy_per_layer ? h.copy_per_layer->raw() / r.layer_rank.raw() : 1.0 / h.link.raw();
+    r.copy_s = r.transfer_per_token.raw() * copy_scale;
+    r.compute_s = r.offloaded * h.compute_per_layer.raw();
+    if (r.offloaded > 0) {
+        r.serial_tps = 1.0 / (r.copy_s + r.compute_s);
+        r.overlap_tps = 1.0 / std::max(r.copy_s, r.compute_s);
+        r.compute_share = r.compute_s / (r.copy_s + r.compute_s);
+        r.max_hideable = std::min(1.0, r.compute_s / r.copy_s);
+        r.expert_transfer_per_token = c.needed_per_token(tp) * static_cast<double>(r.offloaded);
+        const double ecopy = r.expert_transfer_per_token.raw() * copy_scale;
+        r.expert_serial_tps = 1.0 / (ecopy + r.compute_s);
+        r.expert_overlap_tps = 1.0 / std::max(ecopy, r.compute_s);
+    }
+    return r;
+}
+
+// A prefill chunk of `rows` tokens moves the same offloaded layers once and
+// spends `compute_per_layer_chunk` on each: tokens/s = rows / time.
+struct PrefillChunk {
+    int rows = 512;
+    double serial_tps = 0, overlap_tps = 0, max_hideable = 1;
+};
+[[nodiscard]] inline PrefillChunk layer_offload_prefill(const LayerOffloadRow& row, int rows, Seconds compute_per_layer_chunk) {
+    PrefillChunk p;
+    p.rows = rows;
+    const double compute = row.offloaded * compute_per_layer_chunk.raw();
+    if (row.offloaded == 0) return p;
+    p.serial_tps = rows / (row.copy_s + compute);
+    p.overlap_tps = rows / std::max(row.copy_s, compute);
+    p.max_hideable = std::min(1.0, compute / row.copy_s);
+    return p;
+}
+
+// What a decode target allows: the bytes one token may move in 1/target
+// seconds, the layers that is, and what must then stay resident.
+struct DecodeTarget {
+    double target_tps = 0;
+    Bytes movable_per_token;
+    int max_offloaded = 0;
+    Bytes resident_needed;
+    bool fits = false;  // resident_needed + non-layer within the card budget
+};
+[[nodiscard]] inline DecodeTarget decode_target(const Checkpoint& c, const LayerHost& h, int tp, double target_tps) {
+    check::positive("target", target_tps);
+    DecodeTarget d;
+    d.target_tps = target_tps;
+    d.movable_per_token = h.link * Seconds(1.0 / target_tps);
+    const Bytes rank = c.layer_bytes / static_cast<double>(tp);
+    d.max_offloaded = std::min(c.layers, static_cast<int>(std::floor(d.movable_per_token.raw() / rank.raw())));
+    d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);
+    d.fits = (d.resident_needed + c.non_layer_bytes).raw() <= h.card_budget.raw();
+    return d;
+}
+
+}  // namespace kvroof
