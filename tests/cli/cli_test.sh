@@ -29,6 +29,17 @@ grep -q '"version"' "$tmp/v.json" && grep -q '"overrides"' "$tmp/v.json" && ok |
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"
 
+# prefill and layers: the seed tables, the answer lines, JSON.
+"$kvroof" prefill | tail -n 1 | grep -q '^PREFILL: transfer-bound — κ_ratio 16.1 > κ_crit 3.40; 83% of TTFT is the link$' && ok || bad "default prefill answer line"
+"$kvroof" prefill | grep -q 'GB200 unified HBM' && ok || bad "default prefill prints the kappa table"
+"$kvroof" prefill --workload "s_cached=100,a_append=4000,o_output=1" | tail -n 1 | grep -q '^PREFILL: compute-bound' && ok || bad "compute-bound prefill"
+"$kvroof" prefill --json | grep -q '"answer": "PREFILL: ' && ok || bad "prefill --json"
+"$kvroof" layers | tail -n 1 | grep -q '^LAYERS: ' && ok || bad "default layers answer line"
+"$kvroof" layers | grep -q '^glm-5.2-q4 *1 *5.47 *3 *76 *415.75 *0.02526 *0.02532' && ok || bad "layers table GLM TP1 row"
+"$kvroof" layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58 | tail -n 1 | grep -q '≤ 0.7874 tok/s serial' && ok || bad "re-charged 70B row"
+"$kvroof" layers --model llama-3.1-70b --weight-bits 4.25 --tp 2 | tail -n 1 | grep -q 'all 80 layers fit' && ok || bad "model-built checkpoint"
+"$kvroof" layers --report "$tmp/l1.md" >/dev/null && "$kvroof" layers --report "$tmp/l2.md" >/dev/null && cmp -s "$tmp/l1.md" "$tmp/l2.md" && ok || bad "layers report not byte-identical"
+
 # Bad input: exit 2, one line on stderr naming the flag, nothing on stdout, no report.
 expect_bad() {
     local needle=$1; shift
@@ -62,6 +73,18 @@ expect_bad "--slo-tpot" verdict --slo-tpot fast
 expect_bad "--measured-tps" verdict --measured-tps -3
 expect_bad "--nope" verdict --nope 1
 expect_bad "--step" mix --step 0
+expect_bad "--link-bw" prefill --link-bw 0
+expect_bad "--prefill-flops" prefill --prefill-flops -5
+expect_bad "--ov" prefill --ov 2
+expect_bad "--link" prefill --link pcie-gen9
+expect_bad "--workload" prefill --workload "s_cached=1"
+expect_bad "--tp" layers --tp 0
+expect_bad "--tp" layers --tp 1,x
+expect_bad "--checkpoint" layers --checkpoint nope
+expect_bad "--weight-bits" layers --model llama-3.1-70b
+expect_bad "--offload-layers" layers --checkpoint llama-70b-fp4 --offload-layers 81
+expect_bad "--budget" layers --budget -1GiB
+expect_bad "--target-tps" layers --target-tps 0
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -102,9 +102,9 @@ struct LayerOffloadRow {
 
 // `forced_offloaded` (>= 0) replaces the budget's choice with a given split.
 [[nodiscard]] inline LayerOffloadRow layer_offload(const Checkpoint& c, const LayerHost& h, int tp, int forced_offloaded = -1) {
-    if (tp < 1) throw InputError("tp: must be >= 1, got " + std::to_string(tp));
+    if (tp < 1) throw InputError("--tp: must be >= 1, got " + std::to_string(tp));
     if (forced_offloaded > c.layers)
-        throw InputError("offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
+        throw InputError("--offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
     LayerOffloadRow r;
     r.tp = tp;
     r.layer_rank = c.layer_bytes / static_cast<double>(tp);
