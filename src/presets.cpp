@@ -126,7 +126,7 @@ const json& presets(std::string_view kind) {
 const json& embedded_config(std::string_view name) {
     static const std::map<std::string, json, std::less<>> cache = [] {
         std::map<std::string, json, std::less<>> m;
-        for (const char* k : {"prefill_kappa", "layers_budget"}) m.emplace(k, json::parse(embedded_file(k)));
+        for (const char* k : {"prefill_kappa", "layers_budget", "report"}) m.emplace(k, json::parse(embedded_file(k)));
         return m;
     }();
     const auto it = cache.find(name);

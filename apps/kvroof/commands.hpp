@@ -12,4 +12,6 @@ Action setup_mix(CLI::App& app);
 Action setup_presets(CLI::App& app);
 Action setup_prefill(CLI::App& app);
 Action setup_layers(CLI::App& app);
+Action setup_sweep(CLI::App& app);
+Action setup_report(CLI::App& app);
 }  // namespace kvroof::cli

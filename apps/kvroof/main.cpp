@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
         "  kvroof mix --mix \"long:0.7,short:0.3\" --cpus-per-gpu 1\n"
         "  kvroof prefill                                   # seed 001's κ_crit table\n"
         "  kvroof layers                                    # seed 002's layer-offload budget table\n"
+        "  kvroof sweep --grid \"sparse=0.1,1\" --grid \"f=0:1:0.05\"\n"
+        "  kvroof report                                    # regenerate outputs/\n"
         "  kvroof presets");
     app.require_subcommand(1);
     const kvroof::cli::Action verdict = kvroof::cli::setup_verdict(app);
@@ -28,6 +30,8 @@ int main(int argc, char** argv) {
     const kvroof::cli::Action presets = kvroof::cli::setup_presets(app);
     const kvroof::cli::Action prefill = kvroof::cli::setup_prefill(app);
     const kvroof::cli::Action layers = kvroof::cli::setup_layers(app);
+    const kvroof::cli::Action sweep = kvroof::cli::setup_sweep(app);
+    const kvroof::cli::Action report = kvroof::cli::setup_report(app);
     try {
         app.parse(argc, argv);
         if (app.got_subcommand("verdict")) verdict();
@@ -35,6 +39,8 @@ int main(int argc, char** argv) {
         else if (app.got_subcommand("presets")) presets();
         else if (app.got_subcommand("prefill")) prefill();
         else if (app.got_subcommand("layers")) layers();
+        else if (app.got_subcommand("sweep")) sweep();
+        else if (app.got_subcommand("report")) report();
         return 0;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

@@ -5,6 +5,7 @@
 
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
+#include "kvroof/io/sweep.hpp"
 
 namespace {
 kvroof::Scenario scenario(const char* mix) {
@@ -44,5 +45,22 @@ void BM_FullVerdict(benchmark::State& state) {
 }
 BENCHMARK(BM_FullVerdict);
 }  // namespace
+
+// Sweep rows through the whole pipeline (grid decode, both band ends, CSV
+// formatting, ordered multi-threaded output) into a sink that discards them.
+// Each row evaluates the mix model twice (ov = 0 and ov = 1).
+void BM_SweepRows(benchmark::State& state) {
+    kvroof::io::SweepSpec spec;
+    spec.axes.push_back(kvroof::io::parse_grid_entry("f=0:1:0.000001"));  // 1,000,001 points
+    spec.threads = static_cast<int>(state.range(0));
+    kvroof::io::validate_sweep(spec);
+    std::size_t bytes = 0;
+    for (auto _ : state) kvroof::io::run_sweep(spec, [&](std::string_view t) { bytes += t.size(); });
+    benchmark::DoNotOptimize(bytes);
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kvroof::io::sweep_points(spec)));
+    state.counters["mix_evals_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(kvroof::io::sweep_points(spec)),
+                                                           benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SweepRows)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK_MAIN();

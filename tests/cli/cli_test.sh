@@ -40,6 +40,40 @@ grep -q '"version"' "$tmp/v.json" && grep -q '"overrides"' "$tmp/v.json" && ok |
 "$kvroof" layers --model llama-3.1-70b --weight-bits 4.25 --tp 2 | tail -n 1 | grep -q 'all 80 layers fit' && ok || bad "model-built checkpoint"
 "$kvroof" layers --report "$tmp/l1.md" >/dev/null && "$kvroof" layers --report "$tmp/l2.md" >/dev/null && cmp -s "$tmp/l1.md" "$tmp/l2.md" && ok || bad "layers report not byte-identical"
 
+# sweep: streams, threads and shards agree, plots, report.
+"$kvroof" sweep --grid "cpus-per-gpu=0.5,1,4" --grid "f=0:1:0.001" --threads 1 >"$tmp/s1.csv" && ok || bad "sweep runs"
+"$kvroof" sweep --grid "cpus-per-gpu=0.5,1,4" --grid "f=0:1:0.001" --threads 2 >"$tmp/s2.csv" && cmp -s "$tmp/s1.csv" "$tmp/s2.csv" && ok || bad "sweep --threads 1 != --threads 2"
+for k in 1 2 3; do "$kvroof" sweep --grid "cpus-per-gpu=0.5,1,4" --grid "f=0:1:0.001" --shard $k/3; done >"$tmp/s3.csv"
+cmp -s "$tmp/s1.csv" "$tmp/s3.csv" && ok || bad "sweep shards do not concatenate to the whole"
+[ "$(wc -l <"$tmp/s1.csv")" -eq 3004 ] && ok || bad "sweep row count"
+head -n 1 "$tmp/s1.csv" | grep -q '^cpus_per_gpu,f,f_star_con,f_star_opt,tps_con_tok_per_s' && ok || bad "sweep CSV header"
+"$kvroof" sweep --grid "f=0,0.5" --format jsonl | head -n 1 | grep -q '^{"f":0,' && ok || bad "sweep jsonl"
+"$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
+"$kvroof" report --out "$tmp/rep" >/dev/null && [ -s "$tmp/rep/SUMMARY.md" ] && [ -s "$tmp/rep/throughput_vs_f.svg" ] && ok || bad "report"
+
+# sweep bad input: exit 2, one line naming the --grid entry, no --out file.
+expect_bad_sweep() {
+    local needle=$1; shift
+    rm -f "$tmp/o.csv"
+    "$kvroof" sweep "$@" --out "$tmp/o.csv" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ $rc -ne 2 ]; then bad "sweep $* -> exit $rc, want 2"; return; fi
+    if ! grep -qF -- "$needle" "$tmp/err"; then bad "sweep $* -> stderr lacks '$needle': $(cat "$tmp/err")"; return; fi
+    if [ "$(wc -l <"$tmp/err")" -ne 1 ] || [ -s "$tmp/out" ] || [ -e "$tmp/o.csv" ]; then bad "sweep $* -> not one line / wrote output"; return; fi
+    ok
+}
+expect_bad_sweep "--grid 'bogus=1'" --grid "bogus=1"
+expect_bad_sweep "empty range" --grid "f=1:0:0.1"
+expect_bad_sweep "step must be > 0" --grid "f=0:1:0"
+expect_bad_sweep "unknown unit 'GB'" --grid "hbm-bw=4.8GB"
+expect_bad_sweep "--grid model=nope" --grid "model=llama-3.1-70b,nope"
+expect_bad_sweep "--grid sparse=0" --grid "sparse=0,0.5"
+expect_bad_sweep "--shard" --grid "f=0,1" --shard 3/2
+expect_bad_sweep "--threads" --grid "f=0,1" --threads 0
+expect_bad_sweep "--format" --grid "f=0,1" --format xml
+expect_bad_sweep "--x" --grid "f=0,1" --plot "$tmp/x.svg" --x sparse --y gain_con
+
 # Bad input: exit 2, one line on stderr naming the flag, nothing on stdout, no report.
 expect_bad() {
     local needle=$1; shift

@@ -107,13 +107,63 @@ inline int argmax(const RateVector& v) {
 }
 }  // namespace detail
 
-[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, double f, double ov) {
+// What the calls ask at offload fraction f, before the overlap is chosen:
+// everything that does not depend on ov, so both ends of a band share it.
+struct MixDemand {
+    double f = 0;
+    std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
+    double sum_p_o = 0;                          // Σ p·O
+    double held_decode = 0, held_idle = 0;       // Σ p·O·S, Σ p·idle·S
+    double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
+    double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
+    DecodeDemand batch_mix{};  // per-token demand summed with weights p·O
+    RateVector per_call_prefill = RateVector::Zero();
+    double link_h2d = 0, link_d2h = 0;
+};
+
+[[nodiscard]] inline MixDemand mix_demand(const PreparedScenario& ps, double f) {
+    const Scenario& sc = *ps.scenario;
+    PolicySpec pol = sc.policy;
+    pol.f = f;
+    pol.ov = 0;  // the TTFT combine is redone per ov from its operands
+    MixDemand m;
+    m.f = f;
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
+        const auto& e = sc.mix.entries[i];
+        const double p = e.weight, O = e.cls.o_output, S = e.cls.context();
+        const DecodeDemand d = decode_demand(ps.mc, ps.sys, pol, S);
+        m.pre[i] = prefill_demand(ps.mc, ps.sys, pol, e.cls);
+        const auto& q = m.pre[i];
+        const double po = p * O;
+        const double lo = std::min(q.gpu_part, q.offload_part);
+        m.sum_p_o += po;
+        m.ttft_gpu += p * q.gpu_part;
+        m.ttft_off += p * q.offload_part;
+        m.ttft_min += p * lo;
+        m.held_gpu += p * S * q.gpu_part;
+        m.held_off += p * S * q.offload_part;
+        m.held_min += p * S * lo;
+        m.batch_mix.gpu_compute += po * d.gpu_compute;
+        m.batch_mix.gpu_hbm += po * d.gpu_hbm;
+        m.batch_mix.cpu_compute += po * d.cpu_compute;
+        m.batch_mix.cpu_dram += po * d.cpu_dram;
+        m.batch_mix.link_d2h += po * d.link_d2h;
+        m.batch_mix.link_h2d += po * d.link_h2d;
+        m.per_call_prefill += p * RateVector(q.gpu_compute, q.gpu_hbm, q.cpu_compute, q.cpu_dram, 0.0);
+        m.link_h2d += p * q.link_h2d;
+        m.link_d2h += p * (q.link_d2h + q.link_park_save);
+        m.held_decode += po * S;
+        m.held_idle += p * e.cls.idle_gap.raw() * S;
+    }
+    return m;
+}
+
+[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov) {
     const Scenario& sc = *ps.scenario;
     const SystemRates& sys = ps.sys;
     const ModelConstants& mc = ps.mc;
-    PolicySpec pol = sc.policy;
-    pol.f = f;
-    pol.ov = ov;
+    const PolicySpec& pol = sc.policy;
+    const double f = md.f;
 
     ServingPoint r;
     r.f = f;
@@ -128,38 +178,16 @@ inline int argmax(const RateVector& v) {
 
     const double kv = mc.kv_per_token.raw();
     const bool park = pol.idle == IdlePolicy::park;
-    double sum_p_o = 0, sum_p_ttft = 0;
-    double held_decode = 0, held_other = 0, held_idle = 0;  // Σ p·O·S, Σ p·TTFT·S, Σ p·idle·S
-    DecodeDemand batch_mix;  // per-token demand averaged over the sequences in the batch (weights p·O)
-    RateVector per_call_prefill = RateVector::Zero();
-    double link_h2d = 0, link_d2h = 0;
-    std::array<PrefillDemand, kMaxClasses> pre{};
-    std::array<DecodeDemand, kMaxClasses> dec{};
-
-    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
-        const auto& e = sc.mix.entries[i];
-        const double p = e.weight, O = e.cls.o_output, S = e.cls.context();
-        dec[i] = decode_demand(mc, sys, pol, S);
-        pre[i] = prefill_demand(mc, sys, pol, e.cls);
-        const auto& d = dec[i];
-        const auto& q = pre[i];
-        const double po = p * O;
-        sum_p_o += po;
-        sum_p_ttft += p * q.ttft;
-        r.ttft_class[i] = q.ttft;
-        batch_mix.gpu_compute += po * d.gpu_compute;
-        batch_mix.gpu_hbm += po * d.gpu_hbm;
-        batch_mix.cpu_compute += po * d.cpu_compute;
-        batch_mix.cpu_dram += po * d.cpu_dram;
-        batch_mix.link_d2h += po * d.link_d2h;
-        batch_mix.link_h2d += po * d.link_h2d;
-        per_call_prefill += p * RateVector(q.gpu_compute, q.gpu_hbm, q.cpu_compute, q.cpu_dram, 0.0);
-        link_h2d += p * q.link_h2d;
-        link_d2h += p * (q.link_d2h + q.link_park_save);
-        held_decode += po * S;
-        held_other += p * q.ttft * S;
-        held_idle += p * e.cls.idle_gap.raw() * S;
-    }
+    const double sum_p_o = md.sum_p_o;
+    const double sum_p_ttft = md.ttft_gpu + md.ttft_off - ov * md.ttft_min;  // Σ p·combine(gpu, off, ov)
+    const double held_decode = md.held_decode, held_idle = md.held_idle;
+    const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
+    const DecodeDemand& batch_mix = md.batch_mix;
+    const auto& pre = md.pre;
+    const RateVector& per_call_prefill = md.per_call_prefill;
+    const double link_h2d = md.link_h2d, link_d2h = md.link_d2h;
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i)
+        r.ttft_class[i] = combine(Seconds(pre[i].gpu_part), Seconds(pre[i].offload_part), ov).raw();
     r.ttft = sum_p_ttft;
     const double inv = 1.0 / sum_p_o;
     const DecodeDemand avg{batch_mix.gpu_compute * inv, batch_mix.gpu_hbm * inv, batch_mix.cpu_compute * inv,
@@ -246,7 +274,7 @@ inline int argmax(const RateVector& v) {
     };
     for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const auto& q = pre[i];
-        attribute(q.ttft, q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
+        attribute(r.ttft_class[i], q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
                   q.cpu_compute >= q.cpu_dram, std::max(q.link_h2d, q.link_d2h), sc.mix.entries[i].weight);
     }
     attribute(r.tpot * sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, cpu_tok * B,
@@ -268,6 +296,11 @@ inline int argmax(const RateVector& v) {
     const bool capacity_limited = r.batch_limit == Resource::hbm_capacity || r.batch_limit == Resource::dram_capacity;
     r.headline = (r.binding == Resource::gpu_hbm && capacity_limited) ? r.batch_limit : r.binding;
     return r;
+}
+
+// The serving point at offload fraction f and overlap ov.
+[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, double f, double ov) {
+    return evaluate(ps, mix_demand(ps, f), ov);
 }
 
 }  // namespace kvroof

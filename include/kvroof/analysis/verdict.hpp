@@ -22,7 +22,8 @@ struct Band {
 };
 
 [[nodiscard]] inline Band band(const PreparedScenario& ps, double f) {
-    return {evaluate(ps, f, 0.0), evaluate(ps, f, 1.0)};
+    const MixDemand d = mix_demand(ps, f);  // shared by both ends
+    return {evaluate(ps, d, 0.0), evaluate(ps, d, 1.0)};
 }
 
 [[nodiscard]] inline double gain(const ServingPoint& at_f, const ServingPoint& baseline) noexcept {

@@ -67,17 +67,19 @@ struct ModelConstants {
     return c;
 }
 
+// Plain aggregates (no member initialisers) so that arrays of them on the hot
+// path are not zero-filled; the functions below value-initialise what they return.
 struct DecodeDemand {  // per token of one sequence, in seconds of each resource
-    double gpu_compute = 0, gpu_hbm = 0, cpu_compute = 0, cpu_dram = 0;
-    double link_d2h = 0, link_h2d = 0;  // seconds on each direction
+    double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
+    double link_d2h, link_h2d;  // seconds on each direction
 };
 
 struct PrefillDemand {  // per call
-    double gpu_compute = 0, gpu_hbm = 0, cpu_compute = 0, cpu_dram = 0;
-    double link_d2h = 0, link_h2d = 0;  // before the first token
-    double link_park_save = 0;          // D2H after the call: the GPU share parked for the idle gap
-    double ttft = 0;
-    double gpu_part = 0, offload_part = 0;  // the two operands of the TTFT combine
+    double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
+    double link_d2h, link_h2d;  // before the first token
+    double link_park_save;      // D2H after the call: the GPU share parked for the idle gap
+    double ttft;
+    double gpu_part, offload_part;  // the two operands of the TTFT combine
 };
 
 [[nodiscard]] inline DecodeDemand decode_demand(const ModelConstants& mc, const SystemRates& sys, const PolicySpec& p,
@@ -85,7 +87,7 @@ struct PrefillDemand {  // per call
     const double f = p.f, g = 1.0 - p.f, sp = p.sparse;
     const double kv = mc.kv_per_token.raw();
     const double attn = mc.attn_decode_per_key * context * sp;
-    DecodeDemand d;
+    DecodeDemand d{};
     d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
     d.gpu_hbm = g * (sp * context + 1.0) * kv / sys.hbm_bandwidth.raw();
     if (f > 0) {
@@ -99,7 +101,7 @@ struct PrefillDemand {  // per call
 
 [[nodiscard]] inline PrefillDemand prefill_demand(const ModelConstants& mc, const SystemRates& sys, const PolicySpec& p,
                                                   const CallClass& c) noexcept {
-    PrefillDemand d;
+    PrefillDemand d{};
     const double kv = mc.kv_per_token.raw();
     const double A = c.a_append, Sc = c.s_cached;
     const double cpu_resident = p.f * Sc;               // cached tokens whose KV lives in CPU DRAM

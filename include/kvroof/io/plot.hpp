@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Plots drawn by gnuplot's SVG terminal (Debian package gnuplot-nox). The data
+// travel inline in the script, so the same spec gives the same bytes.
+
+#include <string>
+#include <vector>
+
+namespace kvroof::io {
+
+struct PlotSeries {
+    enum class Style { line, points, band };  // band: the area between y_low and y
+    Style style = Style::line;
+    std::string title;
+    std::vector<double> x, y, y_low;
+    std::string color;  // "#rrggbb"
+};
+
+struct PlotSpec {
+    std::string title, xlabel, ylabel;
+    std::vector<PlotSeries> series;
+    bool log_x = false;
+    std::vector<std::string> y_categories;  // non-empty: y values are 1-based category indices with these labels
+    std::string key = "top left";
+};
+
+// The gnuplot script for `spec`, writing to `svg_path`.
+[[nodiscard]] std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path);
+
+// Runs gnuplot and puts the SVG at `svg_path` atomically. Throws
+// std::runtime_error when gnuplot is missing or fails.
+void render_svg(const PlotSpec& spec, const std::string& svg_path);
+
+}  // namespace kvroof::io

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Parameter sweeps over any scenario knob. A point is one combination of grid
+// values; its row is computed by the same functions `kvroof verdict` uses.
+// Points are generated from their index (mixed radix, the last --grid varies
+// fastest) and written in index order whatever the thread count, so output is
+// byte-identical for any --threads and shards concatenate to the whole.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvroof/io/scenario_builder.hpp"
+
+namespace kvroof::io {
+
+enum class KnobUnit { none, text, tflops, gb, tbps, gbps, ms };
+
+struct GridAxis {
+    std::string knob;                  // CLI spelling without dashes: "hbm-bw", "f", "model"
+    std::string column;                // CSV header, with its unit: "hbm_bw_TBps"
+    KnobUnit unit = KnobUnit::none;
+    // A list keeps its values; a range "lo:hi:step" is generated on demand, so
+    // an axis of 10^8 values costs no memory.
+    std::vector<std::string> values;  // list: as given (units allowed)
+    std::vector<double> numbers;       // list: in the column's unit (numeric knobs)
+    bool is_range = false;
+    double lo = 0, step = 0;      // range, in SI units
+    double bare = 1;              // SI value of one bare unit (e.g. 1e12 for TB/s)
+    double to_column = 1;         // SI -> column unit
+    std::uint64_t count = 0;      // range length
+
+    [[nodiscard]] std::uint64_t size() const noexcept { return is_range ? count : values.size(); }
+    [[nodiscard]] double number(std::uint64_t i) const noexcept {
+        return is_range ? (lo + static_cast<double>(i) * step) * to_column : numbers[i];
+    }
+    [[nodiscard]] std::string value(std::uint64_t i) const;  // as text the scenario builder accepts
+};
+
+// "hbm-bw=3.35TB/s,4.8TB/s", "f=0:1:0.05", "model=llama-3.1-70b,qwen3-235b-a22b".
+// Throws InputError naming the entry on unknown knobs, empty lists, steps <= 0
+// or values that do not parse.
+[[nodiscard]] GridAxis parse_grid_entry(std::string_view entry);
+
+// The knobs a grid may vary, in the order --help lists them.
+[[nodiscard]] const std::vector<std::string>& grid_knobs();
+
+enum class SweepFormat { csv, jsonl };
+
+struct SweepSpec {
+    ScenarioInputs fixed;
+    std::vector<GridAxis> axes;
+    SweepFormat format = SweepFormat::csv;
+    int threads = 1;
+    int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
+};
+
+// Validates the whole spec (every grid value against the fixed flags) before
+// any output; throws InputError.
+void validate_sweep(const SweepSpec& spec);
+
+[[nodiscard]] std::uint64_t sweep_points(const SweepSpec& spec);
+// The [begin, end) of point indices this shard owns.
+[[nodiscard]] std::pair<std::uint64_t, std::uint64_t> shard_range(const SweepSpec& spec);
+
+[[nodiscard]] std::string sweep_header(const SweepSpec& spec);  // CSV header line (with newline); empty for JSONL
+
+// Runs the shard, calling `write` with consecutive blocks of output text in
+// order, and `progress(done, total)` now and then from the calling thread.
+void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+
+// Sets one scenario flag by its CLI name without dashes ("cpus-per-gpu", "hardware").
+// Throws InputError naming `where` for an unknown flag.
+void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::string& value, std::string_view where);
+
+// Six significant digits, trailing zeros dropped: "0.159923", "28.3862",
+// "1234560", "1.5e-07"; "inf"/"nan" for non-finite values. Hand-rolled: a sweep
+// formats ~10 numbers per point and a general float formatter dominated its time.
+void append_number6(std::string& out, double v);
+
+// Reads a sweep file (JSON: {"fixed": {"flag": "value", …}, "grid": ["knob=…", …]}).
+[[nodiscard]] SweepSpec load_sweep_file(std::string_view path);
+
+}  // namespace kvroof::io

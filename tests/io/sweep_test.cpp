@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/io/sweep.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <cstdio>
+#include <sstream>
+
+#include "kvroof/analysis/verdict.hpp"
+#include "kvroof/error.hpp"
+
+using namespace kvroof;
+using namespace kvroof::io;
+
+namespace {
+SweepSpec spec_of(std::initializer_list<const char*> grid, int threads = 1) {
+    SweepSpec s;
+    for (const char* g : grid) s.axes.push_back(parse_grid_entry(g));
+    s.threads = threads;
+    validate_sweep(s);
+    return s;
+}
+std::string run_to_string(const SweepSpec& s) {
+    std::string out;
+    run_sweep(s, [&](std::string_view t) { out += t; });
+    return out;
+}
+std::vector<std::string> split_lines(const std::string& s) {
+    std::vector<std::string> lines;
+    std::istringstream in(s);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+}
+std::vector<std::string> cells(const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string c; std::getline(in, c, ',');) out.push_back(c);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("grid entries: ranges are inclusive, lists keep their order, units convert", "[sweep][grid]") {
+    const GridAxis f = parse_grid_entry("f=0:1:0.05");
+    CHECK(f.size() == 21);
+    CHECK(f.number(20) == Approx(1.0));
+    const GridAxis bw = parse_grid_entry("c2c-bw=64GB/s,450GB/s,1TB/s");
+    CHECK(bw.column == "c2c_bw_GBps");
+    REQUIRE(bw.size() == 3);
+    CHECK(bw.number(2) == Approx(1000));
+    const GridAxis hbm = parse_grid_entry("hbm-bw=2TB/s:8TB/s:2TB/s");
+    CHECK(hbm.size() == 4);
+    CHECK(hbm.number(3) == Approx(8));
+    CHECK(hbm.value(3) == "8");  // passed on in the bare unit, TB/s
+    const GridAxis mix = parse_grid_entry("mix=long:0.7,short:0.3;long:1");
+    CHECK(mix.size() == 2);
+    CHECK(mix.value(0) == "long:0.7,short:0.3");
+}
+
+TEST_CASE("bad grid entries name the entry and the rule", "[sweep][grid]") {
+    CHECK_THROWS_WITH(parse_grid_entry("bogus=1,2"), Catch::Contains("--grid 'bogus=1,2'") && Catch::Contains("unknown knob"));
+    CHECK_THROWS_WITH(parse_grid_entry("f=1:0:0.1"), Catch::Contains("empty range"));
+    CHECK_THROWS_WITH(parse_grid_entry("f=0:1:0"), Catch::Contains("step must be > 0"));
+    CHECK_THROWS_WITH(parse_grid_entry("f=0:1:-0.1"), Catch::Contains("step must be > 0"));
+    CHECK_THROWS_WITH(parse_grid_entry("hbm-bw=4.8GB"), Catch::Contains("unknown unit 'GB'"));
+    CHECK_THROWS_WITH(parse_grid_entry("sparse=0.1,,1"), Catch::Contains("empty value"));
+    CHECK_THROWS_WITH(parse_grid_entry("sparse"), Catch::Contains("knob=values"));
+    CHECK_THROWS_AS(spec_of({"model=llama-3.1-70b,nope"}), InputError);
+    CHECK_THROWS_WITH(spec_of({"f=0,1.5"}), Catch::Contains("--grid f=1.5"));
+    CHECK_THROWS_WITH(spec_of({"sparse=0,1"}), Catch::Contains("--grid sparse=0"));
+    CHECK_THROWS_WITH(spec_of({"f=0,1", "f=0.5"}), Catch::Contains("given twice"));
+}
+
+TEST_CASE("the CSV header names every varying knob and carries units", "[sweep][csv]") {
+    const SweepSpec s = spec_of({"hbm-bw=4.8,8", "slo-tpot=50ms,100ms", "f=0,0.5"});
+    const std::string h = sweep_header(s);
+    CHECK(h.rfind("hbm_bw_TBps,slo_tpot_ms,f,", 0) == 0);
+    CHECK(h.find("tps_con_tok_per_s") != std::string::npos);
+    CHECK(h.find("tpot_con_ms") != std::string::npos);
+    const auto lines = split_lines(run_to_string(s));
+    REQUIRE(lines.size() == 1 + 8);
+    CHECK(cells(lines[1])[0] == "4.8");
+    CHECK(cells(lines[1])[1] == "50");
+}
+
+TEST_CASE("--threads 1 and --threads N give byte-identical output", "[sweep][threads]") {
+    // 3 x 2 x 2001 points: several 4096-point chunks, so workers interleave.
+    const SweepSpec one = spec_of({"cpus-per-gpu=0.5,1,4", "sparse=0.1,1", "f=0:1:0.0005"}, 1);
+    SweepSpec many = one;
+    many.threads = 3;
+    CHECK(run_to_string(one) == run_to_string(many));
+}
+
+TEST_CASE("shards concatenated in order equal the whole sweep", "[sweep][shard]") {
+    SweepSpec s = spec_of({"cpus-per-gpu=0.5,1,4", "f=0:1:0.001"}, 2);
+    const std::string whole = run_to_string(s);
+    for (int n : {2, 3, 7}) {
+        std::string joined;
+        for (int k = 1; k <= n; ++k) {
+            s.shard_index = k;
+            s.shard_count = n;
+            joined += run_to_string(s);
+        }
+        CHECK(joined == whole);
+    }
+}
+
+TEST_CASE("a sweep point without an f grid is the verdict for the same inputs", "[sweep][verdict]") {
+    const SweepSpec s = spec_of({"cpus-per-gpu=0.5,4", "sparse=0.1,1"});
+    const auto lines = split_lines(run_to_string(s));
+    REQUIRE(lines.size() == 5);
+    const auto header = cells(lines[0]);
+    auto col = [&](const char* name) {
+        for (size_t i = 0; i < header.size(); ++i)
+            if (header[i] == name) return i;
+        FAIL("no column " << name);
+        return size_t{0};
+    };
+    const char* cpus[] = {"0.5", "0.5", "4", "4"};
+    const char* sparse[] = {"0.1", "1", "0.1", "1"};
+    for (int i = 0; i < 4; ++i) {
+        ScenarioInputs in;
+        in.cpus_per_gpu = cpus[i];
+        in.sparse = sparse[i];
+        const Verdict v = make_verdict(build_scenario(in).scenario);
+        const auto row = cells(lines[static_cast<size_t>(i) + 1]);
+        INFO("cpus-per-gpu " << cpus[i] << " sparse " << sparse[i]);
+        CHECK(std::stod(row[col("f")]) == Approx(v.f).epsilon(1e-5));
+        CHECK(std::stod(row[col("gain_con")]) == Approx(v.gain_conservative).epsilon(1e-5));
+        CHECK(std::stod(row[col("gain_opt")]) == Approx(v.gain_optimistic).epsilon(1e-5));
+        CHECK(std::stod(row[col("tps_con_tok_per_s")]) == Approx(v.at_f.conservative.throughput).epsilon(1e-5));
+        CHECK(row[col("binding_con")] == std::string(name(v.at_f.conservative.headline)));
+    }
+}
+
+TEST_CASE("a sweep point with an f grid is the band at that f", "[sweep][verdict]") {
+    const SweepSpec s = spec_of({"f=0.3"});
+    const auto lines = split_lines(run_to_string(s));
+    const auto row = cells(lines.at(1));
+    const Scenario sc = build_scenario(ScenarioInputs{}).scenario;
+    const PreparedScenario ps(sc);
+    CHECK(std::stod(row[3]) == Approx(evaluate(ps, 0.3, 0.0).throughput).epsilon(1e-5));
+    CHECK(std::stod(row[4]) == Approx(evaluate(ps, 0.3, 1.0).throughput).epsilon(1e-5));
+}
+
+TEST_CASE("JSON Lines rows parse and carry the same numbers as CSV", "[sweep][jsonl]") {
+    SweepSpec s = spec_of({"model=llama-3.1-70b,llama-3.1-8b", "f=0,0.5"});
+    s.format = SweepFormat::jsonl;
+    const auto lines = split_lines(run_to_string(s));
+    REQUIRE(lines.size() == 4);
+    const auto j = nlohmann::json::parse(lines[3]);
+    CHECK(j.at("model") == "llama-3.1-8b");
+    CHECK(j.at("f") == 0.5);
+    CHECK(j.at("tps_con_tok_per_s").get<double>() > 0);
+}
+
+TEST_CASE("sweep numbers have six significant digits and round like printf's %.6g", "[sweep][csv]") {
+    auto f6 = [](double v) {
+        std::string s;
+        append_number6(s, v);
+        return s;
+    };
+    CHECK(f6(0) == "0");
+    CHECK(f6(0.15992337758647268) == "0.159923");
+    CHECK(f6(28.38619724546298) == "28.3862");
+    CHECK(f6(1) == "1");
+    CHECK(f6(50) == "50");
+    CHECK(f6(49.99999999999999) == "50");
+    CHECK(f6(999999.7) == "1000000");
+    CHECK(f6(1234567) == "1234570");
+    CHECK(f6(-2.5e-7) == "-2.5e-07");
+    CHECK(f6(0.00012345678) == "0.000123457");
+    CHECK(f6(1e300) == "1e+300");
+    // Against the C library on a spread of magnitudes: the same decimal value.
+    double v = 1.2345678901e-12;
+    for (int i = 0; i < 400; ++i, v *= 1.3711) {
+        char ref[64];
+        std::snprintf(ref, sizeof ref, "%.6g", v);
+        INFO(v);
+        CHECK(std::stod(f6(v)) == std::stod(ref));
+    }
+}
