@@ -82,7 +82,7 @@ TEST_CASE("the CSV header names every varying knob and carries units", "[sweep][
     CHECK(cells(lines[1])[1] == "50");
 }
 
-TEST_CASE("--threads 1 and --threads N give byte-identical output", "[sweep][threads]") {
+TEST_CASE("one thread and several threads give byte-identical output", "[sweep][threads]") {
     // 3 x 2 x 2001 points: several 4096-point chunks, so workers interleave.
     const SweepSpec one = spec_of({"cpus-per-gpu=0.5,1,4", "sparse=0.1,1", "f=0:1:0.0005"}, 1);
     SweepSpec many = one;
