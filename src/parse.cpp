@@ -53,12 +53,6 @@ const char* kind_example(UnitKind k) {
     return "";
 }
 
-std::string trim(std::string_view s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return std::string(s.substr(a, b - a));
-}
 
 // Leading number of `s`; sets `rest` to what follows. Empty optional on failure.
 bool leading_number(const std::string& s, double& value, std::string& rest) {
@@ -86,6 +80,25 @@ const Unit* find_unit(std::string_view text, UnitKind kind) {
 }
 
 }  // namespace
+
+std::string trim(std::string_view s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return std::string(s.substr(a, b - a));
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (true) {
+        const size_t pos = s.find(sep, start);
+        out.push_back(trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
+        if (pos == std::string_view::npos) break;
+        start = pos + 1;
+    }
+    return out;
+}
 
 double parse_number(std::string_view flag, std::string_view text) {
     const std::string t = trim(text);
@@ -127,19 +140,6 @@ IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text) {
 
 bool looks_like_workload_string(std::string_view text) noexcept { return text.find('=') != std::string_view::npos; }
 
-namespace {
-std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-        const size_t pos = s.find(sep, start);
-        out.push_back(trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
-        if (pos == std::string_view::npos) break;
-        start = pos + 1;
-    }
-    return out;
-}
-}  // namespace
 
 CallClass parse_workload_string(std::string_view flag, std::string_view text, std::string name) {
     CallClass c;

@@ -75,25 +75,6 @@ const KnobDef* find_knob(std::string_view name) {
     return nullptr;
 }
 
-std::string trim(std::string_view s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return std::string(s.substr(a, b - a));
-}
-
-std::vector<std::string> split(std::string_view s, char sep) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-        const size_t pos = s.find(sep, start);
-        out.push_back(trim(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start)));
-        if (pos == std::string_view::npos) break;
-        start = pos + 1;
-    }
-    return out;
-}
-
 bool numeric_knob(const KnobDef& k) { return k.unit != KnobUnit::text; }
 bool unit_knob(const KnobDef& k) { return k.unit != KnobUnit::text && k.unit != KnobUnit::none; }
 
@@ -277,17 +258,6 @@ std::string sweep_header(const SweepSpec& spec) {
 
 namespace {
 
-const char* verdict_kind(VerdictKind k) {
-    switch (k) {
-        case VerdictKind::offload: return "offload";
-        case VerdictKind::offload_with_overlap: return "offload_with_overlap";
-        case VerdictKind::keep_on_gpu: return "keep_on_gpu";
-        case VerdictKind::does_not_fit: return "does_not_fit";
-        case VerdictKind::infeasible: return "infeasible";
-    }
-    return "?";
-}
-
 // One worker's state: the scenario of the last point and what follows from it.
 struct PointCache {
     std::vector<std::uint64_t> key;  // indices of the axes other than f and ov
@@ -435,7 +405,7 @@ Row compute_row(const SweepSpec& spec, PointCache& cache, const std::vector<std:
     r.ttft_ms = con.ttft * 1e3;
     r.bind_con = name(con.headline);
     r.bind_opt = name(opt.headline);
-    r.verdict = verdict_kind(v.kind);
+    r.verdict = name(v.kind);
     if (ov_axis >= 0) {
         r.has_ov = true;
         r.ov = spec.axes[static_cast<size_t>(ov_axis)].number(idx[static_cast<size_t>(ov_axis)]);

@@ -18,17 +18,6 @@ std::string fmt_batch(double b) { return std::isfinite(b) ? fmt::format("{:.2f}"
 std::string fmt_gain(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×"; }
 std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
 
-const char* kind_name(VerdictKind k) {
-    switch (k) {
-        case VerdictKind::offload: return "offload";
-        case VerdictKind::offload_with_overlap: return "offload_with_overlap";
-        case VerdictKind::keep_on_gpu: return "keep_on_gpu";
-        case VerdictKind::does_not_fit: return "does_not_fit";
-        case VerdictKind::infeasible: return "infeasible";
-    }
-    return "?";
-}
-
 std::string sparse_tag(const Scenario& sc) { return fmt::format("sparse={:g}", sc.policy.sparse); }
 
 std::string infeasible_reason(const ServingPoint& p, const Scenario& sc, const PreparedScenario& ps) {
@@ -284,7 +273,7 @@ json verdict_json(const Verdict& v, const RenderContext& ctx) {
                                   {"optimistic", point_json(v.parked_baseline.optimistic)}}},
              {"parking_gain", {{"conservative", finite_or_null(v.parking_gain_conservative)},
                                {"optimistic", finite_or_null(v.parking_gain_optimistic)}}}}},
-           {"verdict", {{"kind", kind_name(v.kind)}, {"f", v.f}, {"f_fixed", v.f_fixed}, {"line", verdict_line(v, sc)}}}};
+           {"verdict", {{"kind", name(v.kind)}, {"f", v.f}, {"f_fixed", v.f_fixed}, {"line", verdict_line(v, sc)}}}};
     if (ctx.ov_point) {
         const PreparedScenario ps(sc);
         j["at_ov"] = point_json(evaluate(ps, v.f, *ctx.ov_point));

@@ -89,6 +89,18 @@ enum class VerdictKind {
     infeasible,            // no batch meets the SLOs even without offload
 };
 
+// The spelling in JSON, CSV and reports.
+[[nodiscard]] constexpr std::string_view name(VerdictKind k) noexcept {
+    switch (k) {
+        case VerdictKind::offload: return "offload";
+        case VerdictKind::offload_with_overlap: return "offload_with_overlap";
+        case VerdictKind::keep_on_gpu: return "keep_on_gpu";
+        case VerdictKind::does_not_fit: return "does_not_fit";
+        case VerdictKind::infeasible: return "infeasible";
+    }
+    return "?";
+}
+
 struct Calibration {
     double measured_tps = 0;
     double f = 0;

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvroof/spec/model.hpp"
 #include "kvroof/spec/policy.hpp"
@@ -39,6 +40,10 @@ struct MixPart {
 };
 // "long:0.7,short:0.3" -> names and positive weights (not yet normalised).
 [[nodiscard]] std::vector<MixPart> parse_mix_string(std::string_view flag, std::string_view text);
+
+// Whitespace trimmed from both ends; `s` split at `sep` with each part trimmed.
+[[nodiscard]] std::string trim(std::string_view s);
+[[nodiscard]] std::vector<std::string> split(std::string_view s, char sep);
 
 // Human-readable quantity, e.g. 1.41e11 bytes -> "141 GB".
 [[nodiscard]] std::string format_bytes(double bytes);
