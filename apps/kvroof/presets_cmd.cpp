@@ -22,7 +22,7 @@ std::string first_source(const nlohmann::json& j) {
 void run_presets(bool as_json) {
     if (as_json) {
         nlohmann::json j;
-        for (const char* k : {"hardware", "hosts", "links", "models", "workloads"}) j[k] = io::presets(k);
+        for (const char* k : {"hardware", "hosts", "links", "models", "workloads", "checkpoints"}) j[k] = io::presets(k);
         j["tool"] = "kvroof";
         j["version"] = KVROOF_VERSION;
         const std::string s = j.dump(2) + "\n";
@@ -61,6 +61,13 @@ void run_presets(bool as_json) {
         const CallClass c = io::load_workload("--workload", name);
         s += fmt::format("  {:<8} S_c={:>6.0f} A={:>6.0f} O={:>4.0f} idle gap {:.2f} s — {}\n", name, c.s_cached, c.a_append,
                          c.o_output, c.idle_gap.raw(), io::presets("workloads").at(name).value("description", ""));
+    }
+    s += "\nCheckpoints (kvroof layers)\n";
+    for (const auto& name : io::preset_names("checkpoints")) {
+        const Checkpoint c = io::load_checkpoint("--checkpoint", name);
+        s += fmt::format("  {:<20} {:>3} layers x {:.4g} GiB{}  — {}\n", name, c.layers, c.layer_bytes.raw() / kGibi,
+                         c.is_moe() ? fmt::format(", {} experts top-{}", c.experts, c.experts_active) : std::string(", dense"),
+                         io::presets("checkpoints").at(name).value("description", ""));
     }
     std::fwrite(s.data(), 1, s.size(), stdout);
 }
