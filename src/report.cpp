@@ -83,6 +83,11 @@ std::string concurrent_mix_md(const std::vector<Named>& scen, const std::vector<
     for (size_t i = 0; i < scen.size(); ++i) {
         const Verdict& v = verdicts[i];
         const auto& b = v.baseline.conservative;
+        if (v.kind == VerdictKind::does_not_fit || v.kind == VerdictKind::infeasible) {
+            s += fmt::format("| {} | `{}` | — | {} | — | — | — | — | {} |\n", scen[i].name,
+                             scen[i].flags_text.empty() ? "(defaults)" : scen[i].flags_text.substr(1), name(b.headline), kind_text(v.kind));
+            continue;
+        }
         s += fmt::format("| {} | `{}` | {:.1f} | {} | {:.2f} | {} | {:.2f} | {} | {} |\n", scen[i].name,
                          scen[i].flags_text.empty() ? "(defaults)" : scen[i].flags_text.substr(1), b.throughput, name(b.headline),
                          v.best_conservative.f, gain_str(gain(v.best_conservative, b)), v.best_optimistic.f,
