@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <tuple>
 
 #include "kvroof/analysis/ceiling.hpp"
 #include "kvroof/analysis/verdict.hpp"
@@ -258,39 +259,34 @@ Plots make_plots(const json& cfg) {
                            "output tokens/s", {band, con, opt}, false, {}, "top left"};
     out.bottleneck_vs_f = {"Binding resource vs f: " + who, "f, fraction of decode-attention KV on the CPU", "binding resource",
                            {bcon, bopt}, false, cats, "top right"};
-    auto best_gains = [&](ScenarioInputs in, double sparse, PlotSeries& c, PlotSeries& o, double x) {
-        in.sparse = fmt::format("{:g}", sparse);
-        const Verdict v = make_verdict(build_scenario(in).scenario);
-        c.x.push_back(x);
-        o.x.push_back(x);
-        c.y.push_back(gain(v.best_conservative, v.baseline.conservative));
-        o.y.push_back(gain(v.best_optimistic, v.baseline.optimistic));
+    // Best gain at each band end, dense and sparse 0.1, as one knob of `base` varies.
+    auto gain_curves = [&](const json& xs, auto set_knob) {
+        PlotSeries c1{PlotSeries::Style::line, "dense, ov = 0", {}, {}, {}, "#1f4e79"}, o1{PlotSeries::Style::line, "dense, ov = 1", {}, {}, {}, "#7fb3d5"};
+        PlotSeries c2{PlotSeries::Style::line, "sparse 0.1, ov = 0", {}, {}, {}, "#a04000"}, o2{PlotSeries::Style::line, "sparse 0.1, ov = 1", {}, {}, {}, "#f0b27a"};
+        for (const auto& xv : xs) {
+            const double x = xv.get<double>();
+            for (auto [sparse, c, o] : {std::tuple{1.0, &c1, &o1}, std::tuple{0.1, &c2, &o2}}) {
+                ScenarioInputs in = base;
+                set_knob(in, x);
+                in.sparse = fmt::format("{:g}", sparse);
+                const Verdict v = make_verdict(build_scenario(in).scenario);
+                c->x.push_back(x);
+                o->x.push_back(x);
+                c->y.push_back(gain(v.best_conservative, v.baseline.conservative));
+                o->y.push_back(gain(v.best_optimistic, v.baseline.optimistic));
+            }
+        }
+        return std::vector<PlotSeries>{c1, o1, c2, o2};
     };
-    {
-        PlotSeries c1{PlotSeries::Style::line, "dense, ov = 0", {}, {}, {}, "#1f4e79"}, o1{PlotSeries::Style::line, "dense, ov = 1", {}, {}, {}, "#7fb3d5"};
-        PlotSeries c2{PlotSeries::Style::line, "sparse 0.1, ov = 0", {}, {}, {}, "#a04000"}, o2{PlotSeries::Style::line, "sparse 0.1, ov = 1", {}, {}, {}, "#f0b27a"};
-        for (const auto& x : pc.at("cpus_per_gpu")) {
-            ScenarioInputs in = base;
-            in.cpus_per_gpu = fmt::format("{:g}", x.get<double>());
-            best_gains(in, 1.0, c1, o1, x.get<double>());
-            best_gains(in, 0.1, c2, o2, x.get<double>());
-        }
-        out.gain_vs_cpus = {fmt::format("Best offload gain vs CPUs per GPU: {} on {}", sc.model.name, sc.hardware.name), "CPU sockets per GPU",
-                            "gain over no offload (best f)", {c1, o1, c2, o2}, true, {}, "top left"};
-    }
-    {
-        PlotSeries c1{PlotSeries::Style::line, "dense, ov = 0", {}, {}, {}, "#1f4e79"}, o1{PlotSeries::Style::line, "dense, ov = 1", {}, {}, {}, "#7fb3d5"};
-        PlotSeries c2{PlotSeries::Style::line, "sparse 0.1, ov = 0", {}, {}, {}, "#a04000"}, o2{PlotSeries::Style::line, "sparse 0.1, ov = 1", {}, {}, {}, "#f0b27a"};
-        for (const auto& x : pc.at("link_GBps")) {
-            ScenarioInputs in = base;
-            in.c2c_bw = fmt::format("{:g}GB/s", x.get<double>());
-            best_gains(in, 1.0, c1, o1, x.get<double>());
-            best_gains(in, 0.1, c2, o2, x.get<double>());
-        }
-        out.gain_vs_link = {fmt::format("Best offload gain vs GPU-CPU link bandwidth: {} on {} ({:g} {} per GPU)", sc.model.name, sc.hardware.name,
-                                        sc.hardware.cpus_per_gpu, sc.hardware.cpu_name),
-                            "link bandwidth per GPU per direction (GB/s)", "gain over no offload (best f)", {c1, o1, c2, o2}, true, {}, "center right"};
-    }
+    out.gain_vs_cpus = {fmt::format("Best offload gain vs CPUs per GPU: {} on {}", sc.model.name, sc.hardware.name), "CPU sockets per GPU",
+                        "gain over no offload (best f)",
+                        gain_curves(pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.cpus_per_gpu = fmt::format("{:g}", x); }),
+                        true, {}, "top left"};
+    out.gain_vs_link = {fmt::format("Best offload gain vs GPU-CPU link bandwidth: {} on {} ({:g} {} per GPU)", sc.model.name, sc.hardware.name,
+                                    sc.hardware.cpus_per_gpu, sc.hardware.cpu_name),
+                        "link bandwidth per GPU per direction (GB/s)", "gain over no offload (best f)",
+                        gain_curves(pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.c2c_bw = fmt::format("{:g}GB/s", x); }),
+                        true, {}, "center right"};
     return out;
 }
 
@@ -366,7 +362,9 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("concurrent_mix.md", concurrent_mix_md(scen, verdicts));
     files.emplace_back("MODEL_WALKTHROUGH.md", walkthrough_md(cfg));
     files.emplace_back("throughput_ceiling.md", ceiling_md(cfg));
-    const Rendered prefill = prefill_report(PrefillInputs{true, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}});
+    PrefillInputs seed_table;
+    seed_table.table = true;
+    const Rendered prefill = prefill_report(seed_table);
     const Rendered layers = layers_report(LayersInputs{});
     files.emplace_back("prefill_kappa.md", prefill.markdown);
     files.emplace_back("layers_budget.md", layers.markdown);

@@ -32,13 +32,7 @@ Action setup_layers(CLI::App& app) {
            "checkpoint preset or JSON file (repeatable) [default: the seed's four]")
         ->type_name("NAME");
     auto add = [&](const char* flag, std::optional<std::string> io::LayersInputs::*field, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [in, flag, field](const std::string& v) {
-                   (*in).*field = v;
-                   in->given.emplace_back(flag, v);
-               },
-               help)
-            ->type_name("VALUE");
+        add_recorded_option(*sub, in, flag, field, help);
     };
     add("--model", &io::LayersInputs::model, "build a checkpoint from a model preset / HF config (needs --weight-bits)");
     add("--weight-bits", &io::LayersInputs::weight_bits, "bits per weight of that checkpoint, e.g. 4.25");

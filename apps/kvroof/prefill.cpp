@@ -20,13 +20,7 @@ Action setup_prefill(CLI::App& app) {
         "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
         "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json");
     auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [in, flag, field](const std::string& v) {
-                   (*in).*field = v;
-                   in->given.emplace_back(flag, v);
-               },
-               help)
-            ->type_name("VALUE");
+        add_recorded_option(*sub, in, flag, field, help);
     };
     add("--hardware", &io::PrefillInputs::hardware, "hardware preset or JSON file [default: h100-sxm]");
     add("--model", &io::PrefillInputs::model, "model preset, JSON file or HF config.json [default: llama-3.1-70b]");

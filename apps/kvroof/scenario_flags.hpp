@@ -3,6 +3,9 @@
 // The scenario flags shared by every analysis subcommand.
 
 #include <CLI/CLI.hpp>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "kvroof/io/scenario_builder.hpp"
 
@@ -10,6 +13,21 @@ namespace kvroof::cli {
 
 // Adds --hardware, --model, --workload, --mix and every hardware and policy knob.
 void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in);
+
+// Adds a text option that fills `inputs->*field` and records (flag, value) in
+// `inputs->given`, so a report can say which flags produced it.
+template <class Inputs>
+void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, const char* flag,
+                         std::optional<std::string> Inputs::*field, const char* help) {
+    app.add_option_function<std::string>(
+           flag,
+           [inputs, flag, field](const std::string& v) {
+               (*inputs).*field = v;
+               inputs->given.emplace_back(flag, v);
+           },
+           help)
+        ->type_name("VALUE");
+}
 
 // Adds --json and --report FILE.md.
 struct OutputOptions {

@@ -140,14 +140,13 @@ struct VerdictOptions {
     v.best_conservative = optimise_f(ps, 0.0);
     v.best_optimistic = optimise_f(ps, 1.0);
 
-    Scenario parked = scenario;
-    parked.policy.idle = IdlePolicy::park;
-    const PreparedScenario pps(parked);
-    v.parked_baseline = band(pps, 0.0);
-    Scenario held = scenario;
-    held.policy.idle = IdlePolicy::hold;
-    const PreparedScenario hps(held);
-    const Band held_baseline = band(hps, 0.0);
+    // The baseline under the other idle policy; the scenario's own is v.baseline.
+    Scenario other = scenario;
+    other.policy.idle = scenario.policy.idle == IdlePolicy::hold ? IdlePolicy::park : IdlePolicy::hold;
+    const Band other_baseline = band(PreparedScenario(other), 0.0);
+    const bool holds = scenario.policy.idle == IdlePolicy::hold;
+    v.parked_baseline = holds ? other_baseline : v.baseline;
+    const Band& held_baseline = holds ? v.baseline : other_baseline;
     v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);
     v.parking_gain_optimistic = gain(v.parked_baseline.optimistic, held_baseline.optimistic);
 
