@@ -81,20 +81,51 @@ struct ServingPoint {
 };
 
 namespace detail {
-// Solve for a batch where the weight read per step may depend on the batch
-// (MoE). `solve(w)` returns the batch for a fixed weight read; B − solve(w(B))
-// is increasing, so bisection finds the unique fixed point.
-template <class Solve>
-double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve) {
+// The batch ceiling when the weight read per step depends on the batch (MoE):
+// the largest B with `feasible(B)`, where feasible evaluates the step with
+// w(B) = weights_read(B) / hbm_bw at that same B.
+//
+// Why this is well posed. w(B) = w0 + wr·(1 − q^B) is increasing and concave
+// with w(0) = w0 > 0, so w(B)/B is non-increasing. The step is positively
+// homogeneous in its coefficients, step(B)/B = combine(max(gc, w(B)/B + gm), k,
+// ov), and combine is non-decreasing in each operand for ov in [0, 1]; hence
+// step(B)/B is non-increasing and the decode rate B/step(B) is non-decreasing.
+// So both constraints are monotone in B: the footprint m1·B + m2·B/step(B)
+// (capacity) and step(B) itself (SLO) never decrease, and the feasible set is
+// an interval [0, B*].
+//
+// Bracket. For a fixed w, `solve(w)` is the exact ceiling (decode_step.hpp).
+// Since w0 <= w(B) <= w_max = w(∞), the true constraint lies between the two
+// fixed-w ones: step_w0(B) <= step(B) <= step_wmax(B) for every B. For the
+// SLO this gives solve(w_max) <= B* <= solve(w0); for capacity the footprint
+// falls as the step grows, so solve(w0) <= B* <= solve(w_max). Either way B*
+// lies between solve(w0) and solve(w_max), and bisection on the monotone
+// predicate converges to it.
+//
+// (An earlier version iterated B = solve(w(B)) assuming B − solve(w(B)) is
+// increasing. With held idle sessions the capacity solve(w) *rises* with w —
+// a slower step holds fewer idle sessions per decoding one, by Little's law —
+// so that difference is not monotone and the bracket [0, solve(w0)] missed the
+// root: better HBM bandwidth could shrink b_cap_hbm from 21 to 1.8.)
+template <class Solve, class Feasible>
+double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve, Feasible feasible) {
     if (!mc.moe) return solve(mc.weights_read(1.0).raw() / hbm_bw);
-    auto phi = [&](double b) { return solve(mc.weights_read(b).raw() / hbm_bw); };
-    double hi = phi(0.0);
-    if (!std::isfinite(hi)) hi = phi(1e12);
-    if (!std::isfinite(hi)) return hi;
-    double lo = 0.0;
-    for (int i = 0; i < 80 && hi - lo > 1e-9 * std::max(1.0, hi); ++i) {
+    const double a = solve(mc.weights_read(0.0).raw() / hbm_bw);
+    const double b = solve(mc.weights_read(kUnbounded).raw() / hbm_bw);
+    double lo = std::min(a, b), hi = std::max(a, b);
+    if (!std::isfinite(lo)) return lo;  // unbounded for every w
+    if (!(lo >= 0)) lo = 0.0;
+    if (!std::isfinite(hi)) {  // grow a finite upper end, or the ceiling is unbounded
+        hi = std::max(1.0, 2.0 * (std::isfinite(lo) ? lo : 0.0));
+        while (feasible(hi)) {
+            if (hi > 1e30) return kUnbounded;
+            lo = hi;
+            hi *= 2.0;
+        }
+    }
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
         const double mid = 0.5 * (lo + hi);
-        (mid - phi(mid) < 0 ? lo : hi) = mid;
+        (feasible(mid) ? lo : hi) = mid;
     }
     return lo;
 }
@@ -214,15 +245,18 @@ struct MixDemand {
     const double m1_dram = f * kv * held_decode * inv;
     const double m2_dram = kv * (f * (held_other + held_idle) + (park ? gpu_share * held_idle : 0.0)) * inv;
 
-    r.b_cap_hbm = detail::batch_with_weights(mc, hbm_bw, [&](double w) {
-        return batch_for_capacity(with_w(w), r.hbm_free.raw(), m1_hbm, m2_hbm);
-    });
-    r.b_cap_dram = detail::batch_with_weights(mc, hbm_bw, [&](double w) {
-        return batch_for_capacity(with_w(w), sys.cpu_memory.raw(), m1_dram, m2_dram);
-    });
-    r.b_slo = pol.slo_tpot ? detail::batch_with_weights(mc, hbm_bw, [&](double w) {
-        return batch_for_step_time(with_w(w), pol.slo_tpot->raw());
-    })
+    // The step at B with the weight read of B itself (MoE: experts touched).
+    auto step_at = [&](double b) { return with_w(mc.weights_read(b).raw() / hbm_bw).step(b); };
+    auto capacity_ceiling = [&](double capacity, double m1, double m2) {
+        return detail::batch_with_weights(
+            mc, hbm_bw, [&](double w) { return batch_for_capacity(with_w(w), capacity, m1, m2); },
+            [&](double b) { return m1 * b + m2 * b / step_at(b) <= capacity; });
+    };
+    r.b_cap_hbm = capacity_ceiling(r.hbm_free.raw(), m1_hbm, m2_hbm);
+    r.b_cap_dram = capacity_ceiling(sys.cpu_memory.raw(), m1_dram, m2_dram);
+    r.b_slo = pol.slo_tpot ? detail::batch_with_weights(
+                                 mc, hbm_bw, [&](double w) { return batch_for_step_time(with_w(w), pol.slo_tpot->raw()); },
+                                 [&](double b) { return step_at(b) <= pol.slo_tpot->raw(); })
                            : kUnbounded;
     r.batch = r.b_cap_hbm;
     r.batch_limit = Resource::hbm_capacity;
