@@ -218,7 +218,8 @@ std::string ceiling_md(const json& cfg) {
                          p.feasible ? fmt::format("{:.1f} %", 100 * p.throughput / c.throughput) : "—");
     }
     s += "\nTwo GPUs per row so that the 141 GB of Llama-3.1-70B weights fit every GPU listed. \"infeasible (slo_tpot)\": even an empty "
-         "decode step, the weight read, exceeds the 50 ms TPOT SLO.\n";
+         "decode step, the weight read, exceeds the 50 ms TPOT SLO. \"infeasible (hbm_capacity)\": one codex session's KV (68k tokens) "
+         "does not fit in the HBM the weights leave, so without offload it cannot be served at all.\n";
     return s;
 }
 

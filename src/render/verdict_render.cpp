@@ -15,7 +15,8 @@ using nlohmann::json;
 json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
 std::string fmt_batch(double b) { return std::isfinite(b) ? fmt::format("{:.2f}", b) : "unbounded"; }
-std::string fmt_gain(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×"; }
+// A gain over a baseline that serves nothing is undefined, not infinite.
+std::string fmt_gain(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "— (f=0 serves nothing)"; }
 std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
 
 std::string sparse_tag(const Scenario& sc) { return fmt::format("sparse={:g}", sc.policy.sparse); }
@@ -43,6 +44,15 @@ std::string point_summary(const ServingPoint& p) {
 
 std::string verdict_line(const Verdict& v, const Scenario& sc) {
     const auto& b = v.baseline.conservative;
+    if (v.kind == VerdictKind::does_not_fit && v.session_does_not_fit) {
+        const PreparedScenario ps(sc);
+        const std::string where =
+            sc.policy.idle == IdlePolicy::park
+                ? fmt::format("CPU DRAM {} (idle sessions are parked there whole)", format_bytes(ps.sys.cpu_memory.raw()))
+                : fmt::format("free HBM {} + CPU DRAM {} at any f", format_bytes(ps.hbm_free_bytes()),
+                              format_bytes(ps.sys.cpu_memory.raw()));
+        return fmt::format("VERDICT: DOES NOT FIT — one session's KV {} exceeds {}", format_bytes(ps.session_kv_max), where);
+    }
     if (v.kind == VerdictKind::does_not_fit) {
         const PreparedScenario ps(sc);
         return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each)",
@@ -53,8 +63,12 @@ std::string verdict_line(const Verdict& v, const Scenario& sc) {
         const PreparedScenario ps(sc);
         return fmt::format("VERDICT: INFEASIBLE — {}", infeasible_reason(b, sc, ps));
     }
-    const std::string band = fmt::format("{} (no overlap) .. {} (perfect overlap)", fmt_gain(v.gain_conservative),
-                                         fmt_gain(v.gain_optimistic));
+    // Where f = 0 cannot hold one session, a gain over it has no meaning: give the throughput offload makes possible.
+    const std::string band =
+        b.session_fits ? fmt::format("{} (no overlap) .. {} (perfect overlap)", fmt_gain(v.gain_conservative),
+                                     fmt_gain(v.gain_optimistic))
+                       : fmt::format("{:.1f} (no overlap) .. {:.1f} (perfect overlap) tok/s where f=0 cannot hold one session",
+                                     v.at_f.conservative.throughput, v.at_f.optimistic.throughput);
     const std::string tail = fmt::format("binding at f=0: {}", name(b.headline));
     switch (v.kind) {
         case VerdictKind::offload:

@@ -15,6 +15,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 
 #include "kvroof/analysis/resource.hpp"
@@ -51,17 +52,42 @@ struct PreparedScenario {
     SystemRates sys;
     ModelConstants mc;
 
+    double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S
+
     explicit PreparedScenario(const Scenario& s)
-        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)) {}
+        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)) {
+        for (const auto& e : s.mix.entries)
+            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+    }
 
     // HBM left for KV after the weights (negative when they do not fit).
     [[nodiscard]] double hbm_free_bytes() const noexcept { return sys.hbm_capacity.raw() - mc.weights.raw(); }
+
+    // One session of the longest class fits where its KV lives at offload
+    // fraction f: the GPU share (1−f) in free HBM, and in CPU DRAM the f share,
+    // or under --idle park the whole KV while the session is idle. A fluid batch
+    // below one is a time average (a session decoding part of the time); a
+    // session that fits nowhere cannot be served at all.
+    [[nodiscard]] bool session_fits_hbm(double f) const noexcept { return (1.0 - f) * session_kv_max <= hbm_free_bytes(); }
+    [[nodiscard]] bool session_fits_dram(double f) const noexcept {
+        const double share = scenario->policy.idle == IdlePolicy::park ? 1.0 : f;
+        return share * session_kv_max <= sys.cpu_memory.raw();
+    }
+    // Whether some f in [0, 1] fits one session, and the smallest such f.
+    [[nodiscard]] std::optional<double> smallest_f_that_fits() const noexcept {
+        const double free = hbm_free_bytes();
+        if (free <= 0) return std::nullopt;
+        const double f = session_kv_max > free ? 1.0 - free / session_kv_max : 0.0;
+        if (!session_fits_dram(f)) return std::nullopt;
+        return f;
+    }
 };
 
 struct ServingPoint {
     double f = 0, ov = 0;
     bool fits = true;       // weights fit in HBM
     bool feasible = true;   // a positive throughput exists under the SLOs
+    bool session_fits = true;  // one session of the longest class fits in HBM and DRAM at this f
     double batch = 0;       // B, sequences (fluid)
     double b_cap_hbm = 0, b_cap_dram = 0, b_slo = 0;
     double tpot = 0;           // s, decode step time at B
@@ -276,6 +302,13 @@ struct MixDemand {
                 return r;
             }
         }
+    }
+    if (!ps.session_fits_hbm(f) || !ps.session_fits_dram(f)) {
+        r.feasible = false;
+        r.session_fits = false;
+        r.batch = 0;
+        r.batch_limit = r.binding = r.headline = ps.session_fits_hbm(f) ? Resource::dram_capacity : Resource::hbm_capacity;
+        return r;
     }
     if (!(r.batch > 0) || !std::isfinite(r.batch)) {
         r.feasible = false;

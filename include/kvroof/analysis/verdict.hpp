@@ -43,9 +43,20 @@ struct Band {
             best_i = i;
         }
     }
-    if (!(best.throughput > 0)) return best;
     double lo = std::max(0, best_i - 1) / static_cast<double>(kFGridSteps);
     double hi = std::min(kFGridSteps, best_i + 1) / static_cast<double>(kFGridSteps);
+    // Where one session fits in HBM only from some f > 0 on, that edge can lie
+    // between grid points: try it, and search above it when it wins.
+    if (const auto fit = ps.smallest_f_that_fits(); fit && *fit > 0) {
+        const double f0 = std::min(1.0, *fit + 1e-12 + 1e-12 * *fit);
+        ServingPoint p = evaluate(ps, f0, ov);
+        if (p.throughput > best.throughput * (1.0 + 1e-12)) {
+            best = p;
+            lo = f0;
+            hi = std::min(1.0, f0 + 1.0 / kFGridSteps);
+        }
+    }
+    if (!(best.throughput > 0)) return best;
     constexpr double kInvPhi = 0.6180339887498949;
     double x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
     ServingPoint p1 = evaluate(ps, x1, ov), p2 = evaluate(ps, x2, ov);
@@ -85,7 +96,7 @@ enum class VerdictKind {
     offload,               // bankable: the conservative end gains
     offload_with_overlap,  // only the optimistic end gains: needs a layer-ahead pipeline
     keep_on_gpu,           // no end of the band gains
-    does_not_fit,          // weights exceed HBM
+    does_not_fit,          // weights exceed HBM, or one session's KV fits at no f
     infeasible,            // no batch meets the SLOs even without offload
 };
 
@@ -112,6 +123,7 @@ struct Calibration {
 
 struct Verdict {
     VerdictKind kind = VerdictKind::keep_on_gpu;
+    bool session_does_not_fit = false;  // does_not_fit because of one session's KV, not the weights
     bool f_fixed = false;  // the user chose f; no optimisation
     double f = 0;          // the recommended (or chosen) offload fraction
     Band baseline;         // f = 0
@@ -152,8 +164,9 @@ struct VerdictOptions {
 
     const auto& base_c = v.baseline.conservative;
     const auto& base_o = v.baseline.optimistic;
-    if (!base_c.fits) {
+    if (!base_c.fits || !ps.smallest_f_that_fits()) {
         v.kind = VerdictKind::does_not_fit;
+        v.session_does_not_fit = base_c.fits;
         v.at_f = v.baseline;
         return v;
     }
