@@ -488,7 +488,9 @@ std::string compute_chunk(const SweepSpec& spec, PointCache& cache, std::uint64_
 
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
-    const auto [begin, end] = shard_range(spec);
+    // Plain names, not a structured binding: clang 14 cannot capture one in a lambda.
+    const auto range = shard_range(spec);
+    const std::uint64_t begin = range.first, end = range.second;
     const int f_axis = axis_of(spec, "f"), ov_axis = axis_of(spec, "ov");
     if (spec.shard_index == 1 && spec.format == SweepFormat::csv) write(sweep_header(spec));
     const std::uint64_t total = end - begin;
