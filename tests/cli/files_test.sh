@@ -41,5 +41,39 @@ expect_bad_sweep "--grid hardware=h100-sxm, hbm-reserve=150" --grid "hardware=gb
 expect_bad_sweep "--grid sparse=0" --grid "sparse=0.5,0" --grid "cpus-per-gpu=1,2"
 expect_bad_sweep "--grid f=1.5" --grid "sparse=0.5,1" --grid "f=0,1.5"
 
+# An interrupted sweep --out leaves neither the file nor its temporary.
+# Job control on: background jobs then keep SIGINT instead of ignoring it.
+set -m
+for sig in INT TERM HUP; do
+    d="$tmp/sig-$sig"
+    mkdir "$d"
+    "$kvroof" sweep --grid "f=0:1:0.000001" --grid "sparse=0.1,0.2,0.5,1" --out "$d/F.csv" 2>/dev/null &
+    pid=$!
+    for _ in $(seq 100); do [ -n "$(ls -A "$d")" ] && break; sleep 0.05; done
+    sleep 0.3
+    [ -n "$(ls -A "$d")" ] || bad "sweep never started its temporary before SIG$sig"
+    kill -s "$sig" "$pid"
+    { wait "$pid"; } 2>/dev/null  # without bash's job report
+    rc=$?
+    [ $rc -gt 128 ] && ok || bad "sweep after SIG$sig -> exit $rc, want death by the signal"
+    [ -z "$(ls -A "$d")" ] && ok || bad "SIG$sig left: $(ls -A "$d")"
+done
+set +m
+
+# sweep --out through a link writes the target and keeps the link; devices are written directly.
+d="$tmp/out-link"
+mkdir "$d"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" >"$d/want.csv"
+ln -s target.csv "$d/link.csv"
+for round in new existing; do
+    "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out "$d/link.csv" &&
+        [ -L "$d/link.csv" ] && cmp -s "$d/target.csv" "$d/want.csv" && ok || bad "sweep --out link ($round target)"
+done
+[ -z "$(leftovers "$d" want.csv link.csv target.csv)" ] && ok || bad "sweep --out link left: $(leftovers "$d" want.csv link.csv target.csv)"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout >"$d/file.csv" && cmp -s "$d/file.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a file"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout | cat >"$d/pipe.csv" && cmp -s "$d/pipe.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a pipe"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/null && [ -c /dev/null ] && ok || bad "sweep --out /dev/null"
+[ -z "$(leftovers "$d" want.csv link.csv target.csv file.csv pipe.csv)" ] && ok || bad "sweep --out devices left files"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
