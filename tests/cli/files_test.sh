@@ -60,6 +60,49 @@ for sig in INT TERM HUP; do
 done
 set +m
 
+# No gnuplot: one line, exit 1, nothing written, the earlier outputs untouched.
+d="$tmp/nognu"
+mkdir -p "$d/rep" "$d/tmpdir"
+echo old >"$d/rep/SUMMARY.md"
+PATH=/nonexistent "$kvroof" report --out "$d/rep" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q gnuplot "$tmp/err" && ok || bad "report without gnuplot -> exit $rc: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] && [ "$(cat "$d/rep/SUMMARY.md")" = old ] && [ "$(ls -A "$d/rep")" = SUMMARY.md ] && ok || bad "report without gnuplot touched the old folder"
+[ -z "$(leftovers "$d" rep tmpdir)" ] && ok || bad "report without gnuplot left: $(leftovers "$d" rep tmpdir)"
+TMPDIR="$d/tmpdir" PATH=/nonexistent "$kvroof" sweep --grid "f=0,1" --plot "$d/p.svg" --x f --y gain_con --out "$d/s.csv" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && [ ! -s "$tmp/out" ] && ok || bad "sweep --plot without gnuplot -> exit $rc: $(cat "$tmp/err")"
+[ -z "$(leftovers "$d" rep tmpdir)" ] && [ -z "$(ls -A "$d/tmpdir")" ] && ok || bad "sweep --plot without gnuplot left files"
+
+# A gnuplot that fails, or exits at once without reading (SIGPIPE for a writer
+# that does not ignore it): exit 1, the old folder kept, no temporaries.
+mkdir "$d/bin"
+for body in "exit 3" "exec 0<&-; exit 0"; do
+    printf '#!/bin/sh\n%s\n' "$body" >"$d/bin/gnuplot"
+    chmod +x "$d/bin/gnuplot"
+    TMPDIR="$d/tmpdir" PATH="$d/bin" "$kvroof" report --out "$d/rep" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "report with gnuplot '$body' -> exit $rc: $(cat "$tmp/err")"
+    [ "$(ls -A "$d/rep")" = SUMMARY.md ] && [ -z "$(leftovers "$d" rep tmpdir bin)" ] && ok || bad "report with gnuplot '$body' left: $(leftovers "$d" rep tmpdir bin)"
+    TMPDIR="$d/tmpdir" PATH="$d/bin" "$kvroof" sweep --grid "f=0,1" --plot "$d/p.svg" --x f --y gain_con --out "$d/s.csv" >/dev/null 2>&1
+    rc=$?
+    [ $rc -eq 1 ] && [ -z "$(leftovers "$d" rep tmpdir bin)" ] && [ -z "$(ls -A "$d/tmpdir")" ] && ok || bad "sweep --plot with gnuplot '$body' -> exit $rc, left: $(leftovers "$d" rep tmpdir bin) $(ls -A "$d/tmpdir")"
+done
+
+# report --out replaces the folder whole, refuses one holding other files, follows a link.
+d="$tmp/rep"
+mkdir -p "$d/real" "$d/foreign"
+echo old >"$d/real/SUMMARY.md"
+echo stale >"$d/real/verdict_default.md"
+ln -s real "$d/link"
+"$kvroof" report --out "$d/link" >"$tmp/out" 2>"$tmp/err" && ok || bad "report through a link: $(cat "$tmp/err")"
+[ -L "$d/link" ] && [ "$(ls "$d/real" | wc -l)" -eq 11 ] && ! grep -q '^old$' "$d/real/SUMMARY.md" && ok || bad "report --out link did not replace the target's files"
+[ -z "$(leftovers "$d" real foreign link)" ] && ok || bad "report left: $(leftovers "$d" real foreign link)"
+echo mine >"$d/foreign/notes.txt"
+"$kvroof" report --out "$d/foreign" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--out" "$tmp/err" && [ "$(ls -A "$d/foreign")" = notes.txt ] && [ ! -s "$tmp/out" ] && ok || bad "report into a folder of other files -> exit $rc: $(cat "$tmp/err")"
+
 # sweep --out through a link writes the target and keeps the link; devices are written directly.
 d="$tmp/out-link"
 mkdir "$d"
@@ -73,7 +116,9 @@ done
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout >"$d/file.csv" && cmp -s "$d/file.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a file"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout | cat >"$d/pipe.csv" && cmp -s "$d/pipe.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a pipe"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/null && [ -c /dev/null ] && ok || bad "sweep --out /dev/null"
-[ -z "$(leftovers "$d" want.csv link.csv target.csv file.csv pipe.csv)" ] && ok || bad "sweep --out devices left files"
+"$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --plot "$d/p.svg" --x f --y gain_con --out /dev/stdout >"$d/plot.csv" &&
+    cmp -s "$d/plot.csv" "$d/want.csv" && grep -q '<svg' "$d/p.svg" && ok || bad "sweep --plot --out /dev/stdout"
+[ -z "$(leftovers "$d" want.csv link.csv target.csv file.csv pipe.csv plot.csv p.svg)" ] && ok || bad "sweep --out devices left files"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
