@@ -38,8 +38,13 @@ constexpr int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 void remove_temps_and_die(int sig) {
     for (Slot& s : g_slots)
         if (s.state.load(std::memory_order_acquire) == 2 && !s.folder) ::unlink(s.path);
-    for (int i = kSlots; i-- > 0;)  // folders after their files, newest first
-        if (g_slots[i].state.load(std::memory_order_acquire) == 2 && g_slots[i].folder) ::rmdir(g_slots[i].path);
+    // Folders after their files; nested ones in any slot order, since a pass
+    // removes the innermost empty ones and the next pass their parents.
+    for (bool removed = true; removed;) {
+        removed = false;
+        for (Slot& s : g_slots)
+            if (s.state.load(std::memory_order_acquire) == 2 && s.folder && ::rmdir(s.path) == 0) removed = true;
+    }
     // SA_RESETHAND restored the default action; the raised signal is delivered
     // when the handler returns and ends the process as if never caught.
     ::raise(sig);
@@ -250,6 +255,7 @@ AtomicDir::AtomicDir(const std::string& path) {
             throw std::runtime_error(msg);
         }
         created_parents_.insert(created_parents_.begin(), it->string());
+        parent_regs_.emplace_back(it->string(), TempRegistration::Kind::folder);
     }
     std::string tmpl = target_ + ".tmp-XXXXXX";
     bool made = false;
@@ -293,6 +299,7 @@ void AtomicDir::commit() {
             throw std::runtime_error(fmt::format("cannot write into '{}': {}", target_, errno_text()));
         committed_ = true;
         file_regs_.clear();
+        parent_regs_.clear();
         dir_reg_.release();
         return;
     }
@@ -318,6 +325,7 @@ void AtomicDir::commit() {
     std::error_code ec;
     fs::remove_all(old, ec);
     file_regs_.clear();
+    parent_regs_.clear();
     dir_reg_.release();
     if (ec) throw std::runtime_error(fmt::format("replaced '{}' but could not remove its old files at '{}': {}", target_, old, ec.message()));
 }
@@ -327,6 +335,7 @@ void AtomicDir::discard() noexcept {
     if (!scratch_.empty()) fs::remove_all(scratch_, ec);
     for (const auto& p : created_parents_) ::rmdir(p.c_str());  // deepest first; only if still empty
     file_regs_.clear();
+    parent_regs_.clear();
     dir_reg_.release();
 }
 

@@ -87,6 +87,7 @@ private:
     void discard() noexcept;
     std::string target_, scratch_;
     std::vector<std::string> created_parents_;  // deepest first
+    std::vector<TempRegistration> parent_regs_;
     TempRegistration dir_reg_;
     std::vector<TempRegistration> file_regs_;
     bool committed_ = false;
