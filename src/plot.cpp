@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: MIT
 #include "kvroof/io/plot.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace kvroof::io {
@@ -72,33 +79,111 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
     return s;
 }
 
+std::string find_gnuplot() {
+    const char* env = std::getenv("PATH");
+    const std::string path = env ? env : "";
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t end = path.find(':', start);
+        if (end == std::string::npos) end = path.size();
+        const std::string dir = end > start ? path.substr(start, end - start) : ".";  // an empty entry is the current folder
+        const std::string exe = dir + "/gnuplot";
+        struct stat st {};
+        if (::stat(exe.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(exe.c_str(), X_OK) == 0) return exe;
+        start = end + 1;
+    }
+    throw std::runtime_error("gnuplot not found on PATH: install it (apt-get install gnuplot-nox) to draw plots");
+}
+
+namespace {
+
+// SIGPIPE ignored while feeding gnuplot: if it dies early, the write fails
+// with EPIPE and its exit status says why, instead of the signal ending kvroof.
+class SigpipeIgnored {
+public:
+    SigpipeIgnored() noexcept {
+        struct sigaction ign {};
+        ign.sa_handler = SIG_IGN;
+        sigemptyset(&ign.sa_mask);
+        ::sigaction(SIGPIPE, &ign, &old_);
+    }
+    SigpipeIgnored(const SigpipeIgnored&) = delete;
+    SigpipeIgnored& operator=(const SigpipeIgnored&) = delete;
+    ~SigpipeIgnored() { ::sigaction(SIGPIPE, &old_, nullptr); }
+
+private:
+    struct sigaction old_ {};
+};
+
+// Runs `gnuplot` with `script` on its standard input and its standard output
+// sent to our standard error; throws unless it exits 0.
+void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& svg_path) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot start gnuplot: {}", std::strerror(errno)));
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
+    posix_spawn_file_actions_adddup2(&actions, 2, 1);
+    std::string arg0 = gnuplot;
+    char* argv[] = {arg0.data(), nullptr};
+    pid_t pid = 0;
+    const int spawned = ::posix_spawn(&pid, gnuplot.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(fds[0]);
+    if (spawned != 0) {
+        ::close(fds[1]);
+        throw std::runtime_error(fmt::format("cannot start gnuplot '{}': {}", gnuplot, std::strerror(spawned)));
+    }
+    size_t done = 0;
+    {
+        const SigpipeIgnored ignored;
+        while (done < script.size()) {
+            const ssize_t n = ::write(fds[1], script.data() + done, script.size() - done);
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                break;  // EPIPE: gnuplot stopped reading
+            }
+            done += static_cast<size_t>(n);
+        }
+        ::close(fds[1]);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) throw std::runtime_error(fmt::format("gnuplot drawing '{}': {}", svg_path, std::strerror(errno)));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || done < script.size())
+        throw std::runtime_error(fmt::format("gnuplot failed drawing '{}'", svg_path));
+}
+
+// gnuplot may exit 0 without drawing (a stub, a script it did not finish).
+void check_drawn(const std::string& file, const std::string& svg_path) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || st.st_size == 0) throw std::runtime_error(fmt::format("gnuplot drew nothing for '{}'", svg_path));
+}
+
+}  // namespace
+
+void render_svg(const PlotSpec& spec, AtomicFile& out) {
+    const std::string gnuplot = find_gnuplot();
+    if (out.atomic()) {
+        // gnuplot writes the temporary file; `out` renames it on commit.
+        run_gnuplot(gnuplot, gnuplot_script(spec, out.temp_path()), out.path());
+        check_drawn(out.temp_path(), out.path());
+        return;
+    }
+    // A target that cannot be renamed over: draw into a scratch file, copy it.
+    AtomicFile scratch((std::filesystem::temp_directory_path() / "kvroof-plot.svg").string());
+    run_gnuplot(gnuplot, gnuplot_script(spec, scratch.temp_path()), out.path());
+    check_drawn(scratch.temp_path(), out.path());
+    std::ifstream in(scratch.temp_path(), std::ios::binary);
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) throw std::runtime_error(fmt::format("cannot read the plot drawn for '{}'", out.path()));
+    out.write(svg);
+}
+
 void render_svg(const PlotSpec& spec, const std::string& svg_path) {
-    namespace fs = std::filesystem;
-    const fs::path target(svg_path);
-    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-    std::string tmp = (dir / (".kvroof-" + target.filename().string() + ".XXXXXX")).string();
-    const int fd = ::mkstemp(tmp.data());
-    if (fd < 0) throw std::runtime_error(fmt::format("cannot write '{}'", svg_path));
-    ::fchmod(fd, 0644);
-    ::close(fd);
-    const std::string script = gnuplot_script(spec, tmp);
-    FILE* pipe = ::popen("exec gnuplot 1>&2", "w");
-    if (!pipe) {
-        ::unlink(tmp.c_str());
-        throw std::runtime_error("cannot start gnuplot");
-    }
-    std::fwrite(script.data(), 1, script.size(), pipe);
-    const int status = ::pclose(pipe);
-    if (status != 0) {
-        ::unlink(tmp.c_str());
-        const bool missing = WIFEXITED(status) && WEXITSTATUS(status) == 127;
-        throw std::runtime_error(missing ? "gnuplot not found: install it (apt-get install gnuplot-nox) to draw plots"
-                                         : fmt::format("gnuplot failed drawing '{}'", svg_path));
-    }
-    if (std::rename(tmp.c_str(), svg_path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        throw std::runtime_error(fmt::format("cannot write '{}'", svg_path));
-    }
+    AtomicFile out(svg_path);
+    render_svg(spec, out);
+    out.commit();
 }
 
 }  // namespace kvroof::io

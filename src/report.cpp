@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <tuple>
 
@@ -350,9 +351,28 @@ std::string summary_md(const std::vector<Named>& scen, const std::vector<Verdict
 
 }  // namespace
 
-std::vector<std::string> write_reports(const std::string& out_dir) {
+namespace {
+
+// `kvroof report --out DIR` replaces DIR whole, so DIR must hold nothing but
+// an earlier report (and temporaries an interrupted older kvroof left):
+// `--out .` or `--out ~` is refused before anything is touched.
+void check_report_folder(const std::string& out_dir, const std::vector<std::string>& names) {
     namespace fs = std::filesystem;
-    fs::create_directories(out_dir);
+    std::error_code ec;
+    const fs::file_status st = fs::status(out_dir, ec);
+    if (!fs::exists(st)) return;
+    if (!fs::is_directory(st)) throw InputError(fmt::format("--out: must be a folder, got '{}', which is not one", out_dir));
+    for (const auto& entry : fs::directory_iterator(out_dir)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(".kvroof-", 0) == 0 || std::find(names.begin(), names.end(), name) != names.end()) continue;
+        throw InputError(fmt::format("--out: must be a new folder or one holding only an earlier report, got '{}', which holds '{}'",
+                                     out_dir, name));
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> write_reports(const std::string& out_dir) {
     const json& cfg = embedded_config("report");
     const std::vector<Named> scen = reference_scenarios(cfg);
     std::vector<Verdict> verdicts;
@@ -375,18 +395,24 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
         files.emplace_back("verdict_default.md", render_verdict_markdown(v, RenderContext{&b, std::nullopt}));
     }
     files.emplace_back("SUMMARY.md", summary_md(scen, verdicts, cfg, prefill, layers));
-
-    std::vector<std::string> written;
-    for (const auto& [name, text] : files) {
-        write_file_atomic((fs::path(out_dir) / name).string(), text);
-        written.push_back(name);
-    }
     const Plots p = make_plots(cfg);
-    for (const auto& [name, spec] : {std::pair{"throughput_vs_f.svg", &p.throughput_vs_f}, std::pair{"bottleneck_vs_f.svg", &p.bottleneck_vs_f},
-                                     std::pair{"gain_vs_cpus_per_gpu.svg", &p.gain_vs_cpus}, std::pair{"gain_vs_link_bw.svg", &p.gain_vs_link}}) {
-        render_svg(*spec, (fs::path(out_dir) / name).string());
-        written.emplace_back(name);
-    }
+    const std::pair<std::string, const PlotSpec*> plots[] = {{"throughput_vs_f.svg", &p.throughput_vs_f},
+                                                             {"bottleneck_vs_f.svg", &p.bottleneck_vs_f},
+                                                             {"gain_vs_cpus_per_gpu.svg", &p.gain_vs_cpus},
+                                                             {"gain_vs_link_bw.svg", &p.gain_vs_link}};
+    std::vector<std::string> written;
+    for (const auto& f : files) written.push_back(f.first);
+    for (const auto& pl : plots) written.push_back(pl.first);
+
+    // Everything that can fail without writing fails here, before the first byte.
+    check_report_folder(out_dir, written);
+    (void)find_gnuplot();
+
+    // All or nothing: the files go into a fresh sibling folder that replaces out_dir at the end.
+    AtomicDir dir(out_dir);
+    for (const auto& [name, text] : files) write_file_atomic(dir.file(name), text);
+    for (const auto& [name, spec] : plots) render_svg(*spec, dir.file(name));
+    dir.commit();
     return written;
 }
 

@@ -4,8 +4,11 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <fstream>
@@ -33,38 +36,39 @@ struct KnobDef {
     double to_column;   // SI value -> column unit
     OptField field;     // nullptr: hardware/model (plain strings) or f/ov
     bool list_only;     // text knobs: no ranges
+    bool whole;         // whole numbers only (the GPU count)
 };
 
 const std::vector<KnobDef>& knob_table() {
     static const std::vector<KnobDef> t = {
-        {"hardware", "hardware", KnobUnit::text, UnitKind::bytes, "", 1, nullptr, true},
-        {"model", "model", KnobUnit::text, UnitKind::bytes, "", 1, nullptr, true},
-        {"workload", "workload", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::workload, true},
-        {"mix", "mix", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::mix, true},
-        {"link", "link", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::link, true},
-        {"gpus", "gpus", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::gpus, false},
-        {"gpu-flops", "gpu_flops_TFLOPS", KnobUnit::tflops, UnitKind::flop_rate, "TFLOPS", 1e-12, &ScenarioInputs::gpu_flops, false},
-        {"hbm-cap", "hbm_cap_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::hbm_cap, false},
-        {"hbm-bw", "hbm_bw_TBps", KnobUnit::tbps, UnitKind::bandwidth, "TB/s", 1e-12, &ScenarioInputs::hbm_bw, false},
-        {"hbm-reserve", "hbm_reserve_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::hbm_reserve, false},
-        {"nvlink-bw", "nvlink_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::nvlink_bw, false},
-        {"c2c-bw", "c2c_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::c2c_bw, false},
-        {"cpu-dram-bw", "cpu_dram_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::cpu_dram_bw, false},
-        {"cpu-flops", "cpu_flops_TFLOPS", KnobUnit::tflops, UnitKind::flop_rate, "TFLOPS", 1e-12, &ScenarioInputs::cpu_flops, false},
-        {"cpu-mem", "cpu_mem_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::cpu_mem, false},
-        {"cpus-per-gpu", "cpus_per_gpu", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::cpus_per_gpu, false},
-        {"eta", "eta", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta, false},
-        {"eta-compute", "eta_compute", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta_compute, false},
-        {"eta-mem", "eta_mem", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta_mem, false},
-        {"sparse", "sparse", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::sparse, false},
-        {"r", "r", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::r, false},
-        {"kv-dtype", "kv_dtype", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::kv_dtype, true},
-        {"weight-dtype", "weight_dtype", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::weight_dtype, true},
-        {"slo-tpot", "slo_tpot_ms", KnobUnit::ms, UnitKind::time, "ms", 1e3, &ScenarioInputs::slo_tpot, false},
-        {"slo-ttft", "slo_ttft_ms", KnobUnit::ms, UnitKind::time, "ms", 1e3, &ScenarioInputs::slo_ttft, false},
-        {"idle", "idle", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::idle, true},
-        {"f", "f", KnobUnit::none, UnitKind::bytes, "", 1, nullptr, false},
-        {"ov", "ov", KnobUnit::none, UnitKind::bytes, "", 1, nullptr, false},
+        {"hardware", "hardware", KnobUnit::text, UnitKind::bytes, "", 1, nullptr, true, false},
+        {"model", "model", KnobUnit::text, UnitKind::bytes, "", 1, nullptr, true, false},
+        {"workload", "workload", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::workload, true, false},
+        {"mix", "mix", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::mix, true, false},
+        {"link", "link", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::link, true, false},
+        {"gpus", "gpus", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::gpus, false, true},
+        {"gpu-flops", "gpu_flops_TFLOPS", KnobUnit::tflops, UnitKind::flop_rate, "TFLOPS", 1e-12, &ScenarioInputs::gpu_flops, false, false},
+        {"hbm-cap", "hbm_cap_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::hbm_cap, false, false},
+        {"hbm-bw", "hbm_bw_TBps", KnobUnit::tbps, UnitKind::bandwidth, "TB/s", 1e-12, &ScenarioInputs::hbm_bw, false, false},
+        {"hbm-reserve", "hbm_reserve_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::hbm_reserve, false, false},
+        {"nvlink-bw", "nvlink_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::nvlink_bw, false, false},
+        {"c2c-bw", "c2c_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::c2c_bw, false, false},
+        {"cpu-dram-bw", "cpu_dram_bw_GBps", KnobUnit::gbps, UnitKind::bandwidth, "GB/s", 1e-9, &ScenarioInputs::cpu_dram_bw, false, false},
+        {"cpu-flops", "cpu_flops_TFLOPS", KnobUnit::tflops, UnitKind::flop_rate, "TFLOPS", 1e-12, &ScenarioInputs::cpu_flops, false, false},
+        {"cpu-mem", "cpu_mem_GB", KnobUnit::gb, UnitKind::bytes, "GB", 1e-9, &ScenarioInputs::cpu_mem, false, false},
+        {"cpus-per-gpu", "cpus_per_gpu", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::cpus_per_gpu, false, false},
+        {"eta", "eta", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta, false, false},
+        {"eta-compute", "eta_compute", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta_compute, false, false},
+        {"eta-mem", "eta_mem", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::eta_mem, false, false},
+        {"sparse", "sparse", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::sparse, false, false},
+        {"r", "r", KnobUnit::none, UnitKind::bytes, "", 1, &ScenarioInputs::r, false, false},
+        {"kv-dtype", "kv_dtype", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::kv_dtype, true, false},
+        {"weight-dtype", "weight_dtype", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::weight_dtype, true, false},
+        {"slo-tpot", "slo_tpot_ms", KnobUnit::ms, UnitKind::time, "ms", 1e3, &ScenarioInputs::slo_tpot, false, false},
+        {"slo-ttft", "slo_ttft_ms", KnobUnit::ms, UnitKind::time, "ms", 1e3, &ScenarioInputs::slo_ttft, false, false},
+        {"idle", "idle", KnobUnit::text, UnitKind::bytes, "", 1, &ScenarioInputs::idle, true, false},
+        {"f", "f", KnobUnit::none, UnitKind::bytes, "", 1, nullptr, false, false},
+        {"ov", "ov", KnobUnit::none, UnitKind::bytes, "", 1, nullptr, false, false},
     };
     return t;
 }
@@ -126,6 +130,8 @@ GridAxis parse_grid_entry(std::string_view entry) {
         if (hi < lo) throw InputError(fmt::format("{}: empty range, {} > {}", where, parts[0], parts[1]));
         const double n = std::floor((hi - lo) / step * (1 + 1e-12) + 1e-9) + 1;
         if (n > 1e9) throw InputError(fmt::format("{}: {:.3g} values in one axis; at most 1e9", where, n));
+        if (k->whole && (lo != std::floor(lo) || step != std::floor(step)))
+            throw InputError(fmt::format("{}: {} takes whole numbers, so the start and step must be whole, got '{}'", where, name, rest));
         a.is_range = true;
         a.count = static_cast<std::uint64_t>(n);
         a.lo = lo;
@@ -136,6 +142,8 @@ GridAxis parse_grid_entry(std::string_view entry) {
         for (const auto& v : split(rest, sep)) {
             if (v.empty()) throw InputError(fmt::format("{}: empty value in the list", where));
             if (numeric_knob(*k)) a.numbers.push_back(knob_si(*k, where, v) * k->to_column);
+            if (k->whole && a.numbers.back() != std::floor(a.numbers.back()))
+                throw InputError(fmt::format("{}: {} takes whole numbers, got '{}'", where, name, v));
             a.values.push_back(v);
         }
     }
@@ -179,6 +187,151 @@ int axis_of(const SweepSpec& spec, std::string_view knob) {
 
 }  // namespace
 
+namespace {
+
+// Which grid values one check sets; the rest of the axes stay at their first value.
+struct CheckBlock {
+    std::vector<size_t> axes;        // one or two scenario axes
+    std::vector<std::uint64_t> from;  // first index checked on each (1: index 0 is point 0's)
+    std::uint64_t size = 0;           // product of (axis size - from)
+};
+
+std::string grid_values(const SweepSpec& spec, const std::vector<size_t>& axes, const std::vector<std::uint64_t>& idx) {
+    std::string s = "--grid ";
+    for (size_t k = 0; k < axes.size(); ++k) s += fmt::format("{}{}={}", k ? ", " : "", spec.axes[axes[k]].knob, spec.axes[axes[k]].value(idx[axes[k]]));
+    return s;
+}
+
+// The first failing check in block order, or nothing.
+struct Failure {
+    std::uint64_t at = UINT64_MAX;
+    std::string message;
+    std::exception_ptr other;  // not an InputError: rethrown as it is
+};
+
+// Checks items [begin, end) of the flattened blocks; stops at the first failure.
+void check_items(const SweepSpec& spec, const std::vector<CheckBlock>& blocks, std::uint64_t begin, std::uint64_t end, Failure& f) {
+    std::vector<std::uint64_t> idx(spec.axes.size(), 0);
+    std::uint64_t base = 0;
+    for (const CheckBlock& b : blocks) {
+        if (begin >= base + b.size) {
+            base += b.size;
+            continue;
+        }
+        if (base >= end) return;
+        for (std::uint64_t w = std::max(begin, base); w < std::min(end, base + b.size); ++w) {
+            std::uint64_t r = w - base;
+            for (size_t k = b.axes.size(); k-- > 0;) {
+                const std::uint64_t n = spec.axes[b.axes[k]].size() - b.from[k];
+                idx[b.axes[k]] = b.from[k] + r % n;
+                r /= n;
+            }
+            try {
+                (void)build_scenario(inputs_for(spec, idx));
+            } catch (const InputError& e) {
+                f = {w, fmt::format("{}: {}", grid_values(spec, b.axes, idx), e.what()), nullptr};
+                return;
+            } catch (...) {
+                f = {w, {}, std::current_exception()};
+                return;
+            }
+        }
+        for (size_t a : b.axes) idx[a] = 0;
+        base += b.size;
+    }
+}
+
+// Every grid point passes the rules of build_scenario and of the specs'
+// check_validity, shown without visiting the product of the axes (which may
+// be 10^9 points) by checking points that include a violator whenever the
+// product holds one:
+//  - point 0: the fixed flags with every axis at its first value;
+//  - every value of every axis with the others at their first values, which
+//    settles each rule on one knob (sparse in (0, 1], a preset name);
+//  - every two values of every two axes with the others at their first
+//    values, which settles each rule on two knobs.
+// The rules across knobs involve two at most: hbm-reserve < hbm-cap
+// (HardwareSpec::check_validity; either side may come from a hardware preset,
+// but an axis for both overrides the preset) and a mix or a workload, not both
+// (build_scenario; checked on the flags before this). A rule on three knobs
+// would need triples here. f and ov never reach the scenario: their one rule
+// is [0, 1], checked on every value of a list and on both ends of a range,
+// whose values rise with the index.
+void check_every_point(const SweepSpec& spec) {
+    std::vector<size_t> scen;
+    for (size_t i = 0; i < spec.axes.size(); ++i) {
+        const GridAxis& a = spec.axes[i];
+        if (!is_f_or_ov(a)) {
+            scen.push_back(i);
+            continue;
+        }
+        for (std::uint64_t v = 0; v < a.size(); ++v) {
+            if (a.is_range && v > 0 && v + 1 < a.size()) v = a.size() - 1;
+            try {
+                check::unit_interval(a.knob, a.number(v));
+            } catch (const InputError& e) {
+                throw InputError(fmt::format("--grid {}={}: {}", a.knob, a.value(v), e.what()));
+            }
+        }
+    }
+    const std::vector<std::uint64_t> zero(spec.axes.size(), 0);
+    try {
+        (void)build_scenario(inputs_for(spec, zero));
+    } catch (const InputError& e) {
+        if (scen.empty()) throw;
+        // The fixed flags' own fault reads better without the grid values.
+        bool fixed_fails_alike = false;
+        try {
+            (void)build_scenario(spec.fixed);
+        } catch (const InputError& fixed_e) {
+            fixed_fails_alike = std::string_view(fixed_e.what()) == e.what();
+        }
+        if (fixed_fails_alike) throw;
+        throw InputError(fmt::format("{}: {}", grid_values(spec, scen, zero), e.what()));
+    }
+    std::vector<CheckBlock> blocks;
+    for (size_t i : scen) blocks.push_back({{i}, {1}, spec.axes[i].size() - 1});
+    for (size_t x = 0; x < scen.size(); ++x)
+        for (size_t y = x + 1; y < scen.size(); ++y)
+            blocks.push_back({{scen[x], scen[y]}, {1, 1}, (spec.axes[scen[x]].size() - 1) * (spec.axes[scen[y]].size() - 1)});
+    std::uint64_t total = 0;
+    for (const auto& b : blocks) total += b.size;
+
+    // Chunks claimed in order by the sweep's threads; the failure reported is
+    // the first in block order whatever the thread count, because a chunk is
+    // skipped only when it starts after a failure already found.
+    constexpr std::uint64_t kCheckChunk = 256;
+    const std::uint64_t chunks = (total + kCheckChunk - 1) / kCheckChunk;
+    std::atomic<std::uint64_t> next{0}, first_fail{UINT64_MAX};
+    std::mutex m;
+    Failure best;
+    auto worker = [&] {
+        for (std::uint64_t c; (c = next.fetch_add(1)) < chunks;) {
+            const std::uint64_t b = c * kCheckChunk;
+            if (b > first_fail.load()) return;
+            Failure f;
+            check_items(spec, blocks, b, std::min(total, b + kCheckChunk), f);
+            if (f.at == UINT64_MAX) continue;
+            std::lock_guard lock(m);
+            if (f.at < best.at) best = std::move(f);
+            first_fail.store(best.at);
+        }
+    };
+    const auto n = static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1, spec.threads)), chunks));
+    if (n <= 1) {
+        worker();
+    } else {
+        std::vector<std::thread> pool;
+        pool.reserve(n);
+        for (size_t i = 0; i < n; ++i) pool.emplace_back(worker);
+        for (auto& t : pool) t.join();
+    }
+    if (best.other) std::rethrow_exception(best.other);
+    if (best.at != UINT64_MAX) throw InputError(best.message);
+}
+
+}  // namespace
+
 void validate_sweep(const SweepSpec& spec) {
     if (spec.axes.empty()) throw InputError("--grid: give at least one, e.g. --grid f=0:1:0.05");
     if (spec.threads < 1) throw InputError("--threads: must be >= 1");
@@ -200,29 +353,7 @@ void validate_sweep(const SweepSpec& spec) {
     double total = 1;
     for (const auto& a : spec.axes) total *= static_cast<double>(a.size());
     if (total > 9.2e18) throw InputError(fmt::format("--grid: {:.3g} points overflow the point counter", total));
-    // Every value alone against the fixed flags: errors surface before any output.
-    for (size_t i = 0; i < spec.axes.size(); ++i) {
-        const GridAxis& a = spec.axes[i];
-        const std::uint64_t n = a.size();
-        for (std::uint64_t v = 0; v < n; ++v) {
-            if (a.is_range && v > 0 && v + 1 < n) {
-                // A range is checked at its ends and every 997th value: each step is the same rule.
-                if (v % 997 != 0) continue;
-            }
-            std::vector<std::uint64_t> idx(spec.axes.size(), 0);
-            idx[i] = v;
-            const std::string where = fmt::format("--grid {}={}", a.knob, a.value(v));
-            try {
-                if (a.knob == "f" || a.knob == "ov") {
-                    check::unit_interval(a.knob, a.number(v));
-                } else {
-                    (void)build_scenario(inputs_for(spec, idx));
-                }
-            } catch (const InputError& e) {
-                throw InputError(fmt::format("{}: {}", where, e.what()));
-            }
-        }
-    }
+    check_every_point(spec);
 }
 
 std::uint64_t sweep_points(const SweepSpec& spec) {

@@ -9,8 +9,11 @@
 
 #include "commands.hpp"
 #include "kvroof/error.hpp"
+#include "kvroof/io/atomic_write.hpp"
 
 int main(int argc, char** argv) {
+    // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
+    kvroof::io::install_temp_cleanup_on_signals();
     CLI::App app{"kvroof — closed-form model of LLM serving with KV/attention offload to CPU DRAM"};
     app.set_version_flag("--version", std::string("kvroof ") + KVROOF_VERSION);
     app.footer(

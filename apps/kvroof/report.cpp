@@ -13,10 +13,11 @@ Action setup_report(CLI::App& app) {
     CLI::App* sub = app.add_subcommand("report", "regenerate every report and plot (markdown + SVG) from the scenario files in configs/");
     sub->footer(
         "Deterministic: a rerun writes byte-identical files (the tool version, never a date). Plots need gnuplot (gnuplot-nox).\n"
+        "All or nothing: DIR is replaced whole when every file is ready, or left as it was; it must be new or hold only an earlier report.\n"
         "Examples:\n"
         "  kvroof report                 # into outputs/\n"
         "  kvroof report --out /tmp/r && diff -r /tmp/r outputs   # what CI checks");
-    sub->add_option("--out", *out, "folder to write into")->capture_default_str()->type_name("DIR");
+    sub->add_option("--out", *out, "folder to write into (replaced whole)")->capture_default_str()->type_name("DIR");
     return [out] {
         for (const auto& f : io::write_reports(*out)) std::printf("%s/%s\n", out->c_str(), f.c_str());
     };

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -191,40 +192,50 @@ void run_sweep_cmd(const SweepOptions& o) {
         throw InputError("--x/--y: only with --plot FILE.svg");
     }
     io::validate_sweep(spec);
-    if (plotting) (void)check_plot_axes(spec, o.x, o.y);
+    if (plotting) {
+        (void)check_plot_axes(spec, o.x, o.y);
+        (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
+    }
 
     Progress progress;
     auto on_progress = [&](std::uint64_t d, std::uint64_t t) { progress(d, t); };
-    std::string data_path = o.out;
-    std::unique_ptr<io::AtomicFile> file;
-    if (!o.out.empty()) file = std::make_unique<io::AtomicFile>(o.out);
-    std::string tmp_csv;
-    if (plotting && o.out.empty()) {
-        char tmpl[] = "/tmp/kvroof-sweep-XXXXXX";
-        const int fd = ::mkstemp(tmpl);
-        if (fd < 0) throw std::runtime_error("cannot create a temporary file for the plot data");
-        ::close(fd);
-        tmp_csv = tmpl;
-        data_path = tmp_csv;
-        file = std::make_unique<io::AtomicFile>(tmp_csv);
-    }
-    auto write = [&](std::string_view s) {
-        if (file) file->write(s);
-        else if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) throw std::runtime_error("cannot write to stdout");
-    };
-    io::run_sweep(spec, write, on_progress);
-    if (file) file->commit();
-    else std::fflush(stdout);
+    // --out and --plot are committed only when everything has worked; the plot
+    // reads the rows back, from --out's temporary file or, when --out is stdout
+    // or a device, from a scratch copy. Every temporary goes when this returns.
+    std::unique_ptr<io::AtomicFile> out, scratch, svg;
+    if (!o.out.empty()) out = std::make_unique<io::AtomicFile>(o.out);
     if (plotting) {
-        const io::PlotSpec p = plot_from_csv(data_path, spec, o.x, o.y);
-        io::render_svg(p, o.plot);
-        if (!tmp_csv.empty()) {
-            std::ifstream in(tmp_csv);
-            std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-            std::fwrite(s.data(), 1, s.size(), stdout);
-            std::remove(tmp_csv.c_str());
+        if (!out || !out->atomic())
+            scratch = std::make_unique<io::AtomicFile>((std::filesystem::temp_directory_path() / "kvroof-sweep.csv").string());
+        svg = std::make_unique<io::AtomicFile>(o.plot);
+    }
+    io::AtomicFile* data = scratch ? scratch.get() : out.get();
+    auto write_stdout = [](std::string_view s) {
+        if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) throw std::runtime_error("cannot write to stdout");
+    };
+    io::run_sweep(
+        spec,
+        [&](std::string_view s) {
+            if (data) data->write(s);
+            else write_stdout(s);
+        },
+        on_progress);
+    if (plotting) {
+        io::render_svg(plot_from_csv(data->temp_path(), spec, o.x, o.y), *svg);
+        svg->commit();
+        if (scratch) {
+            std::ifstream in(scratch->temp_path(), std::ios::binary);
+            std::string block(1 << 20, '\0');
+            while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+                const std::string_view got(block.data(), static_cast<size_t>(in.gcount()));
+                if (out) out->write(got);
+                else write_stdout(got);
+            }
+            if (in.bad()) throw std::runtime_error("cannot read back the sweep rows for " + (out ? o.out : std::string("stdout")));
         }
     }
+    if (out) out->commit();
+    if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
 }
 
 }  // namespace
@@ -250,7 +261,7 @@ Action setup_sweep(CLI::App& app) {
     sub->add_option("--grid", o->grid, "knob=values (repeatable)")->group("Sweep");
     sub->add_option("--config", o->config, "sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json")->group("Sweep");
     sub->add_option("--format", o->format, "csv (header with units) or jsonl")->capture_default_str()->group("Sweep");
-    sub->add_option("--out", o->out, "write to FILE (atomically) instead of stdout")->type_name("FILE")->group("Sweep");
+    sub->add_option("--out", o->out, "write to FILE instead of stdout: atomically, through a link to its target, directly to a device (/dev/stdout)")->type_name("FILE")->group("Sweep");
     sub->add_option_function<std::string>("--threads", [o](const std::string& v) { o->threads = v; }, "worker threads [default: all cores]")
         ->type_name("N")->group("Sweep");
     sub->add_option("--shard", o->shard, "run shard K of N (1-based): concatenated shards equal the whole sweep")->type_name("K/N")->group("Sweep");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kvroof/io/atomic_write.hpp"
+
 namespace kvroof::io {
 
 struct PlotSeries {
@@ -27,8 +29,17 @@ struct PlotSpec {
 // The gnuplot script for `spec`, writing to `svg_path`.
 [[nodiscard]] std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path);
 
+// The gnuplot program on PATH, as a path to run. Throws std::runtime_error
+// (one line saying how to install it) when there is none: callers ask before
+// writing anything, so a missing gnuplot fails a command before its first byte.
+[[nodiscard]] std::string find_gnuplot();
+
 // Runs gnuplot and puts the SVG at `svg_path` atomically. Throws
-// std::runtime_error when gnuplot is missing or fails.
+// std::runtime_error when gnuplot is missing or fails; leaves no file behind.
 void render_svg(const PlotSpec& spec, const std::string& svg_path);
+
+// The same into `out`, which the caller commits (with the files drawn from the
+// same data, so they appear together or not at all).
+void render_svg(const PlotSpec& spec, AtomicFile& out);
 
 }  // namespace kvroof::io

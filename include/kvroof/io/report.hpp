@@ -9,8 +9,11 @@
 
 namespace kvroof::io {
 
-// Writes every report and plot into `out_dir` (created if missing), each
-// atomically; returns the file names written, in order.
+// Writes every report and plot into `out_dir`, all or nothing: `out_dir` is
+// replaced whole by a folder holding exactly the new files, or left as it was.
+// Returns the file names written, in order. Throws InputError (naming --out)
+// when `out_dir` is not a folder or holds files a report does not write, and
+// std::runtime_error when gnuplot is missing, both before writing anything.
 std::vector<std::string> write_reports(const std::string& out_dir);
 
 }  // namespace kvroof::io

@@ -41,8 +41,8 @@ struct GridAxis {
 };
 
 // "hbm-bw=3.35TB/s,4.8TB/s", "f=0:1:0.05", "model=llama-3.1-70b,qwen3-235b-a22b".
-// Throws InputError naming the entry on unknown knobs, empty lists, steps <= 0
-// or values that do not parse.
+// Throws InputError naming the entry on unknown knobs, empty lists, steps <= 0,
+// values that do not parse or fractions for a whole-number knob (gpus=1.5).
 [[nodiscard]] GridAxis parse_grid_entry(std::string_view entry);
 
 // The knobs a grid may vary, in the order --help lists them.
@@ -58,8 +58,15 @@ struct SweepSpec {
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
 };
 
-// Validates the whole spec (every grid value against the fixed flags) before
-// any output; throws InputError.
+// Validates the whole spec before any output: the fixed flags, every value of
+// every axis and every pair of values of every two axes (which settles every
+// rule on one or two knobs for all points of the product; see sweep.cpp).
+// Uses spec.threads. Throws InputError naming the --grid values at fault.
+// Each shard checks the whole grid, so every shard of a bad grid fails alike;
+// the cost is one scenario build (~20 us) per value of each axis and per pair
+// of values of each two axes other than f and ov: about a quarter of the whole
+// sweep's time at worst (two long axes), but a shard of such a grid can spend
+// longer checking than sweeping.
 void validate_sweep(const SweepSpec& spec);
 
 [[nodiscard]] std::uint64_t sweep_points(const SweepSpec& spec);
