@@ -473,7 +473,11 @@ void append_number6(std::string& out, double v) {
 
 namespace {
 
-void append_number(std::string& out, double v) { append_number6(out, v); }
+// A CSV cell for a number that has none (a gain over a baseline that serves
+// nothing, an unbounded batch) is empty: the CSV convention for a missing value.
+void append_number(std::string& out, double v) {
+    if (std::isfinite(v)) append_number6(out, v);
+}
 
 void append_csv_text(std::string& out, const std::string& s) {
     if (s.find_first_of(",\"\n") == std::string::npos) {

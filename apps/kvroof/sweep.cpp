@@ -14,6 +14,7 @@
 #include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/plot.hpp"
+#include "kvroof/io/shard.hpp"
 #include "kvroof/io/sweep.hpp"
 #include "scenario_flags.hpp"
 
@@ -174,14 +175,9 @@ void run_sweep_cmd(const SweepOptions& o) {
         spec.threads = static_cast<int>(t);
     }
     if (!o.shard.empty()) {
-        const size_t slash = o.shard.find('/');
-        if (slash == std::string::npos) throw InputError("--shard: expected K/N, e.g. 3/16, got '" + o.shard + "'");
-        const double k = io::parse_number("--shard", o.shard.substr(0, slash));
-        const double n = io::parse_number("--shard", o.shard.substr(slash + 1));
-        if (k != std::floor(k) || n != std::floor(n) || k < 1 || n < 1 || k > n || n > 1e6)
-            throw InputError("--shard: expected K/N with 1 <= K <= N, got '" + o.shard + "'");
-        spec.shard_index = static_cast<int>(k);
-        spec.shard_count = static_cast<int>(n);
+        const io::Shard shard = io::parse_shard("--shard", o.shard);
+        spec.shard_index = shard.index;
+        spec.shard_count = shard.count;
     }
     const bool plotting = !o.plot.empty();
     if (plotting) {
