@@ -222,7 +222,7 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     hw.nvlink_bandwidth = gigabytes_per_s(number_or(where, h, "nvlink_bandwidth_GBps", 0.0));
     const std::string link = string(where, h, "link");
     const double shared = number_or(where, h, "link_shared_by_gpus", 1.0);
-    check::positive(fmt::format("{}: link_shared_by_gpus", where), shared);
+    check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
     hw.link_name = link;
     hw.link_bandwidth = load_link(fmt::format("{}: link", where), link) / shared;
     const std::string host = string(where, h, "host");
