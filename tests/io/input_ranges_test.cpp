@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "kvroof/analysis/layer_offload.hpp"
@@ -22,8 +23,9 @@ namespace {
 struct TempFile {
     std::filesystem::path dir, path;
     TempFile(const std::string& name, const std::string& text) {
-        dir = std::filesystem::temp_directory_path() /
-              ("kvroof_input_ranges_" + std::to_string(std::hash<std::string>{}(name + text)));
+        // A random suffix: concurrent test processes (ctest -j, other checkouts) never share a folder.
+        dir = std::filesystem::temp_directory_path() / ("kvroof_input_ranges_" + std::to_string(std::random_device{}()) + "_" +
+                                                        std::to_string(std::hash<std::string>{}(name + text)));
         std::filesystem::create_directories(dir);
         path = dir / name;
         std::ofstream(path) << text;
