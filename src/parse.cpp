@@ -120,7 +120,9 @@ double parse_quantity(std::string_view flag, std::string_view text, UnitKind kin
     const Unit* u = find_unit(rest.empty() ? bare_unit : std::string_view(rest), kind);
     if (!u)
         throw InputError(fmt::format("{}: unknown unit '{}' for {} (e.g. {}), got '{}'", flag, rest, kind_example(kind), bare_unit, text));
-    return v * u->scale;
+    const double scaled = v * u->scale;
+    if (!std::isfinite(scaled)) throw InputError(fmt::format("{}: must be a finite number, got '{}'", flag, text));
+    return scaled;
 }
 
 DType parse_dtype(std::string_view flag, std::string_view text) {
@@ -175,6 +177,7 @@ CallClass parse_workload_string(std::string_view flag, std::string_view text, st
     }
     if (!have_s || !have_a || !have_o)
         throw InputError(fmt::format("{}: s_cached, a_append and o_output are all required, got '{}'", flag, text));
+    c.check_validity(flag);
     return c;
 }
 
@@ -188,6 +191,7 @@ std::vector<MixPart> parse_mix_string(std::string_view flag, std::string_view te
         if (m.name.empty()) throw InputError(fmt::format("{}: empty class name in '{}'", flag, text));
         m.weight = parse_number(fmt::format("{} {}", flag, m.name), std::string_view(part).substr(colon + 1));
         if (!(m.weight > 0)) throw InputError(fmt::format("{} {}: weight must be > 0, got '{}'", flag, m.name, part.substr(colon + 1)));
+        check::in_range(fmt::format("{} {}: weight", flag, m.name), m.weight, kMinMixWeight, kMaxMixWeight);
         for (const auto& prev : out)
             if (prev.name == m.name) throw InputError(fmt::format("{}: class '{}' given twice", flag, m.name));
         out.push_back(std::move(m));

@@ -20,9 +20,7 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
     HardwareSpec& hw = sc.hardware;
     hw = load_hardware("--hardware", in.hardware);
     if (note("--gpus", in.gpus)) {
-        const double g = parse_number("--gpus", *in.gpus);
-        if (g < 1 || g != std::floor(g) || g > 1e6) throw InputError(fmt::format("--gpus: must be a whole number >= 1, got '{}'", *in.gpus));
-        hw.gpus = static_cast<int>(g);
+        hw.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
     }
     if (note("--gpu-flops", in.gpu_flops)) hw.gpu_flops = FlopPerSecond(parse_quantity("--gpu-flops", *in.gpu_flops, UnitKind::flop_rate, "TFLOPS"));
     if (note("--hbm-cap", in.hbm_cap)) hw.hbm_capacity = Bytes(parse_quantity("--hbm-cap", *in.hbm_cap, UnitKind::bytes, "GB"));
@@ -84,6 +82,7 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
     if (note("--sparse", in.sparse)) {
         p.sparse = parse_number("--sparse", *in.sparse);
         check::open_unit_interval_right("--sparse", p.sparse);
+        check::in_range("--sparse", p.sparse, limits::kMinSparse, 1.0);
     }
     if (note("--r", in.r)) {
         p.r = parse_number("--r", *in.r);
@@ -94,10 +93,12 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
     if (tpot != "none") {
         p.slo_tpot = Seconds(parse_quantity("--slo-tpot", tpot, UnitKind::time, "ms"));
         check::positive("--slo-tpot", p.slo_tpot->raw());
+        check::in_range("--slo-tpot", p.slo_tpot->raw(), limits::kMinSloS, limits::kMaxSloS);
     }
     if (note("--slo-ttft", in.slo_ttft) && *in.slo_ttft != "none") {
         p.slo_ttft = Seconds(parse_quantity("--slo-ttft", *in.slo_ttft, UnitKind::time, "ms"));
         check::positive("--slo-ttft", p.slo_ttft->raw());
+        check::in_range("--slo-ttft", p.slo_ttft->raw(), limits::kMinSloS, limits::kMaxSloS);
     }
     if (note("--idle", in.idle)) p.idle = parse_idle_policy("--idle", *in.idle);
 

@@ -21,6 +21,7 @@
 
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -717,30 +718,31 @@ void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::str
 }
 
 SweepSpec load_sweep_file(std::string_view path) {
-    std::ifstream in{std::string(path)};
-    if (!in) throw InputError(fmt::format("--config: cannot open file '{}'", path));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(ss.str());
-    } catch (const nlohmann::json::parse_error& e) {
-        throw InputError(fmt::format("--config {}: invalid JSON: {}", path, e.what()));
-    }
+    // Depth-capped, and every failure an InputError naming --config and the file.
+    const nlohmann::json j = read_json_file("--config", path);
     const std::string where = fmt::format("--config {}", path);
     if (!j.is_object()) throw InputError(where + ": expected a JSON object");
     for (const auto& [k, _] : j.items())
         if (k != "fixed" && k != "grid" && k != "description")
             throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed, grid", where, k));
     SweepSpec spec;
+    if (j.contains("description") && !j.at("description").is_string())
+        throw InputError(fmt::format("{}: 'description' must be a string, got {}", where, j.at("description").type_name()));
     if (j.contains("fixed")) {
+        if (!j.at("fixed").is_object())
+            throw InputError(fmt::format("{}: 'fixed' must be an object of flag: \"value\", got {}", where, j.at("fixed").type_name()));
         for (const auto& [k, v] : j.at("fixed").items()) {
             if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
             set_scenario_flag(spec.fixed, k, v.get<std::string>(), where);
         }
     }
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
-    for (const auto& g : j.at("grid")) spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
+    for (const auto& g : j.at("grid")) {
+        if (!g.is_string())
+            throw InputError(fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where,
+                                         g.type_name()));
+        spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
+    }
     return spec;
 }
 

@@ -10,6 +10,9 @@
 
 namespace kvroof::cli {
 namespace {
+// A measured co-execution throughput, tokens/s (docs/model.md, "Input ranges").
+constexpr double kMinMeasuredTps = 1e-6, kMaxMeasuredTps = 1e15;
+
 struct VerdictOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
@@ -31,6 +34,7 @@ void run_verdict(const VerdictOptionsText& o) {
     if (o.measured_tps) {
         vo.measured_tps = io::parse_number("--measured-tps", *o.measured_tps);
         check::positive("--measured-tps", *vo.measured_tps);
+        check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
     }
     const Verdict v = make_verdict(built.scenario, vo);
     const io::RenderContext ctx{&built, ov};

@@ -41,6 +41,7 @@ Rendered layers_report(const LayersInputs& in) {
         if (!in.weight_bits) throw InputError("--model: needs --weight-bits (e.g. 4.25 for FP4 with one 8-bit scale per 32 weights)");
         const double bits = parse_number("--weight-bits", *in.weight_bits);
         check::positive("--weight-bits", bits);
+        check::in_range("--weight-bits", bits, limits::kMinWeightBits, limits::kMaxWeightBits);
         const ModelSpec m = load_model("--model", *in.model);
         cps.push_back(checkpoint_from_model(m, bits, fmt::format("{}@{:g}bit", m.name, bits)));
     } else if (in.weight_bits) {
@@ -55,39 +56,42 @@ Rendered layers_report(const LayersInputs& in) {
     LayerHost host;
     host.card_budget = in.budget ? Bytes(parse_quantity("--budget", *in.budget, UnitKind::bytes, "GiB")) : hw.hbm_capacity;
     check::positive("--budget", host.card_budget.raw());
+    check::in_range("--budget", host.card_budget.raw(), limits::kMinCapacity, limits::kMaxCapacity);
     const std::string link_name = in.link_bw ? "custom" : in.link.value_or(cfg.at("link").get<std::string>());
     host.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GiB/s"))
                            : load_link("--link", link_name);
     check::positive("--link-bw", host.link.raw());
+    check::in_range("--link-bw", host.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
     const double compute_ms = in.compute_ms ? parse_number("--compute-ms", *in.compute_ms) : cfg.at("compute_ms_per_layer").get<double>();
     check::non_negative("--compute-ms", compute_ms);
+    check::in_range("--compute-ms", compute_ms, 0.0, limits::kMaxLayerMs);
     host.compute_per_layer = milliseconds(compute_ms);
     if (in.copy_ms) {
         const double v = parse_number("--copy-ms", *in.copy_ms);
         check::positive("--copy-ms", v);
+        check::in_range("--copy-ms", v, limits::kMinCopyMs, limits::kMaxLayerMs);
         host.copy_per_layer = milliseconds(v);
     }
     int forced = -1;
     if (in.offload_layers) {
-        const double v = parse_number("--offload-layers", *in.offload_layers);
-        if (v < 0 || v != std::floor(v)) throw InputError("--offload-layers: must be a whole number >= 0, got '" + *in.offload_layers + "'");
-        forced = static_cast<int>(v);
+        forced = check::whole_in_range("--offload-layers", parse_number("--offload-layers", *in.offload_layers), 0,
+                                       model_field_range("layers").hi);
     }
     int rows = 512;
     if (in.rows) {
-        const double v = parse_number("--rows", *in.rows);
-        if (v < 1 || v != std::floor(v)) throw InputError("--rows: must be a whole number >= 1, got '" + *in.rows + "'");
-        rows = static_cast<int>(v);
+        rows = check::whole_in_range("--rows", parse_number("--rows", *in.rows), 1, static_cast<int>(limits::kMaxRows));
     }
     std::optional<double> pf_ms;
     if (in.prefill_compute_ms) {
         pf_ms = parse_number("--prefill-compute-ms", *in.prefill_compute_ms);
         check::non_negative("--prefill-compute-ms", *pf_ms);
+        check::in_range("--prefill-compute-ms", *pf_ms, 0.0, limits::kMaxLayerMs);
     }
     std::optional<double> target;
     if (in.target_tps) {
         target = parse_number("--target-tps", *in.target_tps);
         check::positive("--target-tps", *target);
+        check::in_range("--target-tps", *target, limits::kMinTargetTps, limits::kMaxTargetTps);
     }
 
     Rendered out;

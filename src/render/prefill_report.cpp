@@ -60,15 +60,15 @@ Rendered prefill_report(const PrefillInputs& in) {
     s.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
                         : load_link("--link", s.link_name);
     check::positive("--link-bw", s.link.raw());
+    check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
     s.c_eff = in.prefill_flops ? FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"))
                                : s.hw.prefill_flops;
     check::positive("--prefill-flops", s.c_eff.raw());
+    check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
     if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
     s.gpus = single.value("gpus", 1);
     if (in.gpus) {
-        const double g = parse_number("--gpus", *in.gpus);
-        if (g < 1 || g != std::floor(g)) throw InputError("--gpus: must be a whole number >= 1, got '" + *in.gpus + "'");
-        s.gpus = static_cast<int>(g);
+        s.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
     }
     if (in.ov) {
         s.ov = parse_number("--ov", *in.ov);
@@ -78,6 +78,7 @@ Rendered prefill_report(const PrefillInputs& in) {
     if (in.token_budget) {
         budget = parse_number("--token-budget", *in.token_budget);
         check::positive("--token-budget", budget);
+        check::in_range("--token-budget", budget, 1.0, limits::kMaxTokens);
     }
 
     // TP over g GPUs: each GPU reloads its KV shard over its own link and
@@ -90,6 +91,7 @@ Rendered prefill_report(const PrefillInputs& in) {
     const Bytes weights = weight_bytes(s.model, DType::bf16);
     const Bytes vram_default = (s.hw.hbm_capacity - s.hw.hbm_reserve) * static_cast<double>(s.gpus) - weights;
     const Bytes vram = in.vram ? Bytes(parse_quantity("--vram", *in.vram, UnitKind::bytes, "GB")) : vram_default;
+    if (in.vram) check::in_range("--vram", vram.raw(), 0.0, limits::kMaxCapacity * limits::kMaxGpus);
     std::optional<SchedulerResult> sched;
     if (vram.raw() > 0 && s.workload.a_append > 0) sched = schedule_prefill(vram, budget, s.workload.s_cached, s.workload.a_append, b_kv);
 
@@ -149,15 +151,19 @@ Rendered prefill_report(const PrefillInputs& in) {
     t += fmt::format("κ_ratio = K/T = {} -> {}\n", fmt_kappa(r.kappa_ratio), regime_name(r.regime));
     t += fmt::format("TTFT = {:.1f} ms link + {:.1f} ms GPU = {:.1f} ms serial (Eq. 3); at ov={:g}: {:.1f} ms\n", r.t_link * 1e3,
                      r.t_gpu * 1e3, r.ttft_serial * 1e3, s.ov, r.ttft * 1e3);
-    t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh, 100 * r.utilisation);
+    if (std::isfinite(r.p_oh))
+        t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh, 100 * r.utilisation);
+    else
+        t += "P_OH = t_link / t_gpu: no new tokens (T = 0), so the GPU does no prefill work and the link is all of TTFT; U = 0%\n";
     md += fmt::format("## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
                       s.model.name, s.hw.name, s.gpus, s.link_name, format_bandwidth(s.link.raw()), format_flops(s.c_eff.raw()),
                       s.workload.name, s.workload.s_cached, s.workload.a_append);
     md += "| κ_M (FLOP/B) | κ_HW (B/FLOP) | κ_crit | κ_ratio | regime | t_link | t_gpu | TTFT serial | P_OH | U |\n"
           "|---|---|---|---|---|---|---|---|---|---|\n";
-    md += fmt::format("| {:.4g} | {:.4g} | {} | {} | {} | {:.1f} ms | {:.1f} ms | {:.1f} ms | {:.3g} | {:.1f}% |\n\n", r.kappa_m,
+    md += fmt::format("| {:.4g} | {:.4g} | {} | {} | {} | {:.1f} ms | {:.1f} ms | {:.1f} ms | {} | {:.1f}% |\n\n", r.kappa_m,
                       r.kappa_hw, fmt_kappa(r.kappa_crit), fmt_kappa(r.kappa_ratio), regime_name(r.regime), r.t_link * 1e3,
-                      r.t_gpu * 1e3, r.ttft_serial * 1e3, r.p_oh, 100 * r.utilisation);
+                      r.t_gpu * 1e3, r.ttft_serial * 1e3, std::isfinite(r.p_oh) ? fmt::format("{:.3g}", r.p_oh) : "— (T = 0)",
+                      100 * r.utilisation);
     if (sched) {
         t += fmt::format("Scheduler (Eq. 9-10): VRAM {} holds N_max = {:.2f} such requests -> T_sched = {:.0f} of a {:.0f}-token budget ({:.1f}%, {})\n",
                          format_bytes(vram.raw()), sched->n_max, sched->t_sched, budget, 100 * sched->budget_utilisation,

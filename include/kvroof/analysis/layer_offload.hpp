@@ -26,6 +26,17 @@
 
 namespace kvroof {
 
+// Documented ranges of the layer-offload inputs (docs/model.md, "Input ranges").
+namespace limits {
+inline constexpr double kMinWeightBits = 0.1, kMaxWeightBits = 64;   // bits per weight
+inline constexpr double kMinLayerBytes = 1.0;                         // one layer, bytes
+inline constexpr double kMaxCheckpointBytes = 1e18;                   // bytes
+inline constexpr double kMaxRows = 1e9;                               // tokens per prefill chunk
+inline constexpr double kMaxLayerMs = 1e9;                            // ms of compute or copy per layer
+inline constexpr double kMinCopyMs = 1e-9;                            // ms; a measured copy is never free
+inline constexpr double kMinTargetTps = 1e-6, kMaxTargetTps = 1e9;    // decode target, tokens/s
+}  // namespace limits
+
 struct Checkpoint {
     std::string name;
     int layers = 0;
@@ -46,17 +57,28 @@ struct Checkpoint {
     // move_amplification: bytes a layer moves ÷ bytes its token needs.
     [[nodiscard]] double move_amplification() const noexcept { return layer_bytes.raw() / needed_per_token(1).raw(); }
 
-    void check_validity() const {
-        if (layers <= 0) throw InputError(name + ": layers must be > 0, got " + std::to_string(layers));
-        check::positive(name + ": layer bytes", layer_bytes.raw());
-        check::non_negative(name + ": non-layer bytes", non_layer_bytes.raw());
-        if (experts < 0 || experts_active < 0 || experts_active > experts)
-            throw InputError(name + ": experts_active must be in [0, experts]");
+    // Errors are prefixed with `where` (the flag and file, or the preset).
+    void check_validity(std::string_view where) const {
+        const std::string at(where);
+        const ModelFieldRange& lr = model_field_range("layers");
+        const ModelFieldRange& er = model_field_range("experts");
+        if (layers < lr.lo || layers > lr.hi)
+            throw InputError(at + ": layers must be in [" + std::to_string(lr.lo) + ", " + std::to_string(lr.hi) + "], got " + std::to_string(layers));
+        check::positive(at + ": layer bytes", layer_bytes.raw());
+        check::in_range(at + ": layer bytes", layer_bytes.raw(), limits::kMinLayerBytes, limits::kMaxCheckpointBytes);
+        check::non_negative(at + ": non-layer bytes", non_layer_bytes.raw());
+        check::in_range(at + ": non-layer bytes", non_layer_bytes.raw(), 0.0, limits::kMaxCheckpointBytes);
+        check::in_range(at + ": total bytes", total_bytes.raw(), 0.0, limits::kMaxCheckpointBytes);
+        if (experts < 0 || experts > er.hi)
+            throw InputError(at + ": experts must be in [0, " + std::to_string(er.hi) + "], got " + std::to_string(experts));
+        if (experts_active < 0 || experts_active > experts)
+            throw InputError(at + ": experts_active must be in [0, experts], got " + std::to_string(experts_active));
         if (is_moe()) {
-            if (experts_active == 0) throw InputError(name + ": experts_active must be > 0 for an MoE checkpoint");
-            check::unit_interval(name + ": routed_fraction", routed_fraction);
+            if (experts_active == 0) throw InputError(at + ": experts_active must be > 0 for an MoE checkpoint");
+            check::unit_interval(at + ": routed_fraction", routed_fraction);
         }
     }
+    void check_validity() const { check_validity(name); }
 };
 
 // A checkpoint of `m`'s transformer layers stored at `bits_per_weight`
@@ -157,11 +179,13 @@ struct DecodeTarget {
 };
 [[nodiscard]] inline DecodeTarget decode_target(const Checkpoint& c, const LayerHost& h, int tp, double target_tps) {
     check::positive("target", target_tps);
+    if (tp < 1) throw InputError("--tp: must be >= 1, got " + std::to_string(tp));
     DecodeTarget d;
     d.target_tps = target_tps;
     d.movable_per_token = h.link * Seconds(1.0 / target_tps);
     const Bytes rank = c.layer_bytes / static_cast<double>(tp);
-    d.max_offloaded = std::min(c.layers, static_cast<int>(std::floor(d.movable_per_token.raw() / rank.raw())));
+    // Clamped in double before the conversion: a slow target moves more than every layer.
+    d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
     d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);
     d.fits = (d.resident_needed + c.non_layer_bytes).raw() <= h.card_budget.raw();
     return d;

@@ -38,7 +38,9 @@ struct MixPart {
     std::string name;
     double weight;
 };
-// "long:0.7,short:0.3" -> names and positive weights (not yet normalised).
+// "long:0.7,short:0.3" -> names and weights in [kMinMixWeight, kMaxMixWeight]
+// (not yet normalised).
+inline constexpr double kMinMixWeight = 1e-6, kMaxMixWeight = 1e6;
 [[nodiscard]] std::vector<MixPart> parse_mix_string(std::string_view flag, std::string_view text);
 
 // Whitespace trimmed from both ends; `s` split at `sep` with each part trimmed.

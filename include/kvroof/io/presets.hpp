@@ -25,6 +25,14 @@ namespace kvroof::io {
 [[nodiscard]] const nlohmann::json& presets(std::string_view kind);
 [[nodiscard]] std::vector<std::string> preset_names(std::string_view kind);
 
+// JSON read strictly: nesting deeper than kMaxJsonDepth, a number beyond
+// double (1e400) or a syntax error is an InputError naming `where` (or
+// "`flag` `path`"), never a crash. Every JSON file kvroof reads goes through
+// these two.
+inline constexpr int kMaxJsonDepth = 64;
+[[nodiscard]] nlohmann::json parse_json_text(std::string_view where, std::string_view text);
+[[nodiscard]] nlohmann::json read_json_file(std::string_view flag, std::string_view path);
+
 // True when `text` names a file rather than a preset.
 [[nodiscard]] bool is_path(std::string_view text) noexcept;
 

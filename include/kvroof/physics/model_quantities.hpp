@@ -3,7 +3,8 @@
 // Quantities derived from a model's shape: parameters, weight bytes, KV bytes
 // per token, FLOP per token, and the bytes an offloaded attention layer sends
 // over the GPU<->CPU link. Conventions: a multiply-add is 2 FLOP; embedding
-// lookups are free; the LM head is a matmul.
+// lookups are free; the LM head is a matmul. Every sum and product of shape
+// fields is taken in double: ints only hold the fields themselves.
 
 #include <cmath>
 
@@ -22,26 +23,26 @@ struct ParamCounts {
 };
 
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {
-    const double h = m.hidden;
+    const double h = m.hidden, heads = m.heads;
     if (m.attention == Attention::gqa) {
-        const double q = h * m.heads * m.head_dim;
+        const double q = h * heads * m.head_dim;
         const double kv = 2.0 * h * m.kv_heads * m.head_dim;
-        const double o = static_cast<double>(m.heads) * m.head_dim * h;
+        const double o = heads * m.head_dim * h;
         return q + kv + o;
     }
-    const double qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
-    const double q = m.q_lora_rank > 0 ? h * m.q_lora_rank + static_cast<double>(m.q_lora_rank) * m.heads * qk_dim
-                                       : h * m.heads * qk_dim;
-    const double kv_down = h * (m.kv_lora_rank + m.qk_rope_head_dim);
-    const double kv_up = static_cast<double>(m.kv_lora_rank) * m.heads * (m.qk_nope_head_dim + m.v_head_dim);
-    const double o = static_cast<double>(m.heads) * m.v_head_dim * h;
+    const double q_rank = m.q_lora_rank, kv_rank = m.kv_lora_rank, rope = m.qk_rope_head_dim, nope = m.qk_nope_head_dim;
+    const double qk_dim = nope + rope;
+    const double q = q_rank > 0 ? h * q_rank + q_rank * heads * qk_dim : h * heads * qk_dim;
+    const double kv_down = h * (kv_rank + rope);
+    const double kv_up = kv_rank * heads * (nope + m.v_head_dim);
+    const double o = heads * m.v_head_dim * h;
     return q + kv_down + kv_up + o;
 }
 
 // Parameter counts from the shape (gated MLPs: 3 matrices per MLP).
 [[nodiscard]] inline ParamCounts param_counts(const ModelSpec& m) noexcept {
     ParamCounts p;
-    const double h = m.hidden;
+    const double h = m.hidden, layers = m.layers, experts = m.experts;
     const double attn = attention_params_per_layer(m);
     const double dense_mlp = 3.0 * h * m.intermediate;
     p.embedding = static_cast<double>(m.vocab) * h;
@@ -49,17 +50,18 @@ struct ParamCounts {
     double total = p.embedding + lm_head;
     double active = p.embedding + lm_head;
     if (!m.is_moe()) {
-        total += m.layers * (attn + dense_mlp);
+        total += layers * (attn + dense_mlp);
         active = total;
     } else {
-        const int dense_layers = m.first_dense_layers;
-        p.moe_layers = m.layers - dense_layers;
+        const double dense_layers = m.first_dense_layers;
+        p.moe_layers = m.layers - m.first_dense_layers;  // both in [0, 10000] (kModelFieldRanges)
+        const double moe_layers = p.moe_layers;
         p.per_expert = 3.0 * h * m.moe_intermediate;
         const double shared = m.shared_experts * p.per_expert;
-        const double router = h * m.experts;
-        total += dense_layers * (attn + dense_mlp) + p.moe_layers * (attn + shared + router + m.experts * p.per_expert);
-        active += dense_layers * (attn + dense_mlp) + p.moe_layers * (attn + shared + router + m.experts_active * p.per_expert);
-        p.routed = p.moe_layers * m.experts * p.per_expert;
+        const double router = h * experts;
+        total += dense_layers * (attn + dense_mlp) + moe_layers * (attn + shared + router + experts * p.per_expert);
+        active += dense_layers * (attn + dense_mlp) + moe_layers * (attn + shared + router + m.experts_active * p.per_expert);
+        p.routed = moe_layers * experts * p.per_expert;
     }
     p.total = total;
     p.active = active;
@@ -75,7 +77,7 @@ struct ParamCounts {
 [[nodiscard]] inline Bytes kv_bytes_per_token(const ModelSpec& m, DType kv) noexcept {
     const double elems = m.attention == Attention::gqa
                              ? 2.0 * m.layers * m.kv_heads * m.head_dim
-                             : static_cast<double>(m.layers) * (m.kv_lora_rank + m.qk_rope_head_dim);
+                             : static_cast<double>(m.layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim);
     return Bytes(elems * bytes_per_element(kv));
 }
 
@@ -92,14 +94,14 @@ struct ParamCounts {
 // at prefill in the expanded form: 2·H·(d_nope+d_rope) + 2·H·d_v per key.
 enum class Phase { decode, prefill };
 [[nodiscard]] inline double attention_flop_per_key(const ModelSpec& m, Phase phase) noexcept {
-    const double H = m.heads;
+    const double H = m.heads, kv_rank = m.kv_lora_rank, rope = m.qk_rope_head_dim, nope = m.qk_nope_head_dim;
     double per_layer;
     if (m.attention == Attention::gqa) {
         per_layer = 4.0 * H * m.head_dim;
     } else if (phase == Phase::decode) {
-        per_layer = 2.0 * H * (m.kv_lora_rank + m.qk_rope_head_dim) + 2.0 * H * m.kv_lora_rank;
+        per_layer = 2.0 * H * (kv_rank + rope) + 2.0 * H * kv_rank;
     } else {
-        per_layer = 2.0 * H * (m.qk_nope_head_dim + m.qk_rope_head_dim) + 2.0 * H * m.v_head_dim;
+        per_layer = 2.0 * H * (nope + rope) + 2.0 * H * m.v_head_dim;
     }
     return per_layer * m.layers;
 }
@@ -122,7 +124,7 @@ struct LinkBytesPerToken {
         q = H * m.head_dim;
         out = H * m.head_dim;
     } else {
-        q = H * (m.kv_lora_rank + m.qk_rope_head_dim);
+        q = H * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim);
         out = H * m.kv_lora_rank;
     }
     const double stats = 2.0 * 4.0 * H;  // fp32 running max and sum per head

@@ -11,6 +11,18 @@
 
 namespace kvroof {
 
+// Documented ranges of the hardware figures (docs/model.md, "Input ranges"):
+// generous enough for any machine, tight enough that no product or quotient
+// of them overflows, underflows to 0 or divides by a denormal.
+namespace limits {
+inline constexpr int kMaxGpus = 100'000;
+inline constexpr double kMinFlops = 1e6, kMaxFlops = 1e21;             // FLOP/s per device (1 MFLOP/s .. 1 ZFLOP/s)
+inline constexpr double kMinBandwidth = 1e3, kMaxBandwidth = 1e18;     // bytes/s (1 KB/s .. 1 EB/s)
+inline constexpr double kMinCapacity = 1e6, kMaxCapacity = 1e18;       // bytes (1 MB .. 1 EB)
+inline constexpr double kMinEta = 1e-3, kMaxEta = 1.0;                 // achievable fraction of a peak
+inline constexpr double kMinCpusPerGpu = 1e-3, kMaxCpusPerGpu = 1e3;   // CPU sockets per GPU
+}  // namespace limits
+
 struct HardwareSpec {
     std::string name;              // preset name or "custom"
     int gpus = 1;                  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
@@ -30,24 +42,37 @@ struct HardwareSpec {
     double eta_mem = 0.5;       // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
     Bytes hbm_reserve;          // per GPU, held back for activations and workspace
 
-    void check_validity() const {
-        if (gpus < 1) throw InputError("gpus: must be >= 1, got " + std::to_string(gpus));
-        check::positive("gpu-flops", gpu_flops.raw());
-        check::positive("prefill-flops", prefill_flops.raw());
-        check::positive("hbm-cap", hbm_capacity.raw());
-        check::positive("hbm-bw", hbm_bandwidth.raw());
-        check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
-        check::positive("c2c-bw", link_bandwidth.raw());
-        check::positive("cpu-flops", cpu_flops.raw());
-        check::positive("cpu-dram-bw", cpu_dram_bandwidth.raw());
-        check::positive("cpu-mem", cpu_memory.raw());
-        check::positive("cpus-per-gpu", cpus_per_gpu);
-        check::open_unit_interval_right("eta-compute", eta_compute);
-        check::open_unit_interval_right("eta-mem", eta_mem);
-        check::non_negative("hbm-reserve", hbm_reserve.raw());
-        if (!(hbm_reserve < hbm_capacity)) throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
-    }
+    // Every figure within its documented range (limits below, docs/model.md
+    // "Input ranges"); the field names are the flags' spelling.
+    void check_validity() const;
 };
+
+inline void HardwareSpec::check_validity() const {
+    using namespace limits;
+    if (gpus < 1 || gpus > kMaxGpus)
+        throw InputError("gpus: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(gpus));
+    auto rate = [](const char* f, double v, double lo, double hi) {
+        check::positive(f, v);
+        check::in_range(f, v, lo, hi);
+    };
+    rate("gpu-flops", gpu_flops.raw(), kMinFlops, kMaxFlops);
+    rate("prefill-flops", prefill_flops.raw(), kMinFlops, kMaxFlops);
+    rate("hbm-cap", hbm_capacity.raw(), kMinCapacity, kMaxCapacity);
+    rate("hbm-bw", hbm_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
+    check::in_range("nvlink-bw", nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
+    rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    rate("cpu-flops", cpu_flops.raw(), kMinFlops, kMaxFlops);
+    rate("cpu-dram-bw", cpu_dram_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    rate("cpu-mem", cpu_memory.raw(), kMinCapacity, kMaxCapacity);
+    rate("cpus-per-gpu", cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
+    check::open_unit_interval_right("eta-compute", eta_compute);
+    check::in_range("eta-compute", eta_compute, kMinEta, kMaxEta);
+    check::open_unit_interval_right("eta-mem", eta_mem);
+    check::in_range("eta-mem", eta_mem, kMinEta, kMaxEta);
+    check::non_negative("hbm-reserve", hbm_reserve.raw());
+    if (!(hbm_reserve < hbm_capacity)) throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
+}
 
 // Effective (η-scaled) rates and capacities of the whole system: `gpus` GPUs
 // pooled as one tensor-parallel group, with gpus·cpus_per_gpu CPU sockets.

@@ -3,7 +3,9 @@
 // A transformer's shape: enough to derive weight bytes, KV bytes per token and
 // FLOP per token for dense/MoE MLPs and GQA/MLA attention.
 
+#include <array>
 #include <string>
+#include <string_view>
 
 #include "kvroof/spec/check.hpp"
 
@@ -57,43 +59,73 @@ struct ModelSpec {
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
 
-    void check_validity() const {
-        auto pos = [&](const char* f, int v) {
-            if (v <= 0) throw InputError(name + ": " + f + " must be > 0, got " + std::to_string(v));
-        };
-        auto nonneg = [&](const char* f, int v) {
-            if (v < 0) throw InputError(name + ": " + f + " must be >= 0, got " + std::to_string(v));
-        };
-        pos("layers", layers);
-        pos("hidden", hidden);
-        pos("heads", heads);
-        pos("vocab", vocab);
-        if (attention == Attention::gqa) {
-            pos("kv_heads", kv_heads);
-            pos("head_dim", head_dim);
-            if (heads % kv_heads != 0)
-                throw InputError(name + ": heads must be a multiple of kv_heads, got " + std::to_string(heads) + " and " + std::to_string(kv_heads));
-        } else {
-            nonneg("q_lora_rank", q_lora_rank);
-            pos("kv_lora_rank", kv_lora_rank);
-            pos("qk_rope_head_dim", qk_rope_head_dim);
-            pos("qk_nope_head_dim", qk_nope_head_dim);
-            pos("v_head_dim", v_head_dim);
-        }
-        if (is_moe()) {
-            pos("experts_active", experts_active);
-            pos("moe_intermediate", moe_intermediate);
-            nonneg("shared_experts", shared_experts);
-            nonneg("first_dense_layers", first_dense_layers);
-            if (experts_active > experts)
-                throw InputError(name + ": experts_active must be <= experts, got " + std::to_string(experts_active) + " > " + std::to_string(experts));
-            if (first_dense_layers > layers)
-                throw InputError(name + ": first_dense_layers must be <= layers, got " + std::to_string(first_dense_layers));
-            if (first_dense_layers > 0) pos("intermediate", intermediate);
-        } else {
-            pos("intermediate", intermediate);
-        }
-    }
+    // Throws InputError prefixed with `where` (the flag and file, or the
+    // preset) on a field outside its range (kModelFieldRanges) or a broken rule.
+    void check_validity(std::string_view where) const;
+    void check_validity() const { check_validity(name); }
 };
+
+// Which models a field applies to; elsewhere it is left at 0 and not checked.
+enum class FieldUse { always, gqa, mla, moe };
+
+// The documented range of every integer model field (docs/model.md, "Input
+// ranges"): generous bounds, far beyond any published model, that keep every
+// derived quantity finite and every int conversion exact. `lo` is the minimum
+// where the field applies.
+struct ModelFieldRange {
+    const char* key;  // the key in data/models.json
+    int ModelSpec::*field;
+    FieldUse use;
+    int lo, hi;
+};
+inline constexpr std::array<ModelFieldRange, 17> kModelFieldRanges = {{
+    {"layers", &ModelSpec::layers, FieldUse::always, 1, 10'000},
+    {"hidden", &ModelSpec::hidden, FieldUse::always, 1, 1'000'000},
+    {"heads", &ModelSpec::heads, FieldUse::always, 1, 100'000},
+    {"vocab", &ModelSpec::vocab, FieldUse::always, 1, 100'000'000},
+    {"intermediate", &ModelSpec::intermediate, FieldUse::always, 0, 10'000'000},
+    {"kv_heads", &ModelSpec::kv_heads, FieldUse::gqa, 1, 100'000},
+    {"head_dim", &ModelSpec::head_dim, FieldUse::gqa, 1, 100'000},
+    {"q_lora_rank", &ModelSpec::q_lora_rank, FieldUse::mla, 0, 1'000'000},
+    {"kv_lora_rank", &ModelSpec::kv_lora_rank, FieldUse::mla, 1, 1'000'000},
+    {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim, FieldUse::mla, 1, 100'000},
+    {"qk_nope_head_dim", &ModelSpec::qk_nope_head_dim, FieldUse::mla, 1, 100'000},
+    {"v_head_dim", &ModelSpec::v_head_dim, FieldUse::mla, 1, 100'000},
+    {"experts", &ModelSpec::experts, FieldUse::always, 0, 100'000},
+    {"experts_active", &ModelSpec::experts_active, FieldUse::moe, 1, 100'000},
+    {"shared_experts", &ModelSpec::shared_experts, FieldUse::moe, 0, 100'000},
+    {"moe_intermediate", &ModelSpec::moe_intermediate, FieldUse::moe, 1, 10'000'000},
+    {"first_dense_layers", &ModelSpec::first_dense_layers, FieldUse::moe, 0, 10'000},
+}};
+
+// The range of the field stored under `key` in data/models.json.
+[[nodiscard]] inline const ModelFieldRange& model_field_range(std::string_view key) {
+    for (const auto& r : kModelFieldRanges)
+        if (key == r.key) return r;
+    throw InputError("unknown model field '" + std::string(key) + "'");
+}
+
+inline void ModelSpec::check_validity(std::string_view where) const {
+    const std::string at = std::string(where) + ": ";
+    for (const auto& r : kModelFieldRanges) {
+        const bool applies = r.use == FieldUse::always || (r.use == FieldUse::gqa && attention == Attention::gqa) ||
+                             (r.use == FieldUse::mla && attention == Attention::mla) || (r.use == FieldUse::moe && is_moe());
+        const int v = this->*r.field;
+        if (applies && (v < r.lo || v > r.hi))
+            throw InputError(at + r.key + " must be in [" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + "], got " +
+                             std::to_string(v));
+    }
+    if (attention == Attention::gqa && heads % kv_heads != 0)
+        throw InputError(at + "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" + std::to_string(kv_heads) + ")");
+    if (is_moe()) {
+        if (experts_active > experts)
+            throw InputError(at + "experts_active (" + std::to_string(experts_active) + ") must be <= experts (" + std::to_string(experts) + ")");
+        if (first_dense_layers > layers)
+            throw InputError(at + "first_dense_layers (" + std::to_string(first_dense_layers) + ") must be <= layers (" + std::to_string(layers) + ")");
+    }
+    if ((!is_moe() || first_dense_layers > 0) && intermediate < 1)
+        throw InputError(at + "intermediate must be >= 1 for " + (is_moe() ? "the dense layers" : "a dense model") + ", got " +
+                         std::to_string(intermediate));
+}
 
 }  // namespace kvroof

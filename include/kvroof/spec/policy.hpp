@@ -11,6 +11,12 @@
 
 namespace kvroof {
 
+// Documented ranges of the policy (docs/model.md, "Input ranges").
+namespace limits {
+inline constexpr double kMinSparse = 1e-6;                 // fraction of the context KV read per token
+inline constexpr double kMinSloS = 1e-6, kMaxSloS = 1e6;   // seconds
+}  // namespace limits
+
 enum class IdlePolicy {
     hold,  // an idle session's KV keeps its place in HBM until its next call
     park,  // an idle session's GPU-resident KV moves to CPU DRAM and is reloaded at its next call
@@ -31,10 +37,17 @@ struct PolicySpec {
     void check_validity() const {
         check::unit_interval("f", f);
         check::open_unit_interval_right("sparse", sparse);
+        check::in_range("sparse", sparse, limits::kMinSparse, 1.0);
         check::unit_interval("r", r);
         check::unit_interval("ov", ov);
-        if (slo_tpot) check::positive("slo-tpot", slo_tpot->raw());
-        if (slo_ttft) check::positive("slo-ttft", slo_ttft->raw());
+        if (slo_tpot) {
+            check::positive("slo-tpot", slo_tpot->raw());
+            check::in_range("slo-tpot", slo_tpot->raw(), limits::kMinSloS, limits::kMaxSloS);
+        }
+        if (slo_ttft) {
+            check::positive("slo-ttft", slo_ttft->raw());
+            check::in_range("slo-ttft", slo_ttft->raw(), limits::kMinSloS, limits::kMaxSloS);
+        }
     }
 };
 

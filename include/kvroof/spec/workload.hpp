@@ -5,12 +5,19 @@
 // a set of classes with call probabilities.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kvroof/spec/check.hpp"
 #include "kvroof/units.hpp"
 
 namespace kvroof {
+
+// Documented ranges of a call class (docs/model.md, "Input ranges").
+namespace limits {
+inline constexpr double kMaxTokens = 1e9;     // S_c, A and O each
+inline constexpr double kMaxIdleGapS = 1e9;   // seconds (about 32 years)
+}  // namespace limits
 
 struct CallClass {
     std::string name;
@@ -21,12 +28,17 @@ struct CallClass {
 
     [[nodiscard]] double context() const noexcept { return s_cached + a_append; }  // S = S_c + A
 
-    void check_validity() const {
-        check::non_negative(name + ": s_cached", s_cached);
-        check::non_negative(name + ": a_append", a_append);
-        check::positive(name + ": o_output", o_output);
-        check::non_negative(name + ": idle_gap", idle_gap.raw());
+    // Token counts in [0, kMaxTokens] (O > 0), the idle gap in [0, kMaxIdleGap];
+    // errors are prefixed with `where` (the flag and file, or the class name).
+    void check_validity(std::string_view where) const {
+        const std::string at(where);
+        check::in_range(at + ": s_cached", s_cached, 0.0, limits::kMaxTokens);
+        check::in_range(at + ": a_append", a_append, 0.0, limits::kMaxTokens);
+        check::positive(at + ": o_output", o_output);
+        check::in_range(at + ": o_output", o_output, 0.0, limits::kMaxTokens);
+        check::in_range(at + ": idle_gap", idle_gap.raw(), 0.0, limits::kMaxIdleGapS);
     }
+    void check_validity() const { check_validity(name); }
 };
 
 struct MixEntry {

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Extreme but valid scenarios: every one must succeed, and no output may carry
+# nan, inf or a negative throughput. Runs each subcommand (verdict, mix,
+# prefill, layers) as text and as --json over huge and tiny contexts, 1 and
+# 100000 GPUs, eta 1e-3, int4 everything and every model preset.
+# Usage: extreme_outputs.sh path/to/kvroof
+set -u
+kvroof=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+check() {
+    local out="$tmp/out" err="$tmp/err" rc
+    "$kvroof" "$@" >"$out" 2>"$err"
+    rc=$?
+    if [ $rc -ne 0 ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> exit $rc: $(head -c 300 "$err")"; return; fi
+    if [ -s "$err" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> wrote to stderr: $(head -c 300 "$err")"; return; fi
+    local hit
+    hit=$(grep -nEi '(^|[^a-z_])(-?nan|-?inf|infinity)([^a-z_]|$)' "$out" | head -n 3)
+    if [ -n "$hit" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> nan/inf in output: $hit"; return; fi
+    hit=$(grep -nE -- '(^|[ (=:])-[0-9][0-9.e+]* *(tok/s|calls/s|sessions|%)|"[a-z_]*(tok_per_s|throughput|lambda_max|batch|ttft|tpot)[a-z_]*": -[0-9]' "$out" | head -n 3)
+    if [ -n "$hit" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> negative figure: $hit"; return; fi
+    pass=$((pass + 1))
+}
+both() { check "$@"; check "$@" --json; }
+
+models=$("$kvroof" presets --json 2>/dev/null | grep -o '"models": *\[[^]]*\]' | grep -o '"[a-z0-9.-]*"' | tr -d '"' | grep -v '^models$')
+[ -n "$models" ] || models="llama-3.1-8b llama-3.1-70b llama-3.1-405b qwen3-235b-a22b qwen3-30b-a3b mixtral-8x7b glm-4.5 deepseek-v3"
+
+for w in "s_cached=0,a_append=1,o_output=1" "s_cached=1000000000,a_append=1000000000,o_output=1000000000" \
+         "s_cached=1,a_append=0,o_output=1" "s_cached=100000,a_append=1,o_output=1,idle_gap=1000000000s" \
+         "s_cached=1000000,a_append=1,o_output=1,idle_gap=0s"; do
+    both verdict --workload "$w"
+    both verdict --workload "$w" --gpus 1 --cpus-per-gpu 0.001
+    both verdict --workload "$w" --gpus 100000 --eta 0.001 --kv-dtype int4 --weight-dtype int4
+    both mix --workload "$w" --step 0.5
+    both prefill --workload "$w" --gpus 100000
+done
+for g in 1 100000; do
+    both verdict --gpus $g --eta 0.001 --kv-dtype int4 --weight-dtype int4 --sparse 0.000001
+    both verdict --gpus $g --idle park --slo-tpot 0.000001s --slo-ttft 1000000s
+    both verdict --gpus $g --hbm-cap 1MB --hbm-reserve 0 --cpu-mem 1e18B --c2c-bw 1KB/s --f 1
+    both verdict --gpus $g --gpu-flops 1000000FLOPS --hbm-bw 1KB/s --cpu-flops 1e21FLOPS --cpu-dram-bw 1e18B/s
+    both mix --gpus $g --mix "long:0.000001,short:1000000" --eta-mem 0.001
+    both prefill --gpus $g --link-bw 1KB/s --prefill-flops 1e21FLOPS
+    both prefill --gpus $g --link-bw 1e18B/s --prefill-flops 1000000FLOPS --vram 0
+done
+for m in $models; do
+    both verdict --model "$m" --gpus 8
+    both verdict --model "$m" --gpus 1 --kv-dtype int4 --weight-dtype int4 --eta 0.001
+    both mix --model "$m" --gpus 100000 --step 0.25
+    both prefill --model "$m" --kv-dtype int4
+    both layers --model "$m" --weight-bits 0.1 --tp 1,1024
+    both layers --model "$m" --weight-bits 64 --tp 1 --target-tps 0.000001
+done
+both layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15 --rows 1000000000
+both layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 80 --compute-ms 0 --prefill-compute-ms 0
+both layers --checkpoint llama-70b-fp4 --tp 1 --copy-ms 0.000000001 --compute-ms 1000000000
+both layers --checkpoint glm-5.2-q4 --tp 1024 --budget 1MB --link-bw 1KB/s --target-tps 1000000000
+both layers --budget 1e18B --link-bw 1e18B/s
+both verdict --workload "s_cached=1000000000,a_append=1,o_output=1" --model deepseek-v3 --gpus 100000
+
+echo "extreme_outputs: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
