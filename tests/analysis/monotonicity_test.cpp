@@ -11,6 +11,7 @@
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/scenario_builder.hpp"
+#include "kvroof/io/sweep.hpp"
 
 using namespace kvroof;
 
@@ -139,28 +140,15 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
 }
 
 namespace {
-double tps(const std::vector<std::string>& args, bool best = false) {
+// Flags as on the command line -> inputs, through the sweep's flag setter.
+io::ScenarioInputs inputs(const std::vector<std::string>& args) {
     io::ScenarioInputs in;
-    for (size_t i = 0; i + 1 < args.size(); i += 2) {
-        const std::string& k = args[i];
-        const std::string& v = args[i + 1];
-        if (k == "--hardware") in.hardware = v;
-        else if (k == "--model") in.model = v;
-        else if (k == "--gpus") in.gpus = v;
-        else if (k == "--workload") in.workload = v;
-        else if (k == "--mix") in.mix = v;
-        else if (k == "--kv-dtype") in.kv_dtype = v;
-        else if (k == "--weight-dtype") in.weight_dtype = v;
-        else if (k == "--cpus-per-gpu") in.cpus_per_gpu = v;
-        else if (k == "--eta") in.eta = v;
-        else if (k == "--hbm-bw") in.hbm_bw = v;
-        else if (k == "--sparse") in.sparse = v;
-        else if (k == "--slo-tpot") in.slo_tpot = v;
-        else if (k == "--cpu-dram-bw") in.cpu_dram_bw = v;
-        else if (k == "--gpu-flops") in.gpu_flops = v;
-        else FAIL("unknown flag in test: " << k);
-    }
-    const Verdict v = make_verdict(io::build_scenario(in).scenario);
+    for (size_t i = 0; i + 1 < args.size(); i += 2) io::set_scenario_flag(in, args[i].substr(2), args[i + 1], "test");
+    return in;
+}
+
+double tps(const std::vector<std::string>& args, bool best = false) {
+    const Verdict v = make_verdict(io::build_scenario(inputs(args)).scenario);
     return best ? std::max(v.best_conservative.throughput, v.best_optimistic.throughput) : v.baseline.conservative.throughput;
 }
 }  // namespace
@@ -182,15 +170,7 @@ TEST_CASE("regression: qwen3-30b-a3b's best throughput rises with CPU DRAM bandw
     std::vector<std::string> b = a;
     b.insert(b.end(), {"--cpu-dram-bw", "6144GB/s"});
     CHECK(tps(b, true) >= tps(a, true));
-    io::ScenarioInputs in;
-    in.hardware = "h200";
-    in.model = "qwen3-30b-a3b";
-    in.mix = "prefill:2,short:0.3";
-    in.sparse = "0.05";
-    in.weight_dtype = "int4";
-    in.slo_tpot = "100ms";
-    in.cpu_dram_bw = "6144GB/s";
-    const Verdict v = make_verdict(io::build_scenario(in).scenario);
+    const Verdict v = make_verdict(io::build_scenario(inputs(b)).scenario);
     CHECK(v.at_f.conservative.throughput <= v.at_f.optimistic.throughput);
     CHECK(v.gain_conservative <= v.gain_optimistic);
 }
@@ -207,13 +187,8 @@ TEST_CASE("regression: deepseek-v3 on 8 H200s gains throughput from more FLOP/s;
 
 TEST_CASE("MoE batch ceiling: the footprint at b_cap_hbm equals the free HBM", "[serving][moe]") {
     // Closed loop on the solver: at the returned batch the capacity constraint is tight.
-    io::ScenarioInputs in;
-    in.hardware = "h100-sxm";
-    in.model = "mixtral-8x7b";
-    in.gpus = "8";
-    in.workload = "mid";
-    in.kv_dtype = "int4";
-    in.slo_tpot = "none";
+    const io::ScenarioInputs in = inputs({"--hardware", "h100-sxm", "--model", "mixtral-8x7b", "--gpus", "8", "--workload",
+                                          "mid", "--kv-dtype", "int4", "--slo-tpot", "none"});
     const Scenario s = io::build_scenario(in).scenario;
     const PreparedScenario ps(s);
     const ServingPoint p = evaluate(ps, 0.0, 0.0);
