@@ -20,6 +20,8 @@ check() {
     hit=$(grep -nEi '(^|[^a-z_])(-?nan|-?inf|infinity)([^a-z_]|$)' "$out" | head -n 3)
     if [ -n "$hit" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> nan/inf in output: $hit"; return; fi
     hit=$(grep -nE -- '(^|[ (=:])-[0-9][0-9.e+]* *(tok/s|calls/s|sessions|%)|"[a-z_]*(tok_per_s|throughput|lambda_max|batch|ttft|tpot)[a-z_]*": -[0-9]' "$out" | head -n 3)
+    # A sweep's CSV and JSON Lines: no column of a row is ever negative.
+    [ "$1" = sweep ] && [ -z "$hit" ] && hit=$(grep -nE -- '(^|,|:)-[0-9]' "$out" | head -n 3)
     if [ -n "$hit" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> negative figure: $hit"; return; fi
     pass=$((pass + 1))
 }
@@ -60,6 +62,15 @@ both layers --checkpoint llama-70b-fp4 --tp 1 --copy-ms 0.000000001 --compute-ms
 both layers --checkpoint glm-5.2-q4 --tp 1024 --budget 1MB --link-bw 1KB/s --target-tps 1000000000
 both layers --budget 1e18B --link-bw 1e18B/s
 both verdict --workload "s_cached=1000000000,a_append=1,o_output=1" --model deepseek-v3 --gpus 100000
+
+# Sweeps, CSV and JSON Lines, over the same extremes (including an f = 0 that
+# cannot hold one session, whose gain is undefined: an empty cell or null).
+for fmt in csv jsonl; do
+    check sweep --format $fmt --threads 1 --workload "s_cached=1000000000,a_append=1,o_output=1" --grid "gpus=1,100000" --grid "eta=0.001,1" --grid "f=0,0.5,1"
+    check sweep --format $fmt --threads 1 --hbm-reserve 0 --grid "model=llama-3.1-8b,deepseek-v3,mixtral-8x7b" --grid "kv-dtype=bf16,int4" --grid "hbm-cap=1MB,1e18B" --grid "idle=hold,park"
+    check sweep --format $fmt --threads 1 --hardware h100-sxm --model llama-3.1-70b --weight-dtype fp8 --workload "s_cached=200000,a_append=1000,o_output=100" --grid "cpu-mem=1MB,480GB" --grid "f=0,0.9,1" --grid "ov=0,1"
+    check sweep --format $fmt --threads 1 --grid "c2c-bw=1KB/s,1e18B/s" --grid "cpu-flops=1000000FLOPS,1e21FLOPS" --grid "sparse=0.000001,1"
+done
 
 echo "extreme_outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
