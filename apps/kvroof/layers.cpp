@@ -40,7 +40,7 @@ Action setup_layers(CLI::App& app) {
     add("--hardware", &io::LayersInputs::hardware, "card preset [default: rtx-2080ti-22g]");
     add("--budget", &io::LayersInputs::budget, "weight budget per card [GiB] [default: the card's memory]");
     add("--link", &io::LayersInputs::link, "host->device link preset [default: pcie-gen3-seed002, 10.5272 GiB/s]");
-    add("--link-bw", &io::LayersInputs::link_bw, "host->device bandwidth per card [GiB/s], instead of --link");
+    add("--link-bw", &io::LayersInputs::link_bw, "host->device bandwidth per card [GB/s] (as everywhere; write 10.5GiB/s for binary units), instead of --link");
     add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms] [default: 1.18]");
     add("--copy-ms", &io::LayersInputs::copy_ms, "measured copy time per layer [ms], instead of layer bytes / link");
     add("--offload-layers", &io::LayersInputs::offload_layers, "force this many offloaded layers instead of the budget's choice");

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 // `kvroof prefill`: does reloading cached KV over the link beat the GPU? (seed 001)
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "commands.hpp"
 #include "kvroof/io/offload_reports.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -22,14 +26,24 @@ Action setup_prefill(CLI::App& app) {
     auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
         add_recorded_option(*sub, in, flag, field, help);
     };
-    add("--hardware", &io::PrefillInputs::hardware, "hardware preset or JSON file [default: h100-sxm]");
-    add("--model", &io::PrefillInputs::model, "model preset, JSON file or HF config.json [default: llama-3.1-70b]");
-    add("--workload", &io::PrefillInputs::workload, "preset or \"s_cached=K,a_append=T,o_output=O\" [default: codex]");
-    add("--link", &io::PrefillInputs::link, "link preset the cached KV is reloaded over [default: pcie-gen5-kvoffload, 15 GB/s]");
+    // The defaults shown are the embedded scenario's (configs/prefill_kappa.json, "single"), read from it.
+    const auto& single = io::embedded_config("prefill_kappa").at("single");
+    const std::string hw = single.at("hardware").get<std::string>(), link = single.at("link").get<std::string>();
+    const std::string d_hw = fmt::format("hardware preset or JSON file [default: {}]", hw);
+    const std::string d_model = fmt::format("model preset, JSON file or HF config.json [default: {}]", single.at("model").get<std::string>());
+    const std::string d_workload =
+        fmt::format("preset or \"s_cached=K,a_append=T,o_output=O\" [default: {}]", single.at("workload").get<std::string>());
+    const std::string d_link = fmt::format("link preset the cached KV is reloaded over [default: {}, {}]", link,
+                                           io::format_bandwidth(io::load_link("--link", link).raw()));
+    const std::string d_gpus = fmt::format("tensor-parallel GPUs, each with its own link [default: {}]", single.value("gpus", 1));
+    add("--hardware", &io::PrefillInputs::hardware, d_hw.c_str());
+    add("--model", &io::PrefillInputs::model, d_model.c_str());
+    add("--workload", &io::PrefillInputs::workload, d_workload.c_str());
+    add("--link", &io::PrefillInputs::link, d_link.c_str());
     add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
     add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
     add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp8, int4 [default: bf16]");
-    add("--gpus", &io::PrefillInputs::gpus, "tensor-parallel GPUs, each with its own link [default: 1]");
+    add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");
     add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration [default: 4096]");

@@ -26,6 +26,7 @@ struct SweepOptions {
     std::vector<std::string> grid;
     std::string config, format = "csv", out, shard, plot, x, y;
     std::optional<std::string> threads;
+    bool hardware_given = false, model_given = false;  // on the command line, whatever the value
 };
 
 // A progress bar on stderr, only for a terminal and only after the first second.
@@ -151,8 +152,9 @@ void run_sweep_cmd(const SweepOptions& o) {
         // Flags given on the command line override the file's fixed values.
         io::ScenarioInputs merged = spec.fixed;
         const io::ScenarioInputs& f = o.fixed;
-        if (f.hardware != io::kDefaultHardware) merged.hardware = f.hardware;
-        if (f.model != io::kDefaultModel) merged.model = f.model;
+        // Given, not "different from the default": --hardware gb200 must override a file's h200.
+        if (o.hardware_given) merged.hardware = f.hardware;
+        if (o.model_given) merged.model = f.model;
         for (auto field : {&io::ScenarioInputs::workload, &io::ScenarioInputs::mix, &io::ScenarioInputs::gpus,
                            &io::ScenarioInputs::gpu_flops, &io::ScenarioInputs::hbm_cap, &io::ScenarioInputs::hbm_bw,
                            &io::ScenarioInputs::nvlink_bw, &io::ScenarioInputs::c2c_bw, &io::ScenarioInputs::link,
@@ -264,7 +266,11 @@ Action setup_sweep(CLI::App& app) {
     sub->add_option("--plot", o->plot, "also draw --y against --x as an SVG (gnuplot)")->type_name("FILE.svg")->group("Plot");
     sub->add_option("--x", o->x, "x axis: a numeric --grid knob, the last one")->type_name("KNOB")->group("Plot");
     sub->add_option("--y", o->y, "y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt")->type_name("COLUMN")->group("Plot");
-    return [o] { run_sweep_cmd(*o); };
+    return [o, sub] {
+        o->hardware_given = sub->get_option("--hardware")->count() > 0;
+        o->model_given = sub->get_option("--model")->count() > 0;
+        run_sweep_cmd(*o);
+    };
 }
 
 }  // namespace kvroof::cli

@@ -58,7 +58,7 @@ Rendered layers_report(const LayersInputs& in) {
     check::positive("--budget", host.card_budget.raw());
     check::in_range("--budget", host.card_budget.raw(), limits::kMinCapacity, limits::kMaxCapacity);
     const std::string link_name = in.link_bw ? "custom" : in.link.value_or(cfg.at("link").get<std::string>());
-    host.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GiB/s"))
+    host.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
                            : load_link("--link", link_name);
     check::positive("--link-bw", host.link.raw());
     check::in_range("--link-bw", host.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);

@@ -120,5 +120,15 @@ expect_bad "--offload-layers" layers --checkpoint llama-70b-fp4 --offload-layers
 expect_bad "--budget" layers --budget -1GiB
 expect_bad "--target-tps" layers --target-tps 0
 
+# One knob, one meaning: help shows the default that runs, one bare unit, flags override a sweep file.
+"$kvroof" prefill --help | grep -qE -- '--gpus .*\[default: 8\]' && ok || bad "prefill --help does not show the 8 GPUs plain prefill runs"
+"$kvroof" prefill --json | grep -q '"gpus": 8' && ok || bad "plain prefill does not run 8 GPUs"
+l1=$("$kvroof" layers --link-bw 10 | tail -n 1); l2=$("$kvroof" layers --link-bw 10GB/s | tail -n 1); l3=$("$kvroof" layers --link-bw 10GiB/s | tail -n 1)
+[ "$l1" = "$l2" ] && [ "$l1" != "$l3" ] && ok || bad "layers --link-bw: a bare number is not GB/s"
+printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
+"$kvroof" sweep --config "$tmp/sw.json" --hardware gb200 >"$tmp/sw1.csv" && "$kvroof" sweep --hardware gb200 --grid f=0,0.5 >"$tmp/sw2.csv" \
+    && cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" && ok || bad "sweep --hardware gb200 did not override the file's h200"
+"$kvroof" sweep --config "$tmp/sw.json" >"$tmp/sw3.csv" && ! cmp -s "$tmp/sw1.csv" "$tmp/sw3.csv" && ok || bad "sweep file's hardware ignored"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
