@@ -391,12 +391,22 @@ std::string sweep_header(const SweepSpec& spec) {
 namespace {
 
 // One worker's state: the scenario of the last point and what follows from it.
-struct PointCache {
-    std::vector<std::uint64_t> key;  // indices of the axes other than f and ov
+// What a row needs that depends only on the knobs other than f and ov: the
+// scenario and its verdict (the f* optimum, ~130 model evaluations). Kept per
+// worker by those knobs' indices, so a row costs the same in any axis order:
+// with f the slow axis, a chunk revisits the same few non-f points. Bounded:
+// cleared when full (the values do not depend on what is cached).
+struct CachedPoint {
     std::unique_ptr<Scenario> scenario;
-    std::unique_ptr<PreparedScenario> prepared;
+    std::unique_ptr<PreparedScenario> prepared;  // points into *scenario
     Verdict verdict;
-    bool valid = false;
+};
+struct PointCache {
+    static constexpr std::size_t kCapacity = 1024;
+    std::vector<std::uint64_t> key;  // scratch: indices of the axes other than f and ov
+    std::map<std::vector<std::uint64_t>, CachedPoint> points;
+    const CachedPoint* last = nullptr;  // the previous row's point
+    std::vector<std::uint64_t> last_key;
 };
 
 }  // namespace
@@ -506,28 +516,28 @@ struct Row {
 };
 
 Row compute_row(const SweepSpec& spec, PointCache& cache, const std::vector<std::uint64_t>& idx, int f_axis, int ov_axis) {
-    // Rebuild the scenario only when a knob other than f and ov changed.
-    bool same = cache.valid;
-    for (size_t i = 0, j = 0; i < spec.axes.size(); ++i) {
-        if (static_cast<int>(i) == f_axis || static_cast<int>(i) == ov_axis) continue;
-        if (same && cache.key[j] != idx[i]) same = false;
-        if (!same) {
-            if (cache.key.size() <= j) cache.key.resize(j + 1);
-            cache.key[j] = idx[i];
+    cache.key.clear();
+    for (size_t i = 0; i < spec.axes.size(); ++i)
+        if (static_cast<int>(i) != f_axis && static_cast<int>(i) != ov_axis) cache.key.push_back(idx[i]);
+    if (!cache.last || cache.key != cache.last_key) {
+        auto it = cache.points.find(cache.key);
+        if (it == cache.points.end()) {
+            if (cache.points.size() >= PointCache::kCapacity) cache.points.clear();
+            CachedPoint p;
+            p.scenario = std::make_unique<Scenario>(build_scenario(inputs_for(spec, idx)).scenario);
+            p.prepared = std::make_unique<PreparedScenario>(*p.scenario);
+            p.verdict = make_verdict(*p.scenario);
+            it = cache.points.emplace(cache.key, std::move(p)).first;
         }
-        ++j;
+        cache.last = &it->second;
+        cache.last_key = cache.key;
     }
-    if (!same) {
-        cache.scenario = std::make_unique<Scenario>(build_scenario(inputs_for(spec, idx)).scenario);
-        cache.prepared = std::make_unique<PreparedScenario>(*cache.scenario);
-        cache.verdict = make_verdict(*cache.scenario);
-        cache.valid = true;
-    }
-    const Verdict& v = cache.verdict;
+    const CachedPoint& point = *cache.last;
+    const Verdict& v = point.verdict;
     Row r{};
     r.f = f_axis >= 0 ? spec.axes[static_cast<size_t>(f_axis)].number(idx[static_cast<size_t>(f_axis)]) : v.f;
     const bool at_verdict_f = f_axis < 0;
-    const Band b = at_verdict_f ? v.at_f : band(*cache.prepared, r.f);
+    const Band b = at_verdict_f ? v.at_f : band(*point.prepared, r.f);
     const ServingPoint& con = b.conservative;
     const ServingPoint& opt = b.optimistic;
     r.f_con = v.best_conservative.f;
@@ -545,7 +555,7 @@ Row compute_row(const SweepSpec& spec, PointCache& cache, const std::vector<std:
     if (ov_axis >= 0) {
         r.has_ov = true;
         r.ov = spec.axes[static_cast<size_t>(ov_axis)].number(idx[static_cast<size_t>(ov_axis)]);
-        const ServingPoint at = evaluate(*cache.prepared, r.f, r.ov);
+        const ServingPoint at = evaluate(*point.prepared, r.f, r.ov);
         r.tps_ov = at.throughput;
         r.gain_ov = gain(at, v.baseline.conservative);
     }

@@ -130,5 +130,9 @@ printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
     && cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" && ok || bad "sweep --hardware gb200 did not override the file's h200"
 "$kvroof" sweep --config "$tmp/sw.json" >"$tmp/sw3.csv" && ! cmp -s "$tmp/sw1.csv" "$tmp/sw3.csv" && ok || bad "sweep file's hardware ignored"
 
+"$kvroof" sweep --threads 2 --grid "f=0:1:0.1" --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" | sort >"$tmp/o1.csv"
+"$kvroof" sweep --threads 1 --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" --grid "f=0:1:0.1" | sort >"$tmp/o2.csv"
+[ "$(wc -l <"$tmp/o1.csv")" -eq 67 ] && cmp -s "$tmp/o1.csv" "$tmp/o2.csv" && ok || bad "sweep rows differ with the axis order"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
