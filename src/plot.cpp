@@ -87,7 +87,7 @@ std::string find_gnuplot() {
         size_t end = path.find(':', start);
         if (end == std::string::npos) end = path.size();
         const std::string dir = end > start ? path.substr(start, end - start) : ".";  // an empty entry is the current folder
-        const std::string exe = dir + "/gnuplot";
+        std::string exe = dir + "/gnuplot";  // not const: returned by move
         struct stat st {};
         if (::stat(exe.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(exe.c_str(), X_OK) == 0) return exe;
         start = end + 1;

@@ -241,6 +241,7 @@ Plots make_plots(const json& cfg) {
     PlotSeries bcon{PlotSeries::Style::points, "ov = 0", {}, {}, {}, "#1f4e79"};
     PlotSeries bopt{PlotSeries::Style::points, "ov = 1", {}, {}, {}, "#d35400"};
     std::vector<std::string> cats;
+    cats.reserve(kAllResources.size());
     for (Resource r : kAllResources) cats.emplace_back(name(r));
     for (int i = 0; i <= 100; ++i) {
         const double f = i / 100.0;
@@ -401,6 +402,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
                                                              {"gain_vs_cpus_per_gpu.svg", &p.gain_vs_cpus},
                                                              {"gain_vs_link_bw.svg", &p.gain_vs_link}};
     std::vector<std::string> written;
+    written.reserve(files.size() + std::size(plots));
     for (const auto& f : files) written.push_back(f.first);
     for (const auto& pl : plots) written.push_back(pl.first);
 

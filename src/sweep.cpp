@@ -291,6 +291,7 @@ void check_every_point(const SweepSpec& spec) {
         throw InputError(fmt::format("{}: {}", grid_values(spec, scen, zero), e.what()));
     }
     std::vector<CheckBlock> blocks;
+    blocks.reserve(scen.size() * (scen.size() + 1) / 2);
     for (size_t i : scen) blocks.push_back({{i}, {1}, spec.axes[i].size() - 1});
     for (size_t x = 0; x < scen.size(); ++x)
         for (size_t y = x + 1; y < scen.size(); ++y)
@@ -444,7 +445,7 @@ void append_number6(std::string& out, double v) {
     int e = static_cast<int>(std::floor(b * 0.30102999566398120));
     if (kPow10[kZero + e + 1] <= v) ++e;
     const int shift = 5 - e;  // in [-10, 21]
-    auto m = static_cast<long long>(v * kPow10[kZero + shift] + 0.5);
+    auto m = std::llround(v * kPow10[kZero + shift]);  // v > 0: half away from zero = half up
     if (m >= 1000000) {  // rounding carried into the next decade
         m = (m + 5) / 10;
         ++e;

@@ -11,7 +11,8 @@
 #include "kvroof/error.hpp"
 #include "kvroof/io/atomic_write.hpp"
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
     kvroof::io::install_temp_cleanup_on_signals();
     CLI::App app{"kvroof — closed-form model of LLM serving with KV/attention offload to CPU DRAM"};
@@ -59,6 +60,20 @@ int main(int argc, char** argv) {
         return 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "kvroof: failed: %s\n", e.what());
+        return 1;
+    } catch (...) {
+        std::fprintf(stderr, "kvroof: failed: unknown error\n");
+        return 1;
+    }
+}
+}  // namespace
+
+// Nothing escapes: even building the command line (an allocation failure) ends in one line and exit 1.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (...) {
+        std::fprintf(stderr, "kvroof: failed: unknown error\n");
         return 1;
     }
 }

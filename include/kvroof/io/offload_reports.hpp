@@ -15,6 +15,7 @@
 
 namespace kvroof::io {
 
+// NOLINTNEXTLINE(bugprone-exception-escape): the implicit members throw only std::bad_alloc
 struct Rendered {
     std::string text, markdown;
     nlohmann::json json;
