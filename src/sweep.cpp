@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -344,8 +345,7 @@ void validate_sweep(const SweepSpec& spec) {
         for (size_t j = 0; j < i; ++j)
             if (spec.axes[j].knob == a.knob) throw InputError(fmt::format("--grid {}: given twice", a.knob));
         const KnobDef* k = find_knob(a.knob);
-        const bool fixed_set = (a.knob == "hardware" && spec.fixed.hardware != kDefaultHardware) ||
-                               (a.knob == "model" && spec.fixed.model != kDefaultModel) ||
+        const bool fixed_set = (a.knob == "hardware" && spec.hardware_given) || (a.knob == "model" && spec.model_given) ||
                                (k && k->field && (spec.fixed.*(k->field)).has_value());
         if (fixed_set) throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
     }
@@ -545,8 +545,12 @@ Row compute_row(const SweepSpec& spec, PointCache& cache, const std::vector<std:
     r.f_opt = v.best_optimistic.f;
     r.tps_con = con.throughput;
     r.tps_opt = opt.throughput;
-    r.gain_con = gain(con, v.baseline.conservative);
-    r.gain_opt = gain(opt, v.baseline.optimistic);
+    // A gain over a baseline that serves nothing is undefined: an empty cell, null in JSON.
+    const auto gain_or_none = [](const ServingPoint& at, const ServingPoint& base) {
+        return base.throughput > 0 ? gain(at, base) : std::numeric_limits<double>::quiet_NaN();
+    };
+    r.gain_con = gain_or_none(con, v.baseline.conservative);
+    r.gain_opt = gain_or_none(opt, v.baseline.optimistic);
     r.batch = con.batch;
     r.tpot_ms = con.tpot * 1e3;
     r.ttft_ms = con.ttft * 1e3;
@@ -558,7 +562,7 @@ Row compute_row(const SweepSpec& spec, PointCache& cache, const std::vector<std:
         r.ov = spec.axes[static_cast<size_t>(ov_axis)].number(idx[static_cast<size_t>(ov_axis)]);
         const ServingPoint at = evaluate(*point.prepared, r.f, r.ov);
         r.tps_ov = at.throughput;
-        r.gain_ov = gain(at, v.baseline.conservative);
+        r.gain_ov = gain_or_none(at, v.baseline.conservative);
     }
     return r;
 }
@@ -745,6 +749,8 @@ SweepSpec load_sweep_file(std::string_view path) {
         for (const auto& [k, v] : j.at("fixed").items()) {
             if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
             set_scenario_flag(spec.fixed, k, v.get<std::string>(), where);
+            if (k == "hardware") spec.hardware_given = true;
+            if (k == "model") spec.model_given = true;
         }
     }
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");

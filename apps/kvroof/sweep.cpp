@@ -147,6 +147,8 @@ io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spe
 
 void run_sweep_cmd(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
+    spec.hardware_given = spec.hardware_given || o.hardware_given;
+    spec.model_given = spec.model_given || o.model_given;
     if (o.config.empty()) spec.fixed = o.fixed;
     else {
         // Flags given on the command line override the file's fixed values.

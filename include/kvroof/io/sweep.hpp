@@ -56,6 +56,10 @@ struct SweepSpec {
     SweepFormat format = SweepFormat::csv;
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
+    // Fixed knobs that were given (on the command line or in the file), for the
+    // two that always hold a value: whether --hardware/--model was given cannot
+    // be told from the value, which may equal the default.
+    bool hardware_given = false, model_given = false;
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of
