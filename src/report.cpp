@@ -111,9 +111,8 @@ PlotData plot_data(const json& cfg) {
     const ScenarioInputs base = inputs_from(pc.at("scenario"), "configs/report.json plots.scenario");
     PlotData d;
     d.scenario = build_scenario(base).scenario;
-    const PreparedScenario ps(d.scenario);
     d.fs = f_divisions(100);
-    d.bands = band_grid(ps, d.fs);
+    d.bands = band_grid(d.scenario, d.fs);
     d.cpus_per_gpu = gain_curve(base, pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.cpus_per_gpu = fmt::format("{:g}", x); });
     d.link_gbps = gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.c2c_bw = fmt::format("{:g}GB/s", x); });
     return d;

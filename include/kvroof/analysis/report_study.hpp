@@ -72,6 +72,13 @@ struct CeilingRow {
     return {throughput_ceiling(ps), evaluate(ps, 0.0, 0.0)};
 }
 
+// Both ends of the band at each f of `fs` (a plot's curve).
+[[nodiscard]] inline std::vector<Band> band_grid(const Scenario& sc, const std::vector<double>& fs) {
+    sc.check_validity();
+    const PreparedScenario ps(sc);
+    return band_grid(ps, fs);
+}
+
 // The no-offload point (f = 0, ov = 0) of a scenario.
 [[nodiscard]] inline ServingPoint baseline_point(const Scenario& sc) {
     sc.check_validity();
