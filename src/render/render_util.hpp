@@ -22,6 +22,12 @@ inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); 
 
 // The echo of the resolved inputs (hardware, model, workload, policy, overrides).
 [[nodiscard]] std::string inputs_text(const BuiltScenario& b, const ScenarioFacts& facts);
+// The overrides as the command line gave them: ` --flag "value"` each.
+[[nodiscard]] inline std::string overrides_echo(const BuiltScenario& b) {
+    std::string s;
+    for (const auto& [k, v] : b.overrides) s += fmt::format(" {} \"{}\"", k, v);
+    return s;
+}
 // One serving point, one line.
 [[nodiscard]] std::string point_summary(const ServingPoint& p);
 
