@@ -96,11 +96,11 @@ GainCurve gain_curve(const ScenarioInputs& base, const json& xs, SetKnob set_kno
     for (const auto& xv : xs) {
         const double x = xv.get<double>();
         g.x.push_back(x);
-        for (const double sparse : {1.0, 0.1}) {
+        for (const bool dense : {true, false}) {
             ScenarioInputs in = base;
             set_knob(in, x);
-            in.sparse = fmt::format("{:g}", sparse);
-            (sparse == 1.0 ? g.dense : g.sparse).push_back(best_gains(make_verdict(build_scenario(in).scenario)));
+            in.sparse = dense ? "1" : "0.1";
+            (dense ? g.dense : g.sparse).push_back(best_gains(make_verdict(build_scenario(in).scenario)));
         }
     }
     return g;
@@ -117,10 +117,6 @@ PlotData plot_data(const json& cfg) {
     d.link_gbps = gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.c2c_bw = fmt::format("{:g}GB/s", x); });
     return d;
 }
-
-}  // namespace
-
-namespace {
 
 // `kvroof report --out DIR` replaces DIR whole, so DIR must hold nothing but
 // an earlier report (and temporaries an interrupted older kvroof left):

@@ -9,8 +9,6 @@ namespace kvroof::io {
 
 using nlohmann::json;
 using render::finite_or_null;
-using render::fmt_batch;
-using render::fmt_ms;
 
 std::string render::point_summary(const ServingPoint& p) {
     if (!p.feasible) return "infeasible";
