@@ -182,8 +182,8 @@ std::string walkthrough_md(const json& cfg) {
                      p.batch);
     s += "## 4. Per call: utilisation-seconds and Λ_max\n\n| resource | util_sec per call | share of the GPU timeline |\n|---|---|---|\n";
     for (size_t i = 0; i < kRateResources.size(); ++i)
-        s += fmt::format("| {} | {:.3f} s | {:.3f} s |\n", name(kRateResources[i]), p.util_sec[static_cast<int>(i)],
-                         p.timeline_share[static_cast<int>(i)]);
+        s += fmt::format("| {} | {:.3f} s | {:.3f} s |\n", name(kRateResources[i]), p.util_sec[kRateResources[i]],
+                         p.timeline_share[kRateResources[i]]);
     s += fmt::format("\nGPU timeline per call = TTFT {:.2f} s + O·TPOT/B {:.2f} s = {:.2f} s → Λ_max = {:.4f} calls/s → {:.1f} output tok/s. "
                      "Binding: `{}` ({}), headline `{}`: {}.\n\n",
                      p.ttft, p.gpu_timeline - p.ttft, p.gpu_timeline, p.lambda_max, p.throughput, name(p.binding), meaning(p.binding),

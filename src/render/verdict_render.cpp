@@ -84,10 +84,10 @@ std::string verdict_line(const Verdict& v, const Scenario& sc) {
 
 json point_json(const ServingPoint& p) {
     json u = json::object();
-    for (size_t i = 0; i < kRateResources.size(); ++i) u[std::string(name(kRateResources[i]))] = p.util_sec[static_cast<int>(i)];
+    for (size_t i = 0; i < kRateResources.size(); ++i) u[std::string(name(kRateResources[i]))] = p.util_sec[kRateResources[i]];
     json share = json::object();
     for (size_t i = 0; i < kRateResources.size(); ++i)
-        share[std::string(name(kRateResources[i]))] = p.timeline_share[static_cast<int>(i)];
+        share[std::string(name(kRateResources[i]))] = p.timeline_share[kRateResources[i]];
     return json{{"f", p.f},
                 {"ov", p.ov},
                 {"fits", p.fits},

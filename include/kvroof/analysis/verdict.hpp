@@ -153,10 +153,8 @@ struct VerdictOptions {
     v.best_optimistic = optimise_f(ps, 1.0);
 
     // The baseline under the other idle policy; the scenario's own is v.baseline.
-    Scenario other = scenario;
-    other.policy.idle = scenario.policy.idle == IdlePolicy::hold ? IdlePolicy::park : IdlePolicy::hold;
-    const Band other_baseline = band(PreparedScenario(other), 0.0);
     const bool holds = scenario.policy.idle == IdlePolicy::hold;
+    const Band other_baseline = band(ps.with_idle(holds ? IdlePolicy::park : IdlePolicy::hold), 0.0);
     v.parked_baseline = holds ? other_baseline : v.baseline;
     const Band& held_baseline = holds ? v.baseline : other_baseline;
     v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);

@@ -3,17 +3,24 @@
 // The time of one batched decode step as a function of the batch B, and the
 // inverse problems the capacity and SLO ceilings need.
 //
-//   step(B) = combine( max(gc·B, w + gm·B),  k·B,  ov )
+//   step(B) = combine( max(gc·B, w + gm·B),  k0 + k·B,  ov )
 //
 // gc: GPU FLOP-time per sequence, gm: HBM time per sequence (its KV share),
 // w: the weight read (once per step), k: the offloaded path per sequence
-// (max(CPU compute, CPU DRAM) + link). All coefficients in seconds. For a
-// fixed w the step is continuous, increasing and piecewise linear in B, with
-// at most two breakpoints; the solvers below are exact on each piece.
-
+// (max(CPU compute, CPU DRAM) + link), k0: a constant time per step on the
+// offloaded path (L layers × a per-layer link latency; 0 until a latency is
+// given). All coefficients in seconds, all >= 0.
+//
+// For fixed w the step is continuous, increasing and piecewise linear in B:
+// it is built from three lines, gc·B, w + gm·B and k0 + k·B, by max and
+// combine, so its slope can change only where two of them cross. Those (at
+// most three) crossings are the breakpoints; between consecutive ones the step
+// is one line, and the solvers below are exact on each. A new per-step term
+// that is linear in B needs only its line added to `lines()`.
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 
 #include "kvroof/physics/combine.hpp"
@@ -28,25 +35,46 @@ struct StepShape {
     double gm = 0;  // s per sequence, HBM (KV) traffic
     double k = 0;   // s per sequence, offloaded path (CPU + link)
     double ov = 0;
+    double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
 
     [[nodiscard]] double gpu_path(double b) const noexcept { return std::max(gc * b, w + gm * b); }
-    [[nodiscard]] double offload_path(double b) const noexcept { return k * b; }
+    [[nodiscard]] double offload_path(double b) const noexcept { return k0 + k * b; }
     [[nodiscard]] double step(double b) const noexcept {
         return combine(Seconds(gpu_path(b)), Seconds(offload_path(b)), ov).raw();
     }
 
-    // Points where the step changes slope, ascending, finite and > 0.
-    [[nodiscard]] std::array<double, 2> breakpoints() const noexcept {
-        double b1 = (gc > gm && w > 0) ? w / (gc - gm) : kUnbounded;  // compute overtakes HBM
-        double b2 = (k > gm && w > 0) ? w / (k - gm) : kUnbounded;     // offload path overtakes memory path
-        if (b2 > b1) b2 = kUnbounded;  // past b1 the GPU path is gc·B, parallel crossing only at 0
-        return {std::min(b1, b2), std::max(b1, b2)};
+    struct Line {
+        double at0, slope;  // at0 + slope·B
+    };
+    // The lines the step is built from: GPU compute, GPU memory, offloaded path.
+    [[nodiscard]] std::array<Line, 3> lines() const noexcept { return {{{0.0, gc}, {w, gm}, {k0, k}}}; }
+
+    // Candidate points where the step changes slope: every B > 0 where two of
+    // its lines cross, ascending, kUnbounded where there are fewer. A superset
+    // of the true breakpoints (a crossing hidden under a third line is kept;
+    // it only splits a linear piece in two).
+    [[nodiscard]] std::array<double, 3> breakpoints() const noexcept {
+        const auto ls = lines();
+        std::array<double, 3> bp{kUnbounded, kUnbounded, kUnbounded};
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            for (std::size_t j = i + 1; j < ls.size(); ++j) {
+                const double ds = ls[i].slope - ls[j].slope, d0 = ls[j].at0 - ls[i].at0;
+                if (ds == 0) continue;  // parallel: equal everywhere or nowhere
+                const double b = d0 / ds;
+                if (b > 0 && std::isfinite(b)) bp[n++] = b;
+            }
+        }
+        std::sort(bp.begin(), bp.end());
+        return bp;
     }
 };
 
 namespace detail {
-// Smallest B >= 0 with h(B) = target for h increasing; `piece_root(lo, s, i)`
-// solves the equation on a piece where step(B) = s·B + i.
+// Smallest B >= 0 with h(B) = target for h increasing; `piece_root(s, i)`
+// solves the equation on a piece where step(B) = s·B + i. The first piece
+// that reaches the target holds the root; its line is read off the step at
+// the piece's ends (exact, since the step is linear between breakpoints).
 template <class H, class Root>
 double solve_on_pieces(const StepShape& sh, double target, H h, Root piece_root) noexcept {
     double lo = 0.0;
@@ -65,7 +93,7 @@ double solve_on_pieces(const StepShape& sh, double target, H h, Root piece_root)
 }  // namespace detail
 
 // Largest batch whose step time stays within `slo` seconds (0 when even an
-// empty step, the weight read, exceeds it).
+// empty step, combine(w, k0, ov), reaches it).
 [[nodiscard]] inline double batch_for_step_time(const StepShape& sh, double slo) noexcept {
     if (sh.step(0.0) >= slo) return 0.0;
     return detail::solve_on_pieces(
