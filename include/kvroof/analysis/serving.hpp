@@ -99,75 +99,87 @@ double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve, 
 }
 }  // namespace detail
 
-[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov) {
-    const Scenario& sc = *ps.scenario;
-    const SystemRates& sys = ps.sys;
-    const ModelConstants& mc = ps.mc;
-    const PolicySpec& pol = sc.policy;
-    const double f = md.f;
+namespace detail {
+// The decode step's coefficients for the batch: per-sequence demands are the
+// p·O-weighted averages of the classes' (a class stays O steps in the batch).
+struct BatchShape {
+    DecodeDemand avg;
+    double cpu_tok = 0, link_tok = 0;  // s per sequence: max(CPU compute, DRAM), the busier link direction
+    StepShape shape;                   // w left 0: set per batch (MoE)
+};
 
-    ServingPoint r;
-    r.f = f;
-    r.ov = ov;
-    r.weights = mc.weights;
-    r.hbm_free = sys.hbm_capacity - mc.weights;
-    if (r.hbm_free.raw() <= 0) {
-        r.fits = r.feasible = false;
-        r.binding = r.batch_limit = r.headline = Resource::hbm_capacity;
-        return r;
-    }
+[[nodiscard]] inline BatchShape batch_shape(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
+    const double inv = 1.0 / md.sum_p_o;
+    const DecodeDemand& m = md.batch_mix;
+    BatchShape b;
+    b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv, m.cpu_compute * inv, m.cpu_dram * inv, m.link_d2h * inv, m.link_h2d * inv};
+    b.cpu_tok = std::max(b.avg.cpu_compute, b.avg.cpu_dram);
+    b.link_tok = std::max(b.avg.link_d2h, b.avg.link_h2d);
+    b.shape.gc = b.avg.gpu_compute;
+    b.shape.gm = b.avg.gpu_hbm;
+    b.shape.k = b.cpu_tok + b.link_tok;
+    b.shape.k0 = md.f > 0 ? ps.offload_step_latency : 0.0;
+    b.shape.ov = ov;
+    return b;
+}
 
-    const double kv = mc.kv_per_token.raw();
+// The step at batch b with the weight read of b itself (MoE: experts touched).
+[[nodiscard]] inline StepShape shape_at(const PreparedScenario& ps, StepShape s, double b) noexcept {
+    s.w = ps.mc.weights_read(b).raw() / ps.sys.hbm_bandwidth.raw();
+    return s;
+}
+
+// b_cap_hbm, b_cap_dram, b_slo and B = their minimum, with what sets it.
+// How much of a serving point to compute: its throughput alone (the batch, not
+// every ceiling; no attribution), or everything a renderer shows.
+enum class Detail { throughput, full };
+
+inline void batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov, Detail level,
+                           ServingPoint& r) {
+    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = 1.0 / md.sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
     const bool park = ps.idle == IdlePolicy::park;
-    const double sum_p_o = md.sum_p_o;
-    const double sum_p_ttft = md.ttft_gpu + md.ttft_off - ov * md.ttft_min;  // Σ p·combine(gpu, off, ov)
-    const double held_decode = md.held_decode, held_idle = md.held_idle;
     const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
-    const DecodeDemand& batch_mix = md.batch_mix;
-    const auto& pre = md.pre;
-    const double link_h2d = md.link_h2d, link_d2h = md.link_d2h;
-    for (size_t i = 0; i < sc.mix.entries.size(); ++i)
-        r.ttft_class[i] = combine(Seconds(pre[i].gpu_part), Seconds(pre[i].offload_part), ov).raw();
-    r.ttft = sum_p_ttft;
-    const double inv = 1.0 / sum_p_o;
-    const DecodeDemand avg{batch_mix.gpu_compute * inv, batch_mix.gpu_hbm * inv, batch_mix.cpu_compute * inv,
-                           batch_mix.cpu_dram * inv,    batch_mix.link_d2h * inv, batch_mix.link_h2d * inv};
-
-    StepShape shape;
-    shape.gc = avg.gpu_compute;
-    shape.gm = avg.gpu_hbm;
-    const double cpu_tok = std::max(avg.cpu_compute, avg.cpu_dram);
-    const double link_tok = std::max(avg.link_d2h, avg.link_h2d);
-    shape.k = cpu_tok + link_tok;
-    shape.k0 = f > 0 ? ps.offload_step_latency : 0.0;
-    shape.ov = ov;
-    const double hbm_bw = sys.hbm_bandwidth.raw();
-    auto with_w = [&](double w) {
-        StepShape s = shape;
-        s.w = w;
-        return s;
-    };
-
     // Bytes held per decoding sequence (m1) and per unit of decode rate (m2).
     const double gpu_share = 1.0 - f;
-    const double m1_hbm = gpu_share * kv * held_decode * inv;
-    const double m2_hbm = gpu_share * kv * (held_other + (park ? 0.0 : held_idle)) * inv;
-    const double m1_dram = f * kv * held_decode * inv;
-    const double m2_dram = kv * (f * (held_other + held_idle) + (park ? gpu_share * held_idle : 0.0)) * inv;
-
-    // The step at B with the weight read of B itself (MoE: experts touched).
-    auto step_at = [&](double b) { return with_w(mc.weights_read(b).raw() / hbm_bw).step(b); };
+    const double m1_hbm = gpu_share * kv * md.held_decode * inv;
+    const double m2_hbm = gpu_share * kv * (held_other + (park ? 0.0 : md.held_idle)) * inv;
+    const double m1_dram = f * kv * md.held_decode * inv;
+    const double m2_dram = kv * (f * (held_other + md.held_idle) + (park ? gpu_share * md.held_idle : 0.0)) * inv;
+    // The step's pieces at a fixed w; the three ceilings ask for the same one
+    // or two w (dense: the one weight read; MoE: the bracket ends), so keep two.
+    StepPieces cache[2];
+    double cached_w[2] = {-1.0, -1.0};
+    auto pieces = [&](double w) -> const StepPieces& {
+        const int j = cached_w[0] == w || cached_w[0] < 0 ? 0 : cached_w[1] == w || cached_w[1] < 0 ? 1 : 0;
+        if (cached_w[j] != w) {
+            StepShape s = shape;
+            s.w = w;
+            cache[j] = StepPieces(s);
+            cached_w[j] = w;
+        }
+        return cache[j];
+    };
+    auto step_at = [&](double b) { return shape_at(ps, shape, b).step(b); };
     auto capacity_ceiling = [&](double capacity, double m1, double m2) {
-        return detail::batch_with_weights(
-            mc, hbm_bw, [&](double w) { return batch_for_capacity(with_w(w), capacity, m1, m2); },
+        return batch_with_weights(
+            ps.mc, hbm_bw, [&](double w) { return batch_for_capacity(pieces(w), capacity, m1, m2); },
             [&](double b) { return m1 * b + m2 * b / step_at(b) - capacity; });
     };
+    const auto& slo = ps.scenario->policy.slo_tpot;
+    // With only the batch wanted, a ceiling is solved only when the batch so
+    // far violates its constraint: each feasible set is [0, ceiling], so a
+    // batch that meets it is already below it (its ceiling is then left unbounded).
+    const bool all = level == Detail::full;
     r.b_cap_hbm = capacity_ceiling(r.hbm_free.raw(), m1_hbm, m2_hbm);
-    r.b_cap_dram = capacity_ceiling(sys.cpu_memory.raw(), m1_dram, m2_dram);
-    r.b_slo = pol.slo_tpot ? detail::batch_with_weights(
-                                 mc, hbm_bw, [&](double w) { return batch_for_step_time(with_w(w), pol.slo_tpot->raw()); },
-                                 [&](double b) { return step_at(b) - pol.slo_tpot->raw(); })
-                           : kUnbounded;
+    const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = r.b_cap_hbm;
+    const bool dram_ok = std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
+    r.b_cap_dram = all || !dram_ok ? capacity_ceiling(cpu_mem, m1_dram, m2_dram) : kUnbounded;
+    const double b1 = std::min(b0, r.b_cap_dram);
+    const bool slo_ok = !slo || (std::isfinite(b1) && step_at(b1) <= slo->raw());
+    r.b_slo = slo && (all || !slo_ok) ? batch_with_weights(
+                                            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
+                                            [&](double b) { return step_at(b) - slo->raw(); })
+                                      : kUnbounded;
     r.batch = r.b_cap_hbm;
     r.batch_limit = Resource::hbm_capacity;
     if (r.b_cap_dram < r.batch) {
@@ -178,9 +190,82 @@ double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve, 
         r.batch = r.b_slo;
         r.batch_limit = Resource::slo_tpot;
     }
-    if (pol.slo_ttft) {
+}
+
+// At the batch r.batch: TPOT, utilisation-seconds per call, the GPU timeline,
+// Λ_max and throughput.
+inline void account(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
+    const DecodeDemand& avg = bs.avg;
+    const double B = r.batch, sum_p_o = md.sum_p_o;
+    const double w = ps.mc.weights_read(B).raw() / ps.sys.hbm_bandwidth.raw();
+    r.tpot = shape_at(ps, bs.shape, B).step(B);
+    r.util_sec = md.per_call_prefill;
+    r.util_sec[Resource::gpu_compute] += sum_p_o * avg.gpu_compute;
+    r.util_sec[Resource::gpu_hbm] += sum_p_o * (avg.gpu_hbm + w / B);
+    r.util_sec[Resource::cpu_compute] += sum_p_o * avg.cpu_compute;
+    r.util_sec[Resource::cpu_dram] += sum_p_o * avg.cpu_dram;
+    r.util_sec[Resource::link] = std::max(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h);
+    r.gpu_timeline = r.ttft + sum_p_o * r.tpot / B;
+    r.lambda_max = 1.0 / std::max(r.gpu_timeline, r.util_sec.max(kOffloadResources));
+    r.throughput = r.lambda_max * sum_p_o;
+    r.tpot_observed = B / r.throughput;
+}
+
+// What the GPU timeline is spent on, and the binding resource.
+inline void attribute(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
+    const auto& entries = ps.scenario->mix.entries;
+    const double B = r.batch;
+    const StepShape sh = shape_at(ps, bs.shape, B);
+    auto share = [&](double total, double gpu_part, bool gpu_compute_bound, double cpu_part, bool cpu_compute_bound,
+                     double link_part, double weight) {
+        const double parts = gpu_part + cpu_part + link_part;
+        if (parts <= 0) return;
+        const double scale = weight * total / parts;
+        r.timeline_share[gpu_compute_bound ? Resource::gpu_compute : Resource::gpu_hbm] += scale * gpu_part;
+        r.timeline_share[cpu_compute_bound ? Resource::cpu_compute : Resource::cpu_dram] += scale * cpu_part;
+        r.timeline_share[Resource::link] += scale * link_part;
+    };
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const auto& q = md.pre[i];
+        share(r.ttft_class[i], q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
+              q.cpu_compute >= q.cpu_dram, std::max(q.link_h2d, q.link_d2h), entries[i].weight);
+    }
+    share(r.tpot * md.sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, bs.cpu_tok * B,
+          bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency
+    const double cpu_link_max = r.util_sec.max(kOffloadResources);
+    r.binding = r.gpu_timeline >= cpu_link_max ? r.timeline_share.argmax() : r.util_sec.argmax(kOffloadResources);
+    const bool capacity_limited = r.batch_limit == Resource::hbm_capacity || r.batch_limit == Resource::dram_capacity;
+    r.headline = (r.binding == Resource::gpu_hbm && capacity_limited) ? r.batch_limit : r.binding;
+}
+
+}  // namespace detail
+
+namespace detail {
+// The serving point; with Detail::throughput the attribution of the GPU
+// timeline and the binding are skipped (every number that sets the
+// throughput is computed the same way either way).
+[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov, Detail level) {
+    const Scenario& sc = *ps.scenario;
+    const double f = md.f;
+    ServingPoint r;
+    r.f = f;
+    r.ov = ov;
+    r.weights = ps.mc.weights;
+    r.hbm_free = ps.sys.hbm_capacity - ps.mc.weights;
+    if (r.hbm_free.raw() <= 0) {
+        r.fits = r.feasible = false;
+        r.binding = r.batch_limit = r.headline = Resource::hbm_capacity;
+        return r;
+    }
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i)
+        r.ttft_class[i] = combine(Seconds(md.pre[i].gpu_part), Seconds(md.pre[i].offload_part), ov).raw();
+    r.ttft = md.ttft_gpu + md.ttft_off - ov * md.ttft_min;  // Σ p·combine(gpu, off, ov)
+
+    const detail::BatchShape bs = detail::batch_shape(ps, md, ov);
+    detail::batch_ceilings(ps, md, bs.shape, ov, level, r);
+    if (sc.policy.slo_ttft) {
         for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
-            if (r.ttft_class[i] > pol.slo_ttft->raw()) {
+            if (r.ttft_class[i] > sc.policy.slo_ttft->raw()) {
                 r.feasible = false;
                 r.binding = r.headline = Resource::slo_ttft;
                 return r;
@@ -199,48 +284,20 @@ double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve, 
         r.binding = r.headline = r.batch_limit;
         return r;
     }
-
-    const double B = r.batch;
-    const double w = mc.weights_read(B).raw() / hbm_bw;
-    const StepShape sh = with_w(w);
-    r.tpot = sh.step(B);
-
-    // Raw utilisation-seconds per call.
-    r.util_sec = md.per_call_prefill;
-    r.util_sec[Resource::gpu_compute] += sum_p_o * avg.gpu_compute;
-    r.util_sec[Resource::gpu_hbm] += sum_p_o * (avg.gpu_hbm + w / B);
-    r.util_sec[Resource::cpu_compute] += sum_p_o * avg.cpu_compute;
-    r.util_sec[Resource::cpu_dram] += sum_p_o * avg.cpu_dram;
-    r.util_sec[Resource::link] = std::max(link_h2d + sum_p_o * avg.link_h2d, link_d2h + sum_p_o * avg.link_d2h);
-
-    // The GPU's timeline per call and what it is spent on.
-    auto attribute = [&](double total, double gpu_part, bool gpu_compute_bound, double cpu_part, bool cpu_compute_bound,
-                         double link_part, double weight) {
-        const double parts = gpu_part + cpu_part + link_part;
-        if (parts <= 0) return;
-        const double scale = weight * total / parts;
-        r.timeline_share[gpu_compute_bound ? Resource::gpu_compute : Resource::gpu_hbm] += scale * gpu_part;
-        r.timeline_share[cpu_compute_bound ? Resource::cpu_compute : Resource::cpu_dram] += scale * cpu_part;
-        r.timeline_share[Resource::link] += scale * link_part;
-    };
-    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
-        const auto& q = pre[i];
-        attribute(r.ttft_class[i], q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
-                  q.cpu_compute >= q.cpu_dram, std::max(q.link_h2d, q.link_d2h), sc.mix.entries[i].weight);
-    }
-    attribute(r.tpot * sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, cpu_tok * B,
-              avg.cpu_compute >= avg.cpu_dram, sh.k0 + link_tok * B, 1.0);  // k0: link latency
-    r.gpu_timeline = sum_p_ttft + sum_p_o * r.tpot / B;
-
-    const double cpu_link_max = r.util_sec.max(kOffloadResources);
-    const double bottleneck = std::max(r.gpu_timeline, cpu_link_max);
-    r.lambda_max = 1.0 / bottleneck;
-    r.throughput = r.lambda_max * sum_p_o;
-    r.tpot_observed = B / r.throughput;
-    r.binding = r.gpu_timeline >= cpu_link_max ? r.timeline_share.argmax() : r.util_sec.argmax(kOffloadResources);
-    const bool capacity_limited = r.batch_limit == Resource::hbm_capacity || r.batch_limit == Resource::dram_capacity;
-    r.headline = (r.binding == Resource::gpu_hbm && capacity_limited) ? r.batch_limit : r.binding;
+    detail::account(ps, md, bs, r);
+    if (level == Detail::full) detail::attribute(ps, md, bs, r);
     return r;
+}
+}  // namespace detail
+
+// The serving point for the demand md (at its f) and overlap ov.
+[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov) {
+    return detail::evaluate(ps, md, ov, detail::Detail::full);
+}
+
+// Its throughput alone (output tokens/s), as evaluate(...).throughput, cheaper.
+[[nodiscard]] inline double throughput(const PreparedScenario& ps, const MixDemand& md, double ov) {
+    return detail::evaluate(ps, md, ov, detail::Detail::throughput).throughput;
 }
 
 // The serving point at offload fraction f and overlap ov.
