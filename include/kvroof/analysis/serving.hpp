@@ -172,11 +172,11 @@ inline void batch_ceilings(const PreparedScenario& ps, const MixDemand& md, cons
     const bool all = level == Detail::full;
     r.b_cap_hbm = capacity_ceiling(r.hbm_free.raw(), m1_hbm, m2_hbm);
     const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = r.b_cap_hbm;
-    const bool dram_ok = std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
-    r.b_cap_dram = all || !dram_ok ? capacity_ceiling(cpu_mem, m1_dram, m2_dram) : kUnbounded;
+    const bool dram_ok = !all && std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
+    r.b_cap_dram = !dram_ok ? capacity_ceiling(cpu_mem, m1_dram, m2_dram) : kUnbounded;
     const double b1 = std::min(b0, r.b_cap_dram);
-    const bool slo_ok = !slo || (std::isfinite(b1) && step_at(b1) <= slo->raw());
-    r.b_slo = slo && (all || !slo_ok) ? batch_with_weights(
+    const bool slo_ok = !slo || (!all && std::isfinite(b1) && step_at(b1) <= slo->raw());
+    r.b_slo = !slo_ok ? batch_with_weights(
                                             ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
                                             [&](double b) { return step_at(b) - slo->raw(); })
                                       : kUnbounded;
