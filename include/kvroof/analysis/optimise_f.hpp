@@ -10,16 +10,22 @@
 // session fits nowhere (f below smallest_f_that_fits, or above the DRAM edge).
 // Between kinks every demand is linear in f and X is smooth.
 //
-// 1. Scan: X at kFGridSteps+1 evenly spaced f and at the fit edges.
+// 1. Scan: X at kFGridSteps+1 evenly spaced f and at the fit edges (each
+//    sampled 1e-12 inside). 16 cells: 8 or 12 missed a second peak hidden
+//    between samples in 1 of 5,000 random scenarios, 16 in none.
 // 2. Refine around the best sample (maximise_near): a bracket a < b < c with
-//    X(b) >= X(a), X(c) shrinks by two models evaluated each round — a kink
-//    (the left and right branches extended as lines from their two nearest
-//    samples, intersected: exact for linear branches, secant-fast for curved
-//    ones) and a smooth peak (the parabola through a, b, c) — with a golden
-//    section step whenever neither halves the bracket.
-// 3. Any other grid cell whose branches, extended as lines from each side,
-//    could meet above the best found so far is refined the same way.
-// The answer is the best point evaluated; it is never worse than the scan.
+//    X(b) >= X(a), X(c) shrinks each round by a kink model — the branches on
+//    either side extended as lines from their two nearest samples and
+//    intersected (exact for linear branches, secant-fast for curved ones),
+//    plus a guard point just beyond, so that a kink approached from one side
+//    is bracketed from both — or, where no kink shows, the parabola through
+//    a, b, c; a golden-section step whenever the bracket fails to halve;
+//    down to 1e-10 in f. A best sample at an edge (maximise_from_edge) is
+//    probed 1e-6 inside, skipping f = 0's jump, and refined if X rises inwards.
+// 3. Any other scan cell whose branches, extended as lines from each side,
+//    could meet within 1 % of the best is refined the same way (screen_cells).
+// Only throughput is computed while searching; the answer is the full
+// evaluation of the best f evaluated, never worse than the scan's best.
 
 #include <algorithm>
 #include <array>
