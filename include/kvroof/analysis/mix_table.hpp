@@ -52,8 +52,9 @@ struct MixTable {
     t.baseline = band(ps, 0.0);
     t.fs = f_grid(step);
     t.rows = band_grid(ps, t.fs);
-    t.best_conservative = optimise_f(ps, 0.0);
-    t.best_optimistic = optimise_f(ps, 1.0);
+    const auto best = optimise_f_band(ps);
+    t.best_conservative = best[0];
+    t.best_optimistic = best[1];
     if (ov) t.at_ov = optimise_f(ps, *ov);
     return t;
 }

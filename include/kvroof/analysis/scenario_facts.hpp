@@ -68,8 +68,7 @@ struct ResourceSeconds {
 [[nodiscard]] inline std::vector<ResourceSeconds> per_resource_seconds(const ServingPoint& p) {
     std::vector<ResourceSeconds> out;
     out.reserve(kRateResources.size());
-    for (size_t i = 0; i < kRateResources.size(); ++i)
-        out.push_back({kRateResources[i], Seconds(p.util_sec[static_cast<int>(i)]), Seconds(p.timeline_share[static_cast<int>(i)])});
+    for (const Resource r : kRateResources) out.push_back({r, Seconds(p.util_sec[r]), Seconds(p.timeline_share[r])});
     return out;
 }
 
