@@ -207,13 +207,13 @@ std::string ceiling_md(const json& cfg) {
          "| hardware | model | workload | ceiling tok/s | bound by | without offload tok/s | share of ceiling |\n|---|---|---|---|---|---|---|\n";
     for (const auto& h : cfg.at("ceiling_hardware")) {
         ScenarioInputs in;
-        in.hardware = h.get<std::string>();
-        in.gpus = "2";
+        in.set("hardware", h.get<std::string>());
+        in.set("gpus", "2");
         const BuiltScenario b = build_scenario(in);
         const PreparedScenario ps(b.scenario);
         const Ceiling c = throughput_ceiling(ps);
         const ServingPoint p = evaluate(ps, 0.0, 0.0);
-        s += fmt::format("| {} ×2 | {} | {} | {:.0f} | {} | {} | {} |\n", in.hardware, b.scenario.model.name, b.workload_label, c.throughput,
+        s += fmt::format("| {} ×2 | {} | {} | {:.0f} | {} | {} | {} |\n", in.get("hardware")->text, b.scenario.model.name, b.workload_label, c.throughput,
                          name(c.binding),
                          !p.fits ? "does not fit" : (!p.feasible ? fmt::format("infeasible ({})", name(p.batch_limit)) : fmt::format("{:.1f}", p.throughput)),
                          p.feasible ? fmt::format("{:.1f} %", 100 * p.throughput / c.throughput) : "—");
@@ -271,7 +271,7 @@ Plots make_plots(const json& cfg) {
             for (auto [sparse, c, o] : {std::tuple{1.0, &c1, &o1}, std::tuple{0.1, &c2, &o2}}) {
                 ScenarioInputs in = base;
                 set_knob(in, x);
-                in.sparse = fmt::format("{:g}", sparse);
+                in.set("sparse", fmt::format("{:g}", sparse));
                 const Verdict v = make_verdict(build_scenario(in).scenario);
                 c->x.push_back(x);
                 o->x.push_back(x);
@@ -283,12 +283,12 @@ Plots make_plots(const json& cfg) {
     };
     out.gain_vs_cpus = {fmt::format("Best offload gain vs CPUs per GPU: {} on {}", sc.model.name, sc.hardware.name), "CPU sockets per GPU",
                         "gain over no offload (best f)",
-                        gain_curves(pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.cpus_per_gpu = fmt::format("{:g}", x); }),
+                        gain_curves(pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.set("cpus-per-gpu", fmt::format("{:g}", x)); }),
                         true, {}, "top left"};
     out.gain_vs_link = {fmt::format("Best offload gain vs GPU-CPU link bandwidth: {} on {} ({:g} {} per GPU)", sc.model.name, sc.hardware.name,
                                     sc.hardware.cpus_per_gpu, sc.hardware.cpu_name),
                         "link bandwidth per GPU per direction (GB/s)", "gain over no offload (best f)",
-                        gain_curves(pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.c2c_bw = fmt::format("{:g}GB/s", x); }),
+                        gain_curves(pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.set("c2c-bw", fmt::format("{:g}GB/s", x)); }),
                         true, {}, "center right"};
     return out;
 }

@@ -70,9 +70,9 @@ Drawn draw(Rng& rng) {
         field = v;
         d.flags += std::string(" ") + flag + " " + v;
     };
-    d.in.hardware = rng.pick(hardware);
-    d.in.model = rng.pick(models);
-    d.flags = "--hardware " + d.in.hardware + " --model " + d.in.model;
+    d.in.set("hardware", rng.pick(hardware));
+    d.in.set("model", rng.pick(models));
+    d.flags = "--hardware " + d.in.get("hardware")->text + " --model " + d.in.get("model")->text;
     if (rng.uniform() < 0.3) {
         const size_t i = rng.index(workloads.size()), j = (i + 1 + rng.index(workloads.size() - 1)) % workloads.size();
         const std::string mix = workloads[i] + ":" + std::to_string(1 + rng.index(3)) + "," + workloads[j] + ":1";

@@ -9,9 +9,9 @@ using namespace kvroof;
 
 TEST_CASE("the optimiser's f is at least as good as every grid point", "[verdict]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "4";
-        in.sparse = "0.1";
-        in.workload = "s_cached=16000,a_append=2000,o_output=400";
+        in.set("cpus-per-gpu", "4");
+        in.set("sparse", "0.1");
+        in.set("workload", "s_cached=16000,a_append=2000,o_output=400");
     });
     const PreparedScenario ps(s);
     for (double ov : {0.0, 1.0}) {
@@ -31,8 +31,8 @@ TEST_CASE("the default verdict: weights leave ~2 resident 64k sessions and HBM c
 
 TEST_CASE("fit_overlap recovers the overlap that produced a throughput", "[verdict][calibration]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "1";
-        in.sparse = "0.1";
+        in.set("cpus-per-gpu", "1");
+        in.set("sparse", "0.1");
     });
     const PreparedScenario ps(s);
     const double f = 0.5;
@@ -46,14 +46,14 @@ TEST_CASE("fit_overlap recovers the overlap that produced a throughput", "[verdi
 
 TEST_CASE("a model that does not fit gives a does-not-fit verdict", "[verdict]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.hardware = "h100-sxm";
-        in.model = "llama-3.1-405b";
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-405b");
     });
     CHECK(make_verdict(s).kind == VerdictKind::does_not_fit);
 }
 
 TEST_CASE("an SLO tighter than the weight read is infeasible", "[verdict]") {
-    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.slo_tpot = "10ms"; });
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.set("slo-tpot", "10ms"); });
     CHECK(make_verdict(s).kind == VerdictKind::infeasible);
 }
 

@@ -10,7 +10,7 @@
 namespace {
 kvroof::Scenario scenario(const char* mix) {
     kvroof::io::ScenarioInputs in;
-    if (mix) in.mix = mix;
+    if (mix) in.set("mix", mix);
     return kvroof::io::build_scenario(in).scenario;
 }
 
@@ -32,8 +32,8 @@ BENCHMARK(BM_MixEvaluation)->Arg(1)->Arg(3)->ArgName("classes");
 
 void BM_MixEvaluationMoE(benchmark::State& state) {
     kvroof::io::ScenarioInputs in;
-    in.model = "qwen3-235b-a22b";
-    in.gpus = "4";  // 470 GB of bf16 weights need four 186 GB GPUs
+    in.set("model", "qwen3-235b-a22b");
+    in.set("gpus", "4");  // 470 GB of bf16 weights need four 186 GB GPUs
     evaluate_loop(state, kvroof::io::build_scenario(in).scenario);
 }
 BENCHMARK(BM_MixEvaluationMoE);
