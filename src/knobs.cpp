@@ -49,9 +49,9 @@ constexpr std::string_view kHardware = "Hardware overrides (a bare number takes 
 constexpr std::string_view kPolicy = "Policy";
 constexpr std::string_view kSweep = "Sweep only";
 
-std::vector<Knob> rows() {
-    using namespace limits;
-    std::vector<Knob> t = {
+// What is served on what: presets and the workload.
+std::vector<Knob> scenario_rows() {
+    return {
         {.name = "hardware", .column = "hardware", .type = KnobType::text, .fallback = io::kDefaultHardware,
          .help = "hardware preset or JSON file (see `kvroof presets`)", .group = kScenario, .decode = io::decode_hardware,
          .access = {[](Scenario& s, const KnobValue& v) { s.hardware = *std::get<std::shared_ptr<const HardwareSpec>>(v); }, nullptr}},
@@ -66,6 +66,13 @@ std::vector<Knob> rows() {
          .help = "concurrent class mix, e.g. \"long:0.7,short:0.3\" (classes: codex long mid short prefill); replaces --workload",
          .group = kScenario, .list_sep = ';', .decode = io::decode_mix,
          .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
+    };
+}
+
+// Figures of the hardware preset a user may override.
+std::vector<Knob> hardware_rows() {
+    using namespace limits;
+    return {
         {.name = "link", .column = "link", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "GPU<->CPU link preset: pcie-gen3|4|5[-measured], nvlink-c2c[-measured]; sets every figure the preset has",
          .group = kHardware, .decode = io::decode_link,
@@ -129,6 +136,13 @@ std::vector<Knob> rows() {
         {.name = "eta-mem", .column = "eta_mem", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of peak HBM/DRAM bandwidth", .group = kHardware, .preset = PresetFile::hardware,
          .preset_key = "eta_mem", .access = on_hardware<&HardwareSpec::eta_mem>()},
+    };
+}
+
+// How the system is run; f and ov, which only a sweep varies.
+std::vector<Knob> policy_rows() {
+    using namespace limits;
+    return {
         {.name = "sparse", .column = "sparse", .type = KnobType::number, .shown_default = "1", .lo = kMinSparse, .hi = 1,
          .help = "fraction of context KV attention reads per token, GPU and CPU alike", .group = kPolicy,
          .access = on_policy<&PolicySpec::sparse>()},
@@ -154,13 +168,16 @@ std::vector<Knob> rows() {
         {.name = "ov", .column = "ov", .type = KnobType::number, .lo = 0, .hi = 1, .help = "overlap inside the band: adds tps_ov and gain_ov",
          .group = kSweep, .grid_only = true},
     };
-    return t;
 }
 
 }  // namespace
 
 const std::vector<Knob>& knobs() {
-    static const std::vector<Knob> table = rows();
+    static const std::vector<Knob> table = [] {
+        std::vector<Knob> t = scenario_rows();
+        for (auto part : {hardware_rows(), policy_rows()}) t.insert(t.end(), part.begin(), part.end());
+        return t;
+    }();
     return table;
 }
 

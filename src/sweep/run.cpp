@@ -24,6 +24,9 @@ std::string compute_chunk(RowWorker& w, std::uint64_t begin, std::uint64_t end) 
     return out;
 }
 
+void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+
 }  // namespace
 
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
@@ -46,7 +49,17 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
         }
         return;
     }
+    run_threaded(spec, grid, begin, end, write, progress);
+}
 
+namespace {
+
+void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    const std::uint64_t total = end - begin;
+    const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
+    auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
+    auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
     // Workers claim chunks in order; the caller writes them in order. At most
     // `window` chunks are in flight, so memory stays flat however large the grid.
     const std::uint64_t window = static_cast<std::uint64_t>(spec.threads) * 2;
@@ -113,4 +126,5 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
     if (write_failure) std::rethrow_exception(write_failure);
 }
 
+}  // namespace
 }  // namespace kvroof::io

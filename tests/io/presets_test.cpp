@@ -85,10 +85,10 @@ TEST_CASE("scenario overrides apply and are recorded", "[presets][scenario]") {
     CHECK(b.scenario.hardware.cpus_per_gpu == 4);
     CHECK(b.overrides.size() == 3);
     io::ScenarioInputs bad;
-    bad.hbm_bw = "-1";
+    bad.set("hbm-bw", "-1");
     CHECK_THROWS_WITH(io::build_scenario(bad), Catch::Contains("--hbm-bw") && Catch::Contains("> 0"));
     io::ScenarioInputs both;
-    both.mix = "long:1";
-    both.workload = "codex";
+    both.set("mix", "long:1");
+    both.set("workload", "codex");
     CHECK_THROWS_AS(io::build_scenario(both), InputError);
 }
