@@ -118,8 +118,26 @@ TypedGrid::TypedGrid(const SweepSpec& spec) : spec_(&spec), fixed_(decode_inputs
 
 void TypedGrid::assemble(const std::vector<std::uint64_t>& idx, Scenario& out) const {
     out = Scenario{};
+    apply_from(0, idx, out);
+}
+
+void TypedGrid::update(const std::vector<std::uint64_t>& idx, std::vector<std::uint64_t>& last, bool& fresh, Scenario& s) const {
+    size_t first = knobs().size();
+    if (fresh) {
+        s = Scenario{};
+        first = 0;
+    } else {
+        for (const TypedAxis& t : axes_)
+            if (idx[t.axis] != last[t.axis]) first = std::min(first, knob_index(*t.knob));
+    }
+    apply_from(first, idx, s);
+    last = idx;
+    fresh = false;
+}
+
+void TypedGrid::apply_from(size_t first_knob, const std::vector<std::uint64_t>& idx, Scenario& out) const {
     const auto& table = knobs();
-    for (size_t i = 0; i < table.size(); ++i) {
+    for (size_t i = first_knob; i < table.size(); ++i) {
         const int ax = axis_of_knob_[i];
         if (ax < 0) {
             if (fixed_[i]) table[i].access.apply(out, *fixed_[i]);

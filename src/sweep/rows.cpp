@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: MIT
 // One sweep row: the verdict of its point (kept per worker) and the band at its f.
+#include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "sweep_rows.hpp"
 
 namespace kvroof::io::sweep_detail {
+namespace {
+// "\"tps_con_tok_per_s\":" and so on: the JSON keys of kResultColumns[3..9].
+constexpr std::string_view kJsonKeys[] = {"\"tps_con_tok_per_s\":", "\"tps_opt_tok_per_s\":", "\"gain_con\":", "\"gain_opt\":",
+                                          "\"batch_con_seq\":", "\"tpot_con_ms\":", "\"ttft_con_ms\":"};
+}  // namespace
 
 RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid)
     : spec_(spec), grid_(grid), f_axis_(axis_of(spec, "f")), ov_axis_(axis_of(spec, "ov")), csv_(spec.format == SweepFormat::csv),
@@ -23,7 +29,12 @@ RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid)
 }
 
 void RowWorker::fill(CachedPoint& p) {
-    grid_.assemble(idx_, p.scenario);
+    if (scratch_) {
+        grid_.update(idx_, work_idx_, work_fresh_, p.scenario);
+    } else {
+        grid_.update(idx_, work_idx_, work_fresh_, work_);
+        p.scenario = work_;
+    }
     p.prepared.emplace(p.scenario);
     p.verdict = make_verdict(p.scenario);
     p.prefix.clear();
@@ -94,50 +105,75 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
                            gain_or_none(opt, v.baseline.optimistic), con.batch, con.tpot * 1e3, con.ttft * 1e3};
     if (!csv_) out += '{';
     out += p.prefix;
+    // The rest of the row has a bounded length: built in a buffer, appended once.
+    char buf[1024];
+    char* w = buf;
+    const auto put = [&w](std::string_view t) {
+        std::memcpy(w, t.data(), t.size());
+        w += t.size();
+    };
+    const auto num = [&](double x) {
+        if (std::isfinite(x)) w = write_number6(w, x);
+        else if (!csv_) put("null");
+    };
     if (csv_) {
-        append_number(out, f);
-        out += ',';
-        out += p.fstar;
+        num(f);
+        *w++ = ',';
+        put(p.fstar);
         for (double x : nums) {
-            append_number(out, x);
-            out += ',';
+            num(x);
+            *w++ = ',';
         }
-        out.append(name(con.headline)).append(",").append(name(opt.headline)).append(",").append(name(v.kind));
+        put(name(con.headline));
+        *w++ = ',';
+        put(name(opt.headline));
+        *w++ = ',';
+        put(name(v.kind));
     } else {
-        out += "\"f\":";
-        append_json_number(out, f);
-        out += ',';
-        out += p.fstar;
+        put("\"f\":");
+        num(f);
+        *w++ = ',';
+        put(p.fstar);
         for (size_t i = 0; i < 7; ++i) {
-            out.append("\"").append(kResultColumns[i + 3]).append("\":");
-            append_json_number(out, nums[i]);
-            out += ',';
+            put(kJsonKeys[i]);
+            num(nums[i]);
+            *w++ = ',';
         }
-        out.append("\"binding_con\":\"").append(name(con.headline)).append("\",\"binding_opt\":\"").append(name(opt.headline));
-        out.append("\",\"verdict\":\"").append(name(v.kind)).append("\"");
+        put("\"binding_con\":\"");
+        put(name(con.headline));
+        put("\",\"binding_opt\":\"");
+        put(name(opt.headline));
+        put("\",\"verdict\":\"");
+        put(name(v.kind));
+        *w++ = '"';
     }
     if (ov_axis_ >= 0) {
         const double ov = spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
         const ServingPoint at = evaluate(*p.prepared, f, ov);
         const double ov_nums[] = {ov, at.throughput, gain_or_none(at, v.baseline.conservative)};
-        const char* keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
+        constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {
-            if (csv_) {
-                out += ',';
-                append_number(out, ov_nums[i]);
-            } else {
-                out += keys[i];
-                append_json_number(out, ov_nums[i]);
-            }
+            if (csv_) *w++ = ',';
+            else put(keys[i]);
+            num(ov_nums[i]);
         }
     }
-    out += csv_ ? "\n" : "}\n";
+    if (!csv_) *w++ = '}';
+    *w++ = '\n';
+    out.append(buf, static_cast<size_t>(w - buf));
 }
 
 void RowWorker::rows(std::uint64_t begin, std::uint64_t end, std::string& out) {
-    for (std::uint64_t p = begin; p < end; ++p) {
-        decompose(spec_, p, idx_);
+    if (begin >= end) return;
+    decompose(spec_, begin, idx_);
+    for (std::uint64_t p = begin;;) {
         append_row(point(), out);
+        if (++p == end) return;
+        // The next point's indices: an odometer, the last axis fastest.
+        for (size_t i = idx_.size(); i-- > 0;) {
+            if (++idx_[i] < spec_.axes[i].size()) break;
+            idx_[i] = 0;
+        }
     }
 }
 

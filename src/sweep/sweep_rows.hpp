@@ -69,6 +69,9 @@ private:
     std::vector<std::unique_ptr<CachedPoint>> direct_;
     std::unordered_map<std::uint64_t, std::unique_ptr<CachedPoint>> map_;
     std::unique_ptr<CachedPoint> scratch_;  // no f or ov axis: every point new
+    Scenario work_;                         // the last point assembled (kept points copy it)
+    std::vector<std::uint64_t> work_idx_;
+    bool work_fresh_ = true;
     CachedPoint* last_ = nullptr;
     std::uint64_t last_key_ = UINT64_MAX;
 };

@@ -29,10 +29,17 @@ public:
 
     // The scenario of point `idx` (one index per axis of the spec), unchecked.
     void assemble(const std::vector<std::uint64_t>& idx, Scenario& out) const;
+    // Brings `s` from the point `last` to the point `idx`, re-applying in table
+    // order every knob from the first one whose axis value changed (each apply
+    // only assigns, so the knobs before it stand as they were); a `fresh` s is
+    // assembled whole. Updates `last` and clears `fresh`. Same result as assemble.
+    void update(const std::vector<std::uint64_t>& idx, std::vector<std::uint64_t>& last, bool& fresh, Scenario& s) const;
     // The scenario axes (all but f and ov), in spec order.
     [[nodiscard]] const std::vector<TypedAxis>& axes() const noexcept { return axes_; }
 
 private:
+    void apply_from(size_t first_knob, const std::vector<std::uint64_t>& idx, Scenario& out) const;
+
     const SweepSpec* spec_;
     DecodedInputs fixed_;            // by knob_index, fallbacks included
     std::vector<int> axis_of_knob_;  // by knob_index: index into axes_, or -1

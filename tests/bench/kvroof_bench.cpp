@@ -63,4 +63,21 @@ void BM_SweepRows(benchmark::State& state) {
 }
 BENCHMARK(BM_SweepRows)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Sweep rows without an f axis, each a full verdict: the time per row minus
+// BM_FullVerdict's is what the sweep adds (assembling the point through the
+// knob table, formatting, writing). And rows with an f axis in either order.
+void BM_SweepGrid(benchmark::State& state, std::vector<const char*> grid) {
+    kvroof::io::SweepSpec spec;
+    for (const char* g : grid) spec.axes.push_back(kvroof::io::parse_grid_entry(g));
+    spec.threads = 1;
+    kvroof::io::validate_sweep(spec);
+    std::size_t bytes = 0;
+    for (auto _ : state) kvroof::io::run_sweep(spec, [&](std::string_view t) { bytes += t.size(); });
+    benchmark::DoNotOptimize(bytes);
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kvroof::io::sweep_points(spec)));
+}
+BENCHMARK_CAPTURE(BM_SweepGrid, verdict_rows, std::vector<const char*>{"hbm-bw=1:10:0.01"})->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, f_then_sparse, std::vector<const char*>{"f=0:1:0.001", "sparse=0.01:1:0.01"})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, sparse_then_f, std::vector<const char*>{"sparse=0.01:1:0.01", "f=0:1:0.001"})->Unit(benchmark::kMillisecond);
+
 BENCHMARK_MAIN();

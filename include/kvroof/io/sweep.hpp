@@ -86,6 +86,9 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
 // "1234560", "1.5e-07"; "inf"/"nan" for non-finite values. Hand-rolled: a sweep
 // formats ~10 numbers per point and a general float formatter dominated its time.
 void append_number6(std::string& out, double v);
+// The same into a buffer of at least kNumber6Max chars; returns the end.
+inline constexpr std::size_t kNumber6Max = 32;
+char* write_number6(char* p, double v);
 
 // Reads a sweep file (JSON: {"description": "…", "fixed": {"knob": "value", …},
 // "grid": ["knob=…", …]}); its "fixed" values are marked Origin::config. A
