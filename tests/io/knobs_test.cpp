@@ -76,7 +76,7 @@ TEST_CASE("applying a numeric knob through the table changes exactly its field",
     }
 }
 
-TEST_CASE("--eta sets both efficiencies and the specific ones override it", "[knobs]") {
+TEST_CASE("eta sets both efficiencies and eta-compute, eta-mem override it", "[knobs]") {
     ScenarioInputs in;
     in.set("eta", "0.7");
     in.set("eta-mem", "0.3");
@@ -85,7 +85,7 @@ TEST_CASE("--eta sets both efficiencies and the specific ones override it", "[kn
     CHECK(s.hardware.eta_mem == 0.3);
 }
 
-TEST_CASE("--c2c-bw overrides the link preset's bandwidth whatever the order given", "[knobs]") {
+TEST_CASE("c2c-bw overrides the link preset's bandwidth whatever the order given", "[knobs]") {
     ScenarioInputs in;
     in.set("c2c-bw", "100");
     in.set("link", "pcie-gen5");
