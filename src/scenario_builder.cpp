@@ -98,6 +98,19 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
     return out;
 }
 
+nlohmann::json knob_values(const Scenario& s) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const Knob& k : knobs()) {
+        if (!k.access.get) continue;
+        const double si = k.access.get(s);
+        const double bare = k.type == KnobType::quantity ? std::get<double>(decode_knob(k, k.flag(), "1")) : 1.0;
+        if (!std::isfinite(si)) out[std::string(k.column)] = nullptr;
+        else if (k.type == KnobType::whole) out[std::string(k.column)] = static_cast<long long>(si);  // whole: checked in range
+        else out[std::string(k.column)] = si / bare;
+    }
+    return out;
+}
+
 // --- decoders of the text knobs ---
 
 KnobValue decode_hardware(std::string_view flag, std::string_view text) {

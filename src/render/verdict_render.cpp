@@ -162,7 +162,8 @@ json inputs_json(const BuiltScenario& b) {
           {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
           {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
           {"idle", to_string(p.idle)}}},
-        {"overrides", overrides}};
+        {"overrides", overrides},
+        {"knobs", knob_values(sc)}};
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // Throughput of the core: one concurrent-mix evaluation, and one full verdict
 // (f optimised at both ends of the band, parking baseline included).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -76,6 +77,20 @@ void BM_SweepGrid(benchmark::State& state, std::vector<const char*> grid) {
     benchmark::DoNotOptimize(bytes);
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kvroof::io::sweep_points(spec)));
 }
+// make_verdict alone on the scenarios of BM_SweepGrid/verdict_rows (hbm-bw 1..10 TB/s by 0.01):
+// the difference per item is the sweep's own cost per verdict row.
+void BM_VerdictRowsAlone(benchmark::State& state) {
+    std::vector<kvroof::Scenario> points;
+    for (int i = 0; i <= 900; ++i) {
+        kvroof::io::ScenarioInputs in;
+        in.set("hbm-bw", fmt::format("{:.17g}", 1.0 + 0.01 * i));
+        points.push_back(kvroof::io::build_scenario(in).scenario);
+    }
+    for (auto _ : state)
+        for (const auto& s : points) benchmark::DoNotOptimize(kvroof::make_verdict(s));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(points.size()));
+}
+BENCHMARK(BM_VerdictRowsAlone)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SweepGrid, verdict_rows, std::vector<const char*>{"hbm-bw=1:10:0.01"})->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SweepGrid, f_then_sparse, std::vector<const char*>{"f=0:1:0.001", "sparse=0.01:1:0.01"})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SweepGrid, sparse_then_f, std::vector<const char*>{"sparse=0.01:1:0.01", "f=0:1:0.001"})->Unit(benchmark::kMillisecond);

@@ -161,3 +161,13 @@ TEST_CASE("a sweep point assembled from typed values equals the scenario built f
     const std::string last = out.substr(out.rfind('\n', out.size() - 2) + 1);
     CHECK(last.find("," + want + ",") != std::string::npos);
 }
+
+TEST_CASE("the echo lists every numeric knob by its column, in its bare unit", "[knobs]") {
+    const nlohmann::json j = knob_values(default_scenario());
+    for (const Knob& k : knobs())
+        if (k.access.get) CHECK(j.contains(std::string(k.column)));
+    CHECK(j.at("hbm_bw_TBps") == Approx(8.0));
+    CHECK(j.at("c2c_bw_GBps") == Approx(225.0));
+    CHECK(j.at("slo_tpot_ms") == Approx(50.0));
+    CHECK(j.at("slo_ttft_ms").is_null());
+}

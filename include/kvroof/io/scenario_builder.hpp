@@ -4,6 +4,7 @@
 // (spec/knobs.hpp): decode each given value once to its typed value, apply
 // them in table order onto the defaults, check the specs, record what was given.
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ using DecodedInputs = std::vector<std::optional<KnobValue>>;
 void assemble(const DecodedInputs& values, Scenario& out);
 // Every spec check, each error naming the flag ("--hbm-reserve: must be < hbm-cap").
 void check_scenario(const Scenario& s);
+
+// Every numeric knob's value in `s`, keyed by its column and in its bare unit
+// ({"hbm_bw_TBps": 8, "slo_ttft_ms": null, ...}): the echo of the resolved
+// inputs, so a knob added to the table is echoed without renderer code.
+[[nodiscard]] nlohmann::json knob_values(const Scenario& s);
 
 // decode_inputs + assemble + check_scenario. Throws InputError naming the flag on any bad value.
 [[nodiscard]] BuiltScenario build_scenario(const ScenarioInputs& in);
