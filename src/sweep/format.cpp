@@ -42,8 +42,9 @@ char* write_number6(char* p, double v) {
     int e = (b * 78913) >> 18;  // floor(b·log10 2), exact for |b| < 1100; no libm call
     if (kPow10[kZero + e + 1] <= v) ++e;
     const int shift = 5 - e;  // in [-10, 21]
-    // x in about [1e5, 1e6): x + 0.5 is exact there, so truncating it is llround (half up).
-    auto m = static_cast<std::int64_t>(v * kPow10[kZero + shift] + 0.5);
+    // x in about [1e5, 1e6): x + 0.5 is exact there (an ulp of x is below 2^-30 and
+    // x + 0.5 stays under 2^20), so truncating it is llround (half up) without the libm call.
+    auto m = static_cast<std::int64_t>(v * kPow10[kZero + shift] + 0.5);  // NOLINT(bugprone-incorrect-roundings)
     if (m >= 1000000) {  // rounding carried into the next decade
         m = (m + 5) / 10;
         ++e;
@@ -54,7 +55,8 @@ char* write_number6(char* p, double v) {
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
     char d[6];
-    const auto hi = static_cast<unsigned>(m / 10000), mid = static_cast<unsigned>(m / 100 % 100), lo = static_cast<unsigned>(m % 100);
+    const auto hi = static_cast<std::size_t>(m / 10000), mid = static_cast<std::size_t>(m / 100 % 100),
+               lo = static_cast<std::size_t>(m % 100);
     std::memcpy(d, kPairs + 2 * hi, 2);
     std::memcpy(d + 2, kPairs + 2 * mid, 2);
     std::memcpy(d + 4, kPairs + 2 * lo, 2);
