@@ -35,7 +35,8 @@ void RowWorker::fill(CachedPoint& p) {
         grid_.update(idx_, work_idx_, work_fresh_, work_);
         p.scenario = work_;
     }
-    p.prepared.emplace(p.scenario);
+    // Rows without f or ov read only the verdict; the others evaluate the band on the prepared scenario.
+    if (!scratch_) p.prepared.emplace(p.scenario);
     p.verdict = make_verdict(p.scenario);
     p.prefix.clear();
     p.fstar.clear();
