@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "kvroof/io/offload_reports.hpp"
+#include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -49,8 +50,10 @@ Action setup_layers(CLI::App& app) {
     add("--rows", &io::LayersInputs::rows, "rows (tokens) per prefill chunk [default: 512]");
     add_output_flags(*sub, *out);
     return [in, out] {
-        const io::Rendered r = io::layers_report(*in);
-        emit(*out, r.text, r.json.dump(2) + "\n", r.markdown);
+        const LayersStudy st = io::run_layers_study(io::resolve_layers(*in));
+        emit_lazy(
+            *out, [&] { return io::layers_text(st); }, [&] { return io::layers_json(st, in->given).dump(2) + "\n"; },
+            [&] { return io::layers_markdown(st, in->given); });
     };
 }
 

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/verdict_render.hpp"
+#include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -27,9 +28,10 @@ void run_mix(const MixOptionsText& o) {
         ov = io::parse_number("--ov", *o.ov);
         check::unit_interval("--ov", *ov);
     }
-    const io::MixTable t = io::make_mix_table(built.scenario, step, ov);
-    const io::RenderContext ctx{&built, ov};
-    emit(o.output, io::render_mix_text(t, ctx), io::mix_json(t, ctx).dump(2) + "\n", io::render_mix_markdown(t, ctx));
+    const MixTable t = make_mix_table(built.scenario, step, ov);
+    emit_lazy(
+        o.output, [&] { return io::render_mix_text(t, built); }, [&] { return io::mix_json(t, built).dump(2) + "\n"; },
+        [&] { return io::render_mix_markdown(t, built); });
 }
 }  // namespace
 

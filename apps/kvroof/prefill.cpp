@@ -8,6 +8,7 @@
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
+#include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -52,8 +53,11 @@ Action setup_prefill(CLI::App& app) {
     return [in, out] {
         io::PrefillInputs run = *in;
         if (run.given.empty()) run.table = true;
-        const io::Rendered r = io::prefill_report(run);
-        emit(*out, r.text, r.json.dump(2) + "\n", r.markdown);
+        const PrefillSetup setup = io::resolve_prefill(run);
+        const PrefillStudy st = prefill_study(setup, io::prefill_questions(run.table));
+        emit_lazy(
+            *out, [&] { return io::prefill_text(st); }, [&] { return io::prefill_json(st, run.given).dump(2) + "\n"; },
+            [&] { return io::prefill_markdown(st, run.given); });
     };
 }
 

@@ -3,9 +3,10 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "kvroof/analysis/verdict.hpp"
+#include "kvroof/analysis/verdict_report.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/verdict_render.hpp"
+#include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -36,10 +37,10 @@ void run_verdict(const VerdictOptionsText& o) {
         check::positive("--measured-tps", *vo.measured_tps);
         check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
     }
-    const Verdict v = make_verdict(built.scenario, vo);
-    const io::RenderContext ctx{&built, ov};
-    emit(o.output, io::render_verdict_text(v, ctx), io::verdict_json(v, ctx).dump(2) + "\n",
-         io::render_verdict_markdown(v, ctx));
+    const VerdictReport r = verdict_report(built.scenario, vo, ov);
+    emit_lazy(
+        o.output, [&] { return io::render_verdict_text(r, built); }, [&] { return io::verdict_json(r, built).dump(2) + "\n"; },
+        [&] { return io::render_verdict_markdown(r, built); });
 }
 }  // namespace
 

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
+// `kvroof prefill` as text, markdown and JSON, from one PrefillStudy.
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
-#include "kvroof/io/presets.hpp"
-#include "kvroof/physics/model_quantities.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -14,6 +13,8 @@ namespace {
 using nlohmann::json;
 
 const char* regime_name(PrefillRegime r) { return r == PrefillRegime::transfer_bound ? "transfer-bound" : "compute-bound"; }
+const char* regime_name(bool transfer_bound) { return transfer_bound ? "transfer-bound" : "compute-bound"; }
+const char* model_kind(const ModelWhatIf& m) { return m.attention == Attention::mla ? "MLA MoE" : (m.moe ? "GQA MoE" : "GQA dense"); }
 
 std::string fmt_kappa(double k) {
     if (!std::isfinite(k)) return "∞";
@@ -32,121 +33,41 @@ json result_json(const KappaResult& r) {
             {"utilisation", r.utilisation},        {"link_share", r.link_share}};
 }
 
-struct Resolved {
-    HardwareSpec hw;
-    ModelSpec model;
-    CallClass workload;
-    std::string link_name;
-    BytesPerSecond link;
-    FlopPerSecond c_eff;
-    DType kv = DType::bf16;
-    int gpus = 1;
-    double ov = 0;
-};
-
-}  // namespace
-
-Flop prefill_flop_per_token(const ModelSpec& m) { return Flop(2.0 * param_counts(m).active); }
-
-Rendered prefill_report(const PrefillInputs& in) {
-    const json& cfg = embedded_config("prefill_kappa");
-    const json& single = cfg.at("single");
-    Resolved s;
-    s.hw = load_hardware("--hardware", in.hardware.value_or(single.at("hardware").get<std::string>()));
-    s.model = load_model("--model", in.model.value_or(single.at("model").get<std::string>()));
-    const std::string w = in.workload.value_or(single.at("workload").get<std::string>());
-    s.workload = looks_like_workload_string(w) ? parse_workload_string("--workload", w) : load_workload("--workload", w);
-    s.link_name = in.link.value_or(in.link_bw ? "custom" : single.at("link").get<std::string>());
-    s.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
-                        : load_link("--link", s.link_name);
-    check::positive("--link-bw", s.link.raw());
-    check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
-    s.c_eff = in.prefill_flops ? FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"))
-                               : s.hw.prefill_flops;
-    check::positive("--prefill-flops", s.c_eff.raw());
-    check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
-    if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
-    s.gpus = single.value("gpus", 1);
-    if (in.gpus) {
-        s.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
+std::string table_text(const PrefillStudy& st) {
+    std::string head = fmt::format("{:<48} {:>9}", "hardware / link", "GB/s");
+    for (const auto& m : st.table_models) head += fmt::format(" {:>16}", m);
+    std::string t = "κ_crit = (F_pf / B_kv) · (BW / C_eff): a prefill whose K/T exceeds it waits on the link\n" + head + "\n";
+    for (const KappaTableCells& row : st.table_rows) {
+        t += fmt::format("{:<48} {:>9.1f}", row.row.label, row.row.bandwidth.raw() / 1e9);
+        for (double k : row.kappa_crit) t += fmt::format(" {:>16}", fmt_kappa(k));
+        t += "\n";
     }
-    if (in.ov) {
-        s.ov = parse_number("--ov", *in.ov);
-        check::unit_interval("--ov", s.ov);
+    return t + "F_pf = 2 x active parameters per new token; C_eff per hardware preset (prefill_flops_TFLOPS, see docs/model.md)\n\n";
+}
+
+std::string table_markdown(const PrefillStudy& st) {
+    std::string mdh = "| hardware / link | GB/s |";
+    std::string mds = "|---|---|";
+    for (const auto& m : st.table_models) {
+        mdh += fmt::format(" {} |", m);
+        mds += "---|";
     }
-    double budget = 4096;
-    if (in.token_budget) {
-        budget = parse_number("--token-budget", *in.token_budget);
-        check::positive("--token-budget", budget);
-        check::in_range("--token-budget", budget, 1.0, limits::kMaxTokens);
+    std::string md = "## κ_crit by model and link\n\n" + mdh + "\n" + mds + "\n";
+    for (const KappaTableCells& row : st.table_rows) {
+        md += fmt::format("| {} | {:.1f} |", row.row.label, row.row.bandwidth.raw() / 1e9);
+        for (double k : row.kappa_crit) md += fmt::format(" {} |", fmt_kappa(k));
+        md += "\n";
     }
+    return md + "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS` (docs/model.md).\n\n";
+}
 
-    // TP over g GPUs: each GPU reloads its KV shard over its own link and
-    // computes its share, so κ is unchanged and the times divide by g.
-    const Flop f_pf = prefill_flop_per_token(s.model);
-    const Bytes b_kv = kv_bytes_per_token(s.model, s.kv);
-    KappaInputs ki{f_pf, b_kv, s.link * static_cast<double>(s.gpus), s.c_eff * static_cast<double>(s.gpus),
-                   s.workload.s_cached, s.workload.a_append, s.ov};
-    const KappaResult r = analyse_prefill(ki);
-    const Bytes weights = weight_bytes(s.model, DType::bf16);
-    const Bytes vram_default = (s.hw.hbm_capacity - s.hw.hbm_reserve) * static_cast<double>(s.gpus) - weights;
-    const Bytes vram = in.vram ? Bytes(parse_quantity("--vram", *in.vram, UnitKind::bytes, "GB")) : vram_default;
-    if (in.vram) check::in_range("--vram", vram.raw(), 0.0, limits::kMaxCapacity * limits::kMaxGpus);
-    std::optional<SchedulerResult> sched;
-    if (vram.raw() > 0 && s.workload.a_append > 0) sched = schedule_prefill(vram, budget, s.workload.s_cached, s.workload.a_append, b_kv);
-
-    Rendered out;
-    std::string& t = out.text;
-    std::string& md = out.markdown;
-    t = fmt::format("kvroof {} — prefill κ_crit (reload cached KV over the link vs compute)\n\n", KVROOF_VERSION);
-    md = fmt::format("# kvroof prefill κ_crit\n\nGenerated by kvroof {} (`kvroof prefill", KVROOF_VERSION);
-    for (const auto& [k, v] : in.given) md += fmt::format(" {} \"{}\"", k, v);
-    md += "`).\n\n";
-
-    // The seed's table: models × hardware/links.
-    json table = json::array();
-    if (in.table) {
-        std::vector<ModelSpec> models;
-        for (const auto& n : cfg.at("models")) models.push_back(load_model("--model", n.get<std::string>()));
-        std::string head = fmt::format("{:<48} {:>9}", "hardware / link", "GB/s");
-        std::string mdh = "| hardware / link | GB/s |";
-        std::string mds = "|---|---|";
-        for (const auto& m : models) {
-            head += fmt::format(" {:>16}", m.name);
-            mdh += fmt::format(" {} |", m.name);
-            mds += "---|";
-        }
-        t += "κ_crit = (F_pf / B_kv) · (BW / C_eff): a prefill whose K/T exceeds it waits on the link\n" + head + "\n";
-        md += "## κ_crit by model and link\n\n" + mdh + "\n" + mds + "\n";
-        for (const auto& row : cfg.at("rows")) {
-            const HardwareSpec hw = load_hardware("--hardware", row.at("hardware").get<std::string>());
-            const std::string ln = row.at("link").get<std::string>();
-            const BytesPerSecond bw = load_link("--link", ln);
-            const std::string label = row.at("label").get<std::string>();
-            std::string line = fmt::format("{:<48} {:>9.1f}", label, bw.raw() / 1e9);
-            std::string mdl = fmt::format("| {} | {:.1f} |", label, bw.raw() / 1e9);
-            json cells = json::object();
-            for (const auto& m : models) {
-                const double k = kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), bw, hw.prefill_flops);
-                line += fmt::format(" {:>16}", fmt_kappa(k));
-                mdl += fmt::format(" {} |", fmt_kappa(k));
-                cells[m.name] = k;
-            }
-            t += line + "\n";
-            md += mdl + "\n";
-            table.push_back({{"label", label}, {"hardware", row.at("hardware")}, {"link", ln},
-                             {"bandwidth_bytes_per_s", bw.raw()}, {"prefill_flops_per_s", hw.prefill_flops.raw()},
-                             {"kappa_crit", cells}});
-        }
-        t += "F_pf = 2 x active parameters per new token; C_eff per hardware preset (prefill_flops_TFLOPS, see docs/model.md)\n\n";
-        md += "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS` (docs/model.md).\n\n";
-    }
-
-    // The single scenario.
-    t += fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU), link {} at {} per GPU, KV {}\n", s.model.name, s.hw.name, s.gpus,
-                     format_flops(s.c_eff.raw()), s.link_name, format_bandwidth(s.link.raw()), to_string(s.kv));
+std::string scenario_text(const PrefillStudy& st) {
+    const PrefillSetup& s = st.setup;
+    const KappaResult& r = st.result;
+    std::string t = fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU), link {} at {} per GPU, KV {}\n", s.model.name, s.hardware.name,
+                                s.tp.gpus, format_flops(s.c_eff.raw()), s.link_name, format_bandwidth(s.link.raw()), to_string(s.kv));
     t += fmt::format("  workload {}: K = {:.0f} cached, T = {:.0f} new tokens\n", s.workload.name, s.workload.s_cached, s.workload.a_append);
-    t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token\n\n", f_pf.raw() / 1e9, b_kv.raw());
+    t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token\n\n", st.f_pf.raw() / 1e9, st.b_kv.raw());
     t += fmt::format("κ_M = {:.4g} FLOP/B, κ_HW = {:.4g} B/FLOP, κ_crit = {}\n", r.kappa_m, r.kappa_hw, fmt_kappa(r.kappa_crit));
     t += fmt::format("κ_ratio = K/T = {} -> {}\n", fmt_kappa(r.kappa_ratio), regime_name(r.regime));
     t += fmt::format("TTFT = {:.1f} ms link + {:.1f} ms GPU = {:.1f} ms serial (Eq. 3); at ov={:g}: {:.1f} ms\n", r.t_link * 1e3,
@@ -155,101 +76,126 @@ Rendered prefill_report(const PrefillInputs& in) {
         t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh, 100 * r.utilisation);
     else
         t += "P_OH = t_link / t_gpu: no new tokens (T = 0), so the GPU does no prefill work and the link is all of TTFT; U = 0%\n";
-    md += fmt::format("## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
-                      s.model.name, s.hw.name, s.gpus, s.link_name, format_bandwidth(s.link.raw()), format_flops(s.c_eff.raw()),
-                      s.workload.name, s.workload.s_cached, s.workload.a_append);
+    if (st.scheduler) {
+        const SchedulerResult& sc = *st.scheduler;
+        t += fmt::format("Scheduler (Eq. 9-10): VRAM {} holds N_max = {:.2f} such requests -> T_sched = {:.0f} of a {:.0f}-token budget ({:.1f}%, {})\n",
+                         format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
+                         sc.vram_bound ? "VRAM-bound" : "budget-bound");
+    } else {
+        t += fmt::format("Scheduler (Eq. 9-10): no VRAM left for KV ({}); pass --vram\n", format_bytes(st.vram.raw()));
+    }
+    return t;
+}
+
+std::string scenario_markdown(const PrefillStudy& st) {
+    const PrefillSetup& s = st.setup;
+    const KappaResult& r = st.result;
+    std::string md = fmt::format("## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
+                                 s.model.name, s.hardware.name, s.tp.gpus, s.link_name, format_bandwidth(s.link.raw()),
+                                 format_flops(s.c_eff.raw()), s.workload.name, s.workload.s_cached, s.workload.a_append);
     md += "| κ_M (FLOP/B) | κ_HW (B/FLOP) | κ_crit | κ_ratio | regime | t_link | t_gpu | TTFT serial | P_OH | U |\n"
           "|---|---|---|---|---|---|---|---|---|---|\n";
     md += fmt::format("| {:.4g} | {:.4g} | {} | {} | {} | {:.1f} ms | {:.1f} ms | {:.1f} ms | {} | {:.1f}% |\n\n", r.kappa_m,
                       r.kappa_hw, fmt_kappa(r.kappa_crit), fmt_kappa(r.kappa_ratio), regime_name(r.regime), r.t_link * 1e3,
                       r.t_gpu * 1e3, r.ttft_serial * 1e3, std::isfinite(r.p_oh) ? fmt::format("{:.3g}", r.p_oh) : "— (T = 0)",
                       100 * r.utilisation);
-    if (sched) {
-        t += fmt::format("Scheduler (Eq. 9-10): VRAM {} holds N_max = {:.2f} such requests -> T_sched = {:.0f} of a {:.0f}-token budget ({:.1f}%, {})\n",
-                         format_bytes(vram.raw()), sched->n_max, sched->t_sched, budget, 100 * sched->budget_utilisation,
-                         sched->vram_bound ? "VRAM-bound" : "budget-bound");
+    if (st.scheduler) {
+        const SchedulerResult& sc = *st.scheduler;
         md += fmt::format("Scheduler (Eq. 9–10): VRAM {} holds N_max = {:.2f} requests → T_sched = {:.0f} of {:.0f} tokens ({:.1f} %, {}).\n\n",
-                          format_bytes(vram.raw()), sched->n_max, sched->t_sched, budget, 100 * sched->budget_utilisation,
-                          sched->vram_bound ? "VRAM-bound" : "budget-bound");
-    } else {
-        t += fmt::format("Scheduler (Eq. 9-10): no VRAM left for KV ({}); pass --vram\n", format_bytes(vram.raw()));
+                          format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
+                          sc.vram_bound ? "VRAM-bound" : "budget-bound");
     }
+    return md;
+}
 
-    // What-ifs: links for this model and hardware; architectures on this link.
-    json whatif_links = json::array(), whatif_models = json::array(), workloads = json::array();
-    t += "\nWhat if the link were …\n";
-    md += "## What if the link were …\n\n| link | GB/s | κ_crit | regime at this K/T | link share of TTFT |\n|---|---|---|---|---|\n";
-    auto link_row = [&](const std::string& name, BytesPerSecond bw) {
-        KappaInputs k2 = ki;
-        k2.link = bw * static_cast<double>(s.gpus);
-        const KappaResult r2 = analyse_prefill(k2);
-        t += fmt::format("  {:<22} {:>9.1f} GB/s  κ_crit {:>7}  {:<15} link {:>5.1f}% of TTFT\n", name, bw.raw() / 1e9,
-                         fmt_kappa(r2.kappa_crit), regime_name(r2.regime), 100 * r2.link_share);
-        md += fmt::format("| {} | {:.1f} | {} | {} | {:.1f} % |\n", name, bw.raw() / 1e9, fmt_kappa(r2.kappa_crit),
-                          regime_name(r2.regime), 100 * r2.link_share);
-        whatif_links.push_back({{"link", name}, {"bandwidth_bytes_per_s", bw.raw()}, {"result", result_json(r2)}});
-    };
-    for (const char* ln : {"pcie-gen3", "pcie-gen3-measured", "pcie-gen4", "pcie-gen4-measured", "pcie-gen5-nominal",
-                           "pcie-gen5-measured", "pcie-gen5-kvoffload", "nvlink-c2c", "nvlink-c2c-total", "nvlink-c2c-measured"})
-        link_row(ln, load_link("--link", ln));
-    link_row("unified HBM (this GPU)", s.hw.hbm_bandwidth);
+std::string what_ifs_text(const PrefillStudy& st) {
+    std::string t = "\nWhat if the link were …\n";
+    for (const LinkWhatIf& l : st.links)
+        t += fmt::format("  {:<22} {:>9.1f} GB/s  κ_crit {:>7}  {:<15} link {:>5.1f}% of TTFT\n", l.link.name, l.link.bandwidth.raw() / 1e9,
+                         fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime), 100 * l.result.link_share);
     t += "\nWhat if the model were … (same link and GPU)\n";
+    for (const ModelWhatIf& m : st.models)
+        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  κ_crit {:>7}  {}\n", m.name, model_kind(m), m.f_pf.raw() / 1e9,
+                         m.b_kv.raw(), fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
+    t += fmt::format("\nWorkloads against κ_crit {} (P_OH = κ_ratio / κ_crit)\n", fmt_kappa(st.result.kappa_crit));
+    for (const WorkloadWhatIf& w : st.workloads)
+        t += fmt::format("  {:<12} κ_ratio {:>7}  {:<15} P_OH {:>8.3g}  link {:>5.1f}% of TTFT\n", w.workload.name,
+                         fmt_kappa(w.workload.kappa_ratio), regime_name(w.transfer_bound), w.p_oh, 100 * w.p_oh / (1 + w.p_oh));
+    return t;
+}
+
+std::string what_ifs_markdown(const PrefillStudy& st) {
+    std::string md = "## What if the link were …\n\n| link | GB/s | κ_crit | regime at this K/T | link share of TTFT |\n|---|---|---|---|---|\n";
+    for (const LinkWhatIf& l : st.links)
+        md += fmt::format("| {} | {:.1f} | {} | {} | {:.1f} % |\n", l.link.name, l.link.bandwidth.raw() / 1e9, fmt_kappa(l.result.kappa_crit),
+                          regime_name(l.result.regime), 100 * l.result.link_share);
     md += "\n## What if the model were … (same link and GPU)\n\n| model | attention | F_pf (GFLOP) | B_kv (B) | κ_crit | regime |\n|---|---|---|---|---|---|\n";
-    for (const char* mn : {"llama-3.1-70b", "llama-3.1-405b", "mixtral-8x7b", "qwen3-235b-a22b", "glm-4.5", "deepseek-v3"}) {
-        const ModelSpec m = load_model("--model", mn);
-        KappaInputs k2 = ki;
-        k2.f_pf = prefill_flop_per_token(m);
-        k2.b_kv = kv_bytes_per_token(m, s.kv);
-        const KappaResult r2 = analyse_prefill(k2);
-        const char* kind = m.attention == Attention::mla ? "MLA MoE" : (m.is_moe() ? "GQA MoE" : "GQA dense");
-        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  κ_crit {:>7}  {}\n", mn, kind, k2.f_pf.raw() / 1e9,
-                         k2.b_kv.raw(), fmt_kappa(r2.kappa_crit), regime_name(r2.regime));
-        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} | {} |\n", mn, kind, k2.f_pf.raw() / 1e9, k2.b_kv.raw(),
-                          fmt_kappa(r2.kappa_crit), regime_name(r2.regime));
-        whatif_models.push_back({{"model", mn}, {"result", result_json(r2)}});
-    }
-    t += fmt::format("\nWorkloads against κ_crit {} (P_OH = κ_ratio / κ_crit)\n", fmt_kappa(r.kappa_crit));
+    for (const ModelWhatIf& m : st.models)
+        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} | {} |\n", m.name, model_kind(m), m.f_pf.raw() / 1e9, m.b_kv.raw(),
+                          fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
     md += fmt::format("\n## Workloads against κ_crit {}\n\n| workload | κ_ratio (median) | regime | P_OH | link share | source |\n|---|---|---|---|---|---|\n",
-                      fmt_kappa(r.kappa_crit));
-    for (const auto& wl : cfg.at("workloads")) {
-        const double kr = wl.at("kappa_ratio").get<double>();
-        const double poh = kr / r.kappa_crit;
-        const std::string nm = wl.at("name").get<std::string>();
-        t += fmt::format("  {:<12} κ_ratio {:>7}  {:<15} P_OH {:>8.3g}  link {:>5.1f}% of TTFT\n", nm, fmt_kappa(kr),
-                         kr > r.kappa_crit ? "transfer-bound" : "compute-bound", poh, 100 * poh / (1 + poh));
-        md += fmt::format("| {} | {} | {} | {:.3g} | {:.1f} % | {} |\n", nm, fmt_kappa(kr),
-                          kr > r.kappa_crit ? "transfer-bound" : "compute-bound", poh, 100 * poh / (1 + poh),
-                          wl.at("source").get<std::string>());
-        workloads.push_back({{"workload", nm}, {"kappa_ratio", kr}, {"p_oh", poh}, {"link_share", poh / (1 + poh)}});
-    }
+                      fmt_kappa(st.result.kappa_crit));
+    for (const WorkloadWhatIf& w : st.workloads)
+        md += fmt::format("| {} | {} | {} | {:.3g} | {:.1f} % | {} |\n", w.workload.name, fmt_kappa(w.workload.kappa_ratio),
+                          regime_name(w.transfer_bound), w.p_oh, 100 * w.p_oh / (1 + w.p_oh), w.workload.source);
+    return md;
+}
 
+}  // namespace
+
+std::string prefill_answer(const PrefillStudy& st) {
+    const KappaResult& r = st.result;
     const std::string cmp = r.regime == PrefillRegime::transfer_bound ? ">" : "<=";
-    const std::string answer = fmt::format("PREFILL: {} — κ_ratio {} {} κ_crit {}; {:.0f}% of TTFT is the link", regime_name(r.regime),
-                                           fmt_kappa(r.kappa_ratio), cmp, fmt_kappa(r.kappa_crit), 100 * r.link_share);
-    t += "\n" + answer + "\n";
-    md += "\n**" + answer + "**\n";
+    return fmt::format("PREFILL: {} — κ_ratio {} {} κ_crit {}; {:.0f}% of TTFT is the link", regime_name(r.regime),
+                       fmt_kappa(r.kappa_ratio), cmp, fmt_kappa(r.kappa_crit), 100 * r.link_share);
+}
 
+std::string prefill_text(const PrefillStudy& st) {
+    std::string t = fmt::format("kvroof {} — prefill κ_crit (reload cached KV over the link vs compute)\n\n", KVROOF_VERSION);
+    if (st.table) t += table_text(st);
+    t += scenario_text(st) + what_ifs_text(st);
+    return t + "\n" + prefill_answer(st) + "\n";
+}
+
+std::string prefill_markdown(const PrefillStudy& st, const GivenFlags& given) {
+    std::string md = fmt::format("# kvroof prefill κ_crit\n\nGenerated by kvroof {} (`kvroof prefill", KVROOF_VERSION);
+    for (const auto& [k, v] : given) md += fmt::format(" {} \"{}\"", k, v);
+    md += "`).\n\n";
+    if (st.table) md += table_markdown(st);
+    md += scenario_markdown(st) + what_ifs_markdown(st);
+    return md + "\n**" + prefill_answer(st) + "**\n";
+}
+
+json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
+    const PrefillSetup& s = st.setup;
+    json whatif_links = json::array(), whatif_models = json::array(), workloads = json::array();
+    for (const LinkWhatIf& l : st.links)
+        whatif_links.push_back({{"link", l.link.name}, {"bandwidth_bytes_per_s", l.link.bandwidth.raw()}, {"result", result_json(l.result)}});
+    for (const ModelWhatIf& m : st.models) whatif_models.push_back({{"model", m.name}, {"result", result_json(m.result)}});
+    for (const WorkloadWhatIf& w : st.workloads)
+        workloads.push_back({{"workload", w.workload.name}, {"kappa_ratio", w.workload.kappa_ratio}, {"p_oh", w.p_oh}, {"link_share", w.link_share}});
     json given = json::object();
-    for (const auto& [k, v] : in.given) given[k] = v;
-    out.json = {{"tool", "kvroof"},
+    for (const auto& [k, v] : given_flags) given[k] = v;
+    const std::optional<SchedulerResult>& sched = st.scheduler;
+    json out = {{"tool", "kvroof"},
                 {"version", KVROOF_VERSION},
                 {"command", "prefill"},
                 {"inputs",
-                 {{"hardware", s.hw.name},
+                 {{"hardware", s.hardware.name},
                   {"model", s.model.name},
                   {"workload", {{"name", s.workload.name}, {"k_cached", s.workload.s_cached}, {"t_new", s.workload.a_append}}},
                   {"link", s.link_name},
                   {"link_bandwidth_bytes_per_s", s.link.raw()},
                   {"prefill_flops_per_s", s.c_eff.raw()},
-                  {"gpus", s.gpus},
+                  {"gpus", s.tp.gpus},
                   {"kv_dtype", to_string(s.kv)},
-                  {"f_pf_flop_per_token", f_pf.raw()},
-                  {"b_kv_bytes_per_token", b_kv.raw()},
+                  {"f_pf_flop_per_token", st.f_pf.raw()},
+                  {"b_kv_bytes_per_token", st.b_kv.raw()},
                   {"ov", s.ov},
-                  {"vram_bytes", vram.raw()},
-                  {"token_budget", budget},
+                  {"vram_bytes", st.vram.raw()},
+                  {"token_budget", s.token_budget},
                   {"given", given}}},
-                {"result", result_json(r)},
+                {"result", result_json(st.result)},
                 {"scheduler", sched ? json{{"n_max", sched->n_max},
                                            {"t_sched", sched->t_sched},
                                            {"budget_utilisation", sched->budget_utilisation},
@@ -258,8 +204,18 @@ Rendered prefill_report(const PrefillInputs& in) {
                 {"what_if_links", whatif_links},
                 {"what_if_models", whatif_models},
                 {"workloads", workloads},
-                {"answer", answer}};
-    if (in.table) out.json["kappa_table"] = table;
+                {"answer", prefill_answer(st)}};
+    if (st.table) {
+        json table = json::array();
+        for (const KappaTableCells& row : st.table_rows) {
+            json cells = json::object();
+            for (size_t i = 0; i < row.kappa_crit.size(); ++i) cells[st.table_models[i]] = row.kappa_crit[i];
+            table.push_back({{"label", row.row.label}, {"hardware", row.row.hardware}, {"link", row.row.link},
+                             {"bandwidth_bytes_per_s", row.row.bandwidth.raw()}, {"prefill_flops_per_s", row.row.c_eff.raw()},
+                             {"kappa_crit", cells}});
+        }
+        out["kappa_table"] = table;
+    }
     return out;
 }
 

@@ -4,6 +4,8 @@
 // scenarios drawn from every preset, plus the reproducers that once broke it.
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,8 +93,8 @@ Drawn draw(Rng& rng) {
     return d;
 }
 
-// a >= b up to rounding: the solvers are exact to ~1e-12 and the optimiser's
-// golden section to ~1e-9 of f.
+// a >= b up to rounding: the solvers are exact to ~1e-12 and the optimiser
+// brackets f* to 1e-10.
 bool not_below(double a, double b, double rel) { return a >= b - rel * std::max(1.0, std::abs(b)); }
 
 }  // namespace
@@ -139,25 +141,68 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
     CHECK(checks == kScenarios * 11);
 }
 
-TEST_CASE("the f* optimiser finds the optimum of a dense 10,001-point search (100 seeded scenarios)", "[verdict][property]") {
-    // The throughput over f is piecewise smooth and can have several local
-    // maxima; the optimiser (101-point grid, golden section around the best
-    // cell, the smallest f that fits one session) must still find the top.
+namespace {
+// Whether the dense search's best point is the optimum's only home, to the
+// grid's resolution: (a) no grid point more than one cell away comes within
+// 1e-9 of it (no plateau or flat double top), and (b) no other peak of the
+// grid could reach within 1e-6 of it even if its top lies between grid points
+// — bounded by its grid value plus one cell of its steeper side.
+bool unique_peak(const std::vector<double>& x, size_t best) {
+    const double top = x[best];
+    for (size_t i = 0; i < x.size(); ++i)
+        if ((i + 1 < best || i > best + 1) && x[i] >= top * (1 - 1e-9)) return false;
+    size_t lo = best, hi = best;  // best's own peak: monotone down on both sides
+    while (lo > 0 && x[lo - 1] <= x[lo]) --lo;
+    while (hi + 1 < x.size() && x[hi + 1] <= x[hi]) ++hi;
+    for (size_t j = 0; j < x.size(); ++j) {
+        if (j >= lo && j <= hi) continue;
+        const double left = j > 0 ? std::abs(x[j] - x[j - 1]) : 0.0;
+        const double right = j + 1 < x.size() ? std::abs(x[j + 1] - x[j]) : 0.0;
+        if (x[j] + std::max(left, right) >= top * (1 - 1e-6)) return false;
+    }
+    return true;
+}
+}  // namespace
+
+TEST_CASE("the f* optimiser finds the optimum of a dense 10,001-point search (1,000 seeded scenarios)", "[verdict][property]") {
+    // The throughput over f is piecewise smooth, with kinks, a jump at f = 0,
+    // zero where a session does not fit, and sometimes several local maxima;
+    // the optimiser samples far fewer points and must still find the top.
+    // Asserted at both ends of the band:
+    // - throughput (so the gain over f = 0, the same for both searches) at
+    //   least the dense search's best·(1 − 1e-6): the optimiser may only beat
+    //   the grid (a kink between grid points), never miss its peak;
+    // - where the optimum is unique to the grid's resolution (unique_peak),
+    //   f* within one grid cell of the dense argmax (1e-4, plus 1e-6 for the
+    //   edges sampled 1e-6 inside): the true maximiser of a single peak lies
+    //   in the cells next to the best grid point.
     Rng rng{777};
     int offload_wins = 0;  // cases where the optimum is not f = 0: the check is not vacuous
-    for (int n = 0; n < 100; ++n) {
+    int unique = 0;
+    std::vector<double> x(10001);
+    for (int n = 0; n < 1000; ++n) {
         const Drawn d = draw(rng);
         const Scenario s = io::build_scenario(d.in).scenario;
         const PreparedScenario ps(s);
         for (double ov : {0.0, 1.0}) {
-            double dense = 0;
-            for (int i = 0; i <= 10000; ++i) dense = std::max(dense, evaluate(ps, i / 10000.0, ov).throughput);
-            INFO("kvroof verdict " << d.flags << " at ov=" << ov);
-            CHECK(not_below(optimise_f(ps, ov).throughput, dense, 1e-6));
-            if (dense > 1.01 * evaluate(ps, 0.0, ov).throughput) ++offload_wins;
+            size_t best = 0;
+            for (size_t i = 0; i < x.size(); ++i) {
+                x[i] = evaluate(ps, static_cast<double>(i) / 10000.0, ov).throughput;
+                if (x[i] > x[best]) best = i;
+            }
+            const ServingPoint opt = optimise_f(ps, ov);
+            INFO("kvroof verdict " << d.flags << " at ov=" << ov << ": dense best " << x[best] << " at f=" << static_cast<double>(best) / 10000.0
+                                   << ", optimiser " << opt.throughput << " at f=" << opt.f);
+            CHECK(opt.throughput >= x[best] * (1 - 1e-6));
+            if (x[best] > 0 && unique_peak(x, best)) {
+                ++unique;
+                CHECK(std::abs(opt.f - static_cast<double>(best) / 10000.0) <= 1e-4 + 1e-6);
+            }
+            if (x[best] > 1.01 * x[0]) ++offload_wins;
         }
     }
-    CHECK(offload_wins >= 20);
+    CHECK(offload_wins >= 500);  // of 2,000 searches
+    CHECK(unique >= 1000);
 }
 
 namespace {

@@ -13,7 +13,7 @@ using namespace kvroof;
 namespace {
 double kappa(const char* model, const char* hardware, const char* link) {
     const ModelSpec m = io::load_model("--model", model);
-    return kappa_crit(io::prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), io::load_link("--link", link),
+    return kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), io::load_link("--link", link),
                       io::load_hardware("--hardware", hardware).prefill_flops);
 }
 bool prints_as(double v, const char* printed) {
@@ -27,7 +27,7 @@ bool prints_as(double v, const char* printed) {
 TEST_CASE("seed 001's 405B-on-H100 case: kappa_crit ~50 at 64 GB/s and ~12 at 15 GB/s", "[prefill][seed001]") {
     // The seed's own inputs: F_pf = 2 x 405B = 810 GFLOP, B_kv = 516,096 B, C = 2,000 TFLOP/s.
     const ModelSpec m = io::load_model("--model", "llama-3.1-405b");
-    const Flop f = io::prefill_flop_per_token(m);
+    const Flop f = prefill_flop_per_token(m);
     CHECK(f.raw() == Approx(810e9).epsilon(0.01));
     CHECK(prints_as(kappa_crit(f, kv_bytes_per_token(m, DType::bf16), gigabytes_per_s(64), teraflops(2000)), "50"));
     CHECK(prints_as(kappa_crit(f, kv_bytes_per_token(m, DType::bf16), gigabytes_per_s(15), teraflops(2000)), "12"));

@@ -44,8 +44,8 @@ TEST_CASE("f = 0 is the no-offload baseline: the CPU side and ov do not matter",
     CHECK(x.throughput > 0);
     CHECK(evaluate(pa, 0.0, 1.0).throughput == x.throughput);
     CHECK(evaluate(pb, 0.0, 0.0).throughput == x.throughput);
-    CHECK(x.util_sec[kCpuCompute] == 0);
-    CHECK(x.util_sec[kLink] == 0);
+    CHECK(x.util_sec[Resource::cpu_compute] == 0);
+    CHECK(x.util_sec[Resource::link] == 0);
 }
 
 TEST_CASE("the default scenario's baseline checks by hand", "[serving]") {
@@ -172,8 +172,8 @@ TEST_CASE("parking idle sessions frees HBM at the cost of link traffic", "[servi
     const ServingPoint h = evaluate(PreparedScenario(hold), 0.0, 0.0);
     const ServingPoint p = evaluate(PreparedScenario(park), 0.0, 0.0);
     CHECK(p.b_cap_hbm > h.b_cap_hbm);
-    CHECK(p.util_sec[kLink] > 0);
-    CHECK(h.util_sec[kLink] == 0);
+    CHECK(p.util_sec[Resource::link] > 0);
+    CHECK(h.util_sec[Resource::link] == 0);
     // Reloading 64,338 cached tokens' KV over 225 GB/s adds to TTFT.
     CHECK(p.ttft == Approx(h.ttft + 64338.0 * 327680 / 225e9).epsilon(1e-9));
 }

@@ -65,3 +65,34 @@ TEST_CASE("a fixed f is evaluated, not optimised", "[verdict]") {
     CHECK(v.f_fixed);
     CHECK(v.at_f.conservative.f == 0.25);
 }
+
+TEST_CASE("the optimiser at both band ends at once equals two single searches", "[verdict]") {
+    for (const char* mix : {"long:0.5,mid:0.3,short:0.2", "long:1"}) {
+        io::ScenarioInputs in;
+        in.set("mix", mix);
+        in.set("sparse", "0.1");
+        in.set("cpus-per-gpu", "1");
+        const Scenario s = io::build_scenario(in).scenario;
+        const PreparedScenario ps(s);
+        const auto both = optimise_f_band(ps);
+        for (int end = 0; end < 2; ++end) {
+            const ServingPoint one = optimise_f(ps, end == 0 ? 0.0 : 1.0);
+            CHECK(both[static_cast<size_t>(end)].f == one.f);
+            CHECK(both[static_cast<size_t>(end)].throughput == one.throughput);
+        }
+    }
+}
+
+TEST_CASE("throughput alone equals the full evaluation's", "[serving]") {
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("cpus-per-gpu", "4");
+        in.set("sparse", "0.1");
+        in.set("slo-tpot", "50ms");
+    });
+    const PreparedScenario ps(s);
+    for (int i = 0; i <= 20; ++i) {
+        const double f = i / 20.0;
+        const MixDemand md = mix_demand(ps, f);
+        for (double ov : {0.0, 0.5, 1.0}) CHECK(throughput(ps, md, ov) == Approx(evaluate(ps, md, ov).throughput).epsilon(1e-12));
+    }
+}

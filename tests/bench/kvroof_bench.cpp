@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Throughput of the core: one concurrent-mix evaluation, and one full verdict
+// Throughput of the core: one concurrent-mix evaluation (in full, and its
+// throughput alone), the f* search at both band ends, and one full verdict
 // (f optimised at both ends of the band, parking baseline included).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -38,6 +39,28 @@ void BM_MixEvaluationMoE(benchmark::State& state) {
     evaluate_loop(state, kvroof::io::build_scenario(in).scenario);
 }
 BENCHMARK(BM_MixEvaluationMoE);
+
+// The optimiser's unit of work: throughput alone (no attribution, only the ceilings that bind).
+void BM_MixThroughput(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    const kvroof::PreparedScenario ps(s);
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::throughput(ps, kvroof::mix_demand(ps, f), 0.0));
+        f = f >= 1.0 ? 0.0 : f + 0.01;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MixThroughput);
+
+// f* at both ends of the band, the bulk of a verdict.
+void BM_OptimiseBand(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    const kvroof::PreparedScenario ps(s);
+    for (auto _ : state) benchmark::DoNotOptimize(kvroof::optimise_f_band(ps));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_OptimiseBand);
 
 void BM_FullVerdict(benchmark::State& state) {
     const kvroof::Scenario s = scenario(nullptr);

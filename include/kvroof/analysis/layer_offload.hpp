@@ -5,7 +5,7 @@
 // budget allows after the tensors every rank keeps (embeddings, output head);
 // every other layer is copied over the host link for every decode token.
 //
-//   layer_rank  = layer_bytes / TP                       (each rank its own link)
+//   layer_rank  = layer_bytes / TP                       (each rank its own link: tensor_parallel.hpp)
 //   resident    = min(L, floor((budget − non_layer) / layer_rank))
 //   transfer    = offloaded · layer_rank                  bytes per token per rank
 //   copy        = transfer / BW,   compute = offloaded · t_layer
@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 
+#include "kvroof/analysis/tensor_parallel.hpp"
 #include "kvroof/physics/model_quantities.hpp"
 #include "kvroof/spec/check.hpp"
 #include "kvroof/units.hpp"
@@ -50,7 +51,7 @@ struct Checkpoint {
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
     // Bytes of one layer that one token actually uses.
     [[nodiscard]] Bytes needed_per_token(int tp) const noexcept {
-        const double rank = layer_bytes.raw() / tp;
+        const double rank = TensorParallel{tp}.shard(layer_bytes).raw();
         if (!is_moe()) return Bytes(rank);
         return Bytes(rank * ((1.0 - routed_fraction) + routed_fraction * experts_active / experts));
     }
@@ -123,13 +124,15 @@ struct LayerOffloadRow {
 };
 
 // `forced_offloaded` (>= 0) replaces the budget's choice with a given split.
+// Errors name the knob ("tp", "offload-layers").
 [[nodiscard]] inline LayerOffloadRow layer_offload(const Checkpoint& c, const LayerHost& h, int tp, int forced_offloaded = -1) {
-    if (tp < 1) throw InputError("--tp: must be >= 1, got " + std::to_string(tp));
+    const TensorParallel group{tp};
+    group.check_validity("tp");
     if (forced_offloaded > c.layers)
-        throw InputError("--offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
+        throw InputError("offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
     LayerOffloadRow r;
     r.tp = tp;
-    r.layer_rank = c.layer_bytes / static_cast<double>(tp);
+    r.layer_rank = group.shard(c.layer_bytes);
     const double room = h.card_budget.raw() - c.non_layer_bytes.raw();
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
     r.resident = forced_offloaded >= 0 ? c.layers - forced_offloaded : static_cast<int>(std::min<double>(c.layers, fit));
@@ -178,12 +181,13 @@ struct DecodeTarget {
     bool fits = false;  // resident_needed + non-layer within the card budget
 };
 [[nodiscard]] inline DecodeTarget decode_target(const Checkpoint& c, const LayerHost& h, int tp, double target_tps) {
-    check::positive("target", target_tps);
-    if (tp < 1) throw InputError("--tp: must be >= 1, got " + std::to_string(tp));
+    check::positive("target-tps", target_tps);
+    const TensorParallel group{tp};
+    group.check_validity("tp");
     DecodeTarget d;
     d.target_tps = target_tps;
     d.movable_per_token = h.link * Seconds(1.0 / target_tps);
-    const Bytes rank = c.layer_bytes / static_cast<double>(tp);
+    const Bytes rank = group.shard(c.layer_bytes);
     // Clamped in double before the conversion: a slow target moves more than every layer.
     d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
     d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);

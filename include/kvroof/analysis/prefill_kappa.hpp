@@ -23,6 +23,7 @@
 #include <limits>
 
 #include "kvroof/physics/combine.hpp"
+#include "kvroof/physics/model_quantities.hpp"
 #include "kvroof/spec/check.hpp"
 
 namespace kvroof {
@@ -63,6 +64,9 @@ struct KappaResult {
     double utilisation = 1;        // 1 / (1 + P_OH)
     double link_share = 0;         // t_link / (t_link + t_gpu)
 };
+
+// F_pf: 2 FLOP per active parameter per new token (seed 001's 2·N convention).
+[[nodiscard]] inline Flop prefill_flop_per_token(const ModelSpec& m) { return Flop(2.0 * param_counts(m).active); }
 
 [[nodiscard]] inline double kappa_crit(Flop f_pf, Bytes b_kv, BytesPerSecond link, FlopPerSecond c_eff) noexcept {
     return (f_pf / b_kv).raw() * (link / c_eff).raw();

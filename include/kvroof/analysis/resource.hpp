@@ -3,6 +3,7 @@
 // The resources that can bind, spelled the same in code, JSON, CSV and reports.
 
 #include <array>
+#include <cstddef>
 #include <string_view>
 
 namespace kvroof {
@@ -47,5 +48,53 @@ inline constexpr std::array<Resource, 9> kAllResources = {
 // The rate resources that carry utilisation-seconds per call.
 inline constexpr std::array<Resource, 5> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
                                                            Resource::cpu_dram, Resource::link};
+// The rate resources off the GPU: the offloaded path.
+inline constexpr std::array<Resource, 3> kOffloadResources = {Resource::cpu_compute, Resource::cpu_dram, Resource::link};
+
+namespace detail {
+[[nodiscard]] constexpr bool enum_order_is_list_order() noexcept {
+    for (std::size_t i = 0; i < kAllResources.size(); ++i)
+        if (static_cast<std::size_t>(kAllResources[i]) != i) return false;
+    return true;
+}
+}  // namespace detail
+static_assert(detail::enum_order_is_list_order(), "kAllResources lists every Resource in enum order");
+
+// One value per resource, indexed by the resource itself: `util_sec[Resource::link]`.
+// Every resource has a slot (value-initialised); sum, max and argmax range over
+// a list of resources, by default the rate resources. Adding a resource is one
+// enum value, its name and meaning, and its place in kAllResources (and in
+// kRateResources when it carries utilisation-seconds).
+template <class T>
+struct PerResource {
+    std::array<T, kAllResources.size()> v{};
+
+    [[nodiscard]] constexpr T& operator[](Resource r) noexcept { return v[static_cast<std::size_t>(r)]; }
+    [[nodiscard]] constexpr const T& operator[](Resource r) const noexcept { return v[static_cast<std::size_t>(r)]; }
+
+    template <std::size_t N = kRateResources.size()>
+    [[nodiscard]] constexpr T sum(const std::array<Resource, N>& over = kRateResources) const noexcept {
+        T s{};
+        for (Resource r : over) s += (*this)[r];
+        return s;
+    }
+    // The resource with the largest value; the first in `over` among equals.
+    template <std::size_t N = kRateResources.size()>
+    [[nodiscard]] constexpr Resource argmax(const std::array<Resource, N>& over = kRateResources) const noexcept {
+        static_assert(N > 0);
+        Resource best = over[0];
+        for (Resource r : over)
+            if ((*this)[r] > (*this)[best]) best = r;
+        return best;
+    }
+    template <std::size_t N = kRateResources.size()>
+    [[nodiscard]] constexpr T max(const std::array<Resource, N>& over = kRateResources) const noexcept {
+        return (*this)[argmax(over)];
+    }
+    constexpr PerResource& operator+=(const PerResource& o) noexcept {
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] += o.v[i];
+        return *this;
+    }
+};
 
 }  // namespace kvroof

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "kvroof/analysis/optimise_f.hpp"
 #include "kvroof/analysis/serving.hpp"
 
 namespace kvroof {
@@ -13,8 +14,6 @@ namespace kvroof {
 // A gain below this is treated as no gain: the model's inputs are not known
 // to better than a few percent.
 inline constexpr double kGainThreshold = 1.02;
-// f grid of the optimiser; the best grid point is refined by golden section.
-inline constexpr int kFGridSteps = 100;
 
 struct Band {
     ServingPoint conservative;  // ov = 0
@@ -29,51 +28,6 @@ struct Band {
 [[nodiscard]] inline double gain(const ServingPoint& at_f, const ServingPoint& baseline) noexcept {
     if (!(baseline.throughput > 0)) return at_f.throughput > 0 ? kUnbounded : 1.0;
     return at_f.throughput / baseline.throughput;
-}
-
-// Best f in [0, 1] at overlap ov: a grid of kFGridSteps+1 points, then a golden
-// section search in the neighbouring cells (kept only where it improves).
-[[nodiscard]] inline ServingPoint optimise_f(const PreparedScenario& ps, double ov) {
-    ServingPoint best = evaluate(ps, 0.0, ov);
-    int best_i = 0;
-    for (int i = 1; i <= kFGridSteps; ++i) {
-        ServingPoint p = evaluate(ps, static_cast<double>(i) / kFGridSteps, ov);
-        if (p.throughput > best.throughput * (1.0 + 1e-12)) {
-            best = p;
-            best_i = i;
-        }
-    }
-    double lo = std::max(0, best_i - 1) / static_cast<double>(kFGridSteps);
-    double hi = std::min(kFGridSteps, best_i + 1) / static_cast<double>(kFGridSteps);
-    // Where one session fits in HBM only from some f > 0 on, that edge can lie
-    // between grid points: try it, and search above it when it wins.
-    if (const auto fit = ps.smallest_f_that_fits(); fit && *fit > 0) {
-        const double f0 = std::min(1.0, *fit + 1e-12 + 1e-12 * *fit);
-        ServingPoint p = evaluate(ps, f0, ov);
-        if (p.throughput > best.throughput * (1.0 + 1e-12)) {
-            best = p;
-            lo = f0;
-            hi = std::min(1.0, f0 + 1.0 / kFGridSteps);
-        }
-    }
-    if (!(best.throughput > 0)) return best;
-    constexpr double kInvPhi = 0.6180339887498949;
-    double x1 = hi - kInvPhi * (hi - lo), x2 = lo + kInvPhi * (hi - lo);
-    ServingPoint p1 = evaluate(ps, x1, ov), p2 = evaluate(ps, x2, ov);
-    for (int it = 0; it < 30; ++it) {
-        if (p1.throughput >= p2.throughput) {
-            hi = x2; x2 = x1; p2 = p1;
-            x1 = hi - kInvPhi * (hi - lo);
-            p1 = evaluate(ps, x1, ov);
-        } else {
-            lo = x1; x1 = x2; p1 = p2;
-            x2 = lo + kInvPhi * (hi - lo);
-            p2 = evaluate(ps, x2, ov);
-        }
-    }
-    const ServingPoint& cand = p1.throughput >= p2.throughput ? p1 : p2;
-    if (cand.throughput > best.throughput * (1.0 + 1e-9)) best = cand;
-    return best;
 }
 
 // ov in [0, 1] at which the model's throughput at f equals `measured` tokens/s
@@ -149,14 +103,13 @@ struct VerdictOptions {
     Verdict v;
     v.idle = scenario.policy.idle;
     v.baseline = band(ps, 0.0);
-    v.best_conservative = optimise_f(ps, 0.0);
-    v.best_optimistic = optimise_f(ps, 1.0);
+    const auto best = optimise_f_band(ps);
+    v.best_conservative = best[0];
+    v.best_optimistic = best[1];
 
     // The baseline under the other idle policy; the scenario's own is v.baseline.
-    Scenario other = scenario;
-    other.policy.idle = scenario.policy.idle == IdlePolicy::hold ? IdlePolicy::park : IdlePolicy::hold;
-    const Band other_baseline = band(PreparedScenario(other), 0.0);
     const bool holds = scenario.policy.idle == IdlePolicy::hold;
+    const Band other_baseline = band(ps.with_idle(holds ? IdlePolicy::park : IdlePolicy::hold), 0.0);
     v.parked_baseline = holds ? other_baseline : v.baseline;
     const Band& held_baseline = holds ? v.baseline : other_baseline;
     v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);

@@ -1,44 +1,56 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Reports of the two stand-alone offload questions: the prefill κ_crit
-// analysis (seed 001) and the layer-offload ceiling (seed 002). Each builds
-// its numbers from presets and flags, then renders text (ending with the
-// answer line), JSON and markdown.
+// The two stand-alone offload questions: the prefill κ_crit analysis (seed
+// 001) and the layer-offload ceiling (seed 002). Flags and presets resolve
+// into a setup (src/offload_inputs.cpp), the analysis computes a study
+// (analysis/prefill_study.hpp, analysis/layers_study.hpp), and the renderers
+// format it as text (ending with the answer line), markdown or JSON.
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "kvroof/analysis/layer_offload.hpp"
-#include "kvroof/analysis/prefill_kappa.hpp"
+#include "kvroof/analysis/layers_study.hpp"
+#include "kvroof/analysis/prefill_study.hpp"
 
 namespace kvroof::io {
 
-// NOLINTNEXTLINE(bugprone-exception-escape): the implicit members throw only std::bad_alloc
-struct Rendered {
-    std::string text, markdown;
-    nlohmann::json json;
-};
+// flag -> value as given, for the record.
+using GivenFlags = std::vector<std::pair<std::string, std::string>>;
 
 // --- prefill κ_crit ---
 struct PrefillInputs {
     bool table = false;  // also print the seed's κ_crit table
     std::optional<std::string> hardware, model, workload, link, link_bw, prefill_flops, kv_dtype, gpus, ov, vram, token_budget;
-    std::vector<std::pair<std::string, std::string>> given;  // flag -> value, for the record
+    GivenFlags given;
 };
-[[nodiscard]] Rendered prefill_report(const PrefillInputs& in);
+// Throws InputError naming the flag on any bad value.
+[[nodiscard]] PrefillSetup resolve_prefill(const PrefillInputs& in);
+// The what-ifs and, with `table`, the seed's κ_crit table, from configs/prefill_kappa.json.
+[[nodiscard]] PrefillQuestions prefill_questions(bool table);
 
-// F_pf: 2 FLOP per active parameter per new token (seed 001's 2·N convention).
-[[nodiscard]] Flop prefill_flop_per_token(const ModelSpec& m);
+[[nodiscard]] std::string prefill_answer(const PrefillStudy& st);
+[[nodiscard]] std::string prefill_text(const PrefillStudy& st);
+[[nodiscard]] std::string prefill_markdown(const PrefillStudy& st, const GivenFlags& given);
+[[nodiscard]] nlohmann::json prefill_json(const PrefillStudy& st, const GivenFlags& given);
 
 // --- layer offload ---
 struct LayersInputs {
     std::vector<std::string> checkpoints;  // empty: the configs/layers_budget.json set
     std::optional<std::string> model, weight_bits, tp, hardware, budget, link, link_bw, compute_ms, copy_ms, rows, prefill_compute_ms,
         target_tps, offload_layers;
-    std::vector<std::pair<std::string, std::string>> given;
+    GivenFlags given;
 };
-[[nodiscard]] Rendered layers_report(const LayersInputs& in);
+// Throws InputError naming the flag on any bad value.
+[[nodiscard]] LayersSetup resolve_layers(const LayersInputs& in);
+// layers_study() with its errors (which name the knob) spelled as flags.
+[[nodiscard]] LayersStudy run_layers_study(const LayersSetup& setup);
+
+[[nodiscard]] std::string layers_answer(const LayersStudy& st);
+[[nodiscard]] std::string layers_text(const LayersStudy& st);
+[[nodiscard]] std::string layers_markdown(const LayersStudy& st, const GivenFlags& given);
+[[nodiscard]] nlohmann::json layers_json(const LayersStudy& st, const GivenFlags& given);
 
 }  // namespace kvroof::io

@@ -3,18 +3,28 @@
 // The time of one batched decode step as a function of the batch B, and the
 // inverse problems the capacity and SLO ceilings need.
 //
-//   step(B) = combine( max(gc·B, w + gm·B),  k·B,  ov )
+//   step(B) = combine( max(gc·B, w + gm·B),  k0 + k·B,  ov )
 //
 // gc: GPU FLOP-time per sequence, gm: HBM time per sequence (its KV share),
 // w: the weight read (once per step), k: the offloaded path per sequence
-// (max(CPU compute, CPU DRAM) + link). All coefficients in seconds. For a
-// fixed w the step is continuous, increasing and piecewise linear in B, with
-// at most two breakpoints; the solvers below are exact on each piece.
+// (max(CPU compute, CPU DRAM) + link), k0: a constant time per step on the
+// offloaded path (L layers × a per-layer link latency; 0 until a latency is
+// given). All coefficients in seconds, all >= 0.
+//
+// For fixed w the step is continuous, increasing and piecewise linear in B:
+// it is built from three lines, gc·B, w + gm·B and k0 + k·B, by max and
+// combine, so its slope can change only where two of them cross. Those (at
+// most three) crossings are the breakpoints; between consecutive ones the step
+// is one line, and the solvers below are exact on each, whatever the lines'
+// coefficients: a new term linear in B (a per-step constant like k0, or a
+// per-sequence one) moves a line, and the breakpoints follow.
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <utility>
 
 #include "kvroof/physics/combine.hpp"
 
@@ -28,60 +38,110 @@ struct StepShape {
     double gm = 0;  // s per sequence, HBM (KV) traffic
     double k = 0;   // s per sequence, offloaded path (CPU + link)
     double ov = 0;
+    double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
 
     [[nodiscard]] double gpu_path(double b) const noexcept { return std::max(gc * b, w + gm * b); }
-    [[nodiscard]] double offload_path(double b) const noexcept { return k * b; }
+    [[nodiscard]] double offload_path(double b) const noexcept { return k0 + k * b; }
     [[nodiscard]] double step(double b) const noexcept {
         return combine(Seconds(gpu_path(b)), Seconds(offload_path(b)), ov).raw();
     }
 
-    // Points where the step changes slope, ascending, finite and > 0.
-    [[nodiscard]] std::array<double, 2> breakpoints() const noexcept {
-        double b1 = (gc > gm && w > 0) ? w / (gc - gm) : kUnbounded;  // compute overtakes HBM
-        double b2 = (k > gm && w > 0) ? w / (k - gm) : kUnbounded;     // offload path overtakes memory path
-        if (b2 > b1) b2 = kUnbounded;  // past b1 the GPU path is gc·B, parallel crossing only at 0
-        return {std::min(b1, b2), std::max(b1, b2)};
+    struct Line {
+        double at0, slope;  // at0 + slope·B
+    };
+    // The lines the step is built from: GPU compute, GPU memory, offloaded path.
+    [[nodiscard]] std::array<Line, 3> lines() const noexcept { return {{{0.0, gc}, {w, gm}, {k0, k}}}; }
+
+    // Candidate points where the step changes slope, ascending, kUnbounded
+    // where there are fewer: every B > 0 where the two GPU lines cross and,
+    // when ov > 0, where the offloaded line crosses either (at ov = 0 the
+    // combine is the plain sum, whose slope changes only with the GPU path's).
+    // A superset of the true kinks: a crossing hidden under the third line
+    // only splits a linear piece in two.
+    [[nodiscard]] std::array<double, 3> breakpoints() const noexcept {
+        const auto ls = lines();
+        auto cross = [](Line p, Line q) {
+            const double ds = p.slope - q.slope;
+            if (ds == 0) return kUnbounded;  // parallel: equal everywhere or nowhere
+            const double b = (q.at0 - p.at0) / ds;
+            return b > 0 && b < kUnbounded ? b : kUnbounded;
+        };
+        std::array<double, 3> bp{cross(ls[0], ls[1]), kUnbounded, kUnbounded};
+        if (ov != 0) {
+            bp[1] = cross(ls[0], ls[2]);
+            bp[2] = cross(ls[1], ls[2]);
+            if (bp[0] > bp[1]) std::swap(bp[0], bp[1]);
+            if (bp[1] > bp[2]) std::swap(bp[1], bp[2]);
+            if (bp[0] > bp[1]) std::swap(bp[0], bp[1]);
+        }
+        return bp;
+    }
+};
+
+// The step's linear pieces for one shape: its breakpoints and the step at
+// each and at 0, computed once and shared by every solve on that shape.
+struct StepPieces {
+    StepShape sh;
+    std::array<double, 3> bp, step_bp;  // the first n are set
+    std::size_t n = 0;                  // finite breakpoints
+    double step0 = 0;
+
+    StepPieces() noexcept {}  // NOLINT: bp and step_bp are read only below n
+    explicit StepPieces(const StepShape& s) noexcept : sh(s), step0(s.step(0.0)) {
+        for (double b : s.breakpoints()) {
+            if (!std::isfinite(b)) break;
+            bp[n] = b;
+            step_bp[n] = s.step(b);
+            ++n;
+        }
     }
 };
 
 namespace detail {
-// Smallest B >= 0 with h(B) = target for h increasing; `piece_root(lo, s, i)`
-// solves the equation on a piece where step(B) = s·B + i.
+// Smallest B >= 0 with h(B, step(B)) = target for h increasing in B;
+// `piece_root(s, i)` solves the equation on a piece where step(B) = s·B + i.
+// The first piece that reaches the target holds the root; its line is read
+// off the step at the piece's ends (exact: the step is linear between
+// breakpoints).
 template <class H, class Root>
-double solve_on_pieces(const StepShape& sh, double target, H h, Root piece_root) noexcept {
-    double lo = 0.0;
-    for (double bp : sh.breakpoints()) {
-        if (!std::isfinite(bp)) break;
-        if (h(bp) >= target) {
-            const double s = (sh.step(bp) - sh.step(lo)) / (bp - lo);
-            return std::clamp(piece_root(s, sh.step(lo) - s * lo), lo, bp);
+double solve_on_pieces(const StepPieces& p, double target, H h, Root piece_root) noexcept {
+    double lo = 0.0, step_lo = p.step0;
+    for (std::size_t j = 0; j < p.n; ++j) {
+        const double bp = p.bp[j], step_bp = p.step_bp[j];
+        if (h(bp, step_bp) >= target) {
+            const double s = (step_bp - step_lo) / (bp - lo);
+            return std::clamp(piece_root(s, step_lo - s * lo), lo, bp);
         }
         lo = bp;
+        step_lo = step_bp;
     }
     const double x2 = lo * 2.0 + 1.0;
-    const double s = (sh.step(x2) - sh.step(lo)) / (x2 - lo);
-    return std::max(lo, piece_root(s, sh.step(lo) - s * lo));
+    const double s = (p.sh.step(x2) - step_lo) / (x2 - lo);
+    return std::max(lo, piece_root(s, step_lo - s * lo));
 }
 }  // namespace detail
 
 // Largest batch whose step time stays within `slo` seconds (0 when even an
-// empty step, the weight read, exceeds it).
-[[nodiscard]] inline double batch_for_step_time(const StepShape& sh, double slo) noexcept {
-    if (sh.step(0.0) >= slo) return 0.0;
+// empty step, combine(w, k0, ov), reaches it).
+[[nodiscard]] inline double batch_for_step_time(const StepPieces& p, double slo) noexcept {
+    if (p.step0 >= slo) return 0.0;
     return detail::solve_on_pieces(
-        sh, slo, [&](double b) { return sh.step(b); },
+        p, slo, [](double, double step) { return step; },
         [&](double s, double i) { return s > 0 ? (slo - i) / s : kUnbounded; });
+}
+[[nodiscard]] inline double batch_for_step_time(const StepShape& sh, double slo) noexcept {
+    return batch_for_step_time(StepPieces(sh), slo);
 }
 
 // Largest batch whose memory footprint m1·B + m2·B/step(B) stays within
 // `capacity` bytes. m1: bytes per decoding sequence; m2: byte-seconds per unit
 // of decode rate, i.e. what sessions hold while prefilling or idle (Little's
 // law). Unbounded when nothing is held.
-[[nodiscard]] inline double batch_for_capacity(const StepShape& sh, double capacity, double m1, double m2) noexcept {
+[[nodiscard]] inline double batch_for_capacity(const StepPieces& p, double capacity, double m1, double m2) noexcept {
     if (m1 <= 0 && m2 <= 0) return kUnbounded;
     if (capacity <= 0) return 0.0;
-    auto h = [&](double b) { return b <= 0 ? 0.0 : m1 * b + m2 * b / sh.step(b); };
-    return detail::solve_on_pieces(sh, capacity, h, [&](double s, double i) {
+    auto h = [&](double b, double step) { return b <= 0 ? 0.0 : m1 * b + m2 * b / step; };
+    return detail::solve_on_pieces(p, capacity, h, [&](double s, double i) {
         // m1·B + m2·B/(s·B + i) = C  ⇔  m1·s·B² + (m1·i + m2 − C·s)·B − C·i = 0
         const double a = m1 * s, bq = m1 * i + m2 - capacity * s, c = -capacity * i;
         if (a <= 0) {
@@ -96,6 +156,9 @@ double solve_on_pieces(const StepShape& sh, double target, H h, Root piece_root)
         // positive root, computed without cancellation
         return bq >= 0 ? (2 * -c) / (bq + disc) : (-bq + disc) / (2 * a);
     });
+}
+[[nodiscard]] inline double batch_for_capacity(const StepShape& sh, double capacity, double m1, double m2) noexcept {
+    return batch_for_capacity(StepPieces(sh), capacity, m1, m2);
 }
 
 }  // namespace kvroof

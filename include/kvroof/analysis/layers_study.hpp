@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof layers` as one computation: the layer-offload row of every
+// checkpoint at every TP degree, the prefill-chunk case and the decode-target
+// check where asked for, and the best offloaded ceiling. The caller resolves
+// presets into the setup; this header only computes. TP splits each layer
+// over the ranks, each with its own link (tensor_parallel.hpp).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvroof/analysis/layer_offload.hpp"
+
+namespace kvroof {
+
+struct LayersSetup {
+    std::vector<Checkpoint> checkpoints;
+    std::vector<int> tp;                      // TP degrees, each checkpoint at each
+    std::string hardware, link_name;          // for the record
+    LayerHost host;
+    double compute_ms = 0;                    // host.compute_per_layer as given, ms (for the echo)
+    std::optional<int> offload_layers;        // replaces the budget's choice
+    int rows = 512;                           // tokens per prefill chunk
+    std::optional<double> prefill_compute_ms; // per layer per chunk, as given; adds the prefill case
+    std::optional<double> target_tps;         // adds the decode-target check
+};
+
+struct LayersCell {
+    size_t checkpoint = 0;  // index into setup.checkpoints
+    LayerOffloadRow row;
+    std::optional<PrefillChunk> prefill;  // with a prefill compute time and at least one layer offloaded
+};
+
+struct TargetCell {
+    size_t checkpoint = 0;
+    int tp = 1;
+    DecodeTarget target;
+};
+
+struct LayersStudy {
+    LayersSetup setup;
+    std::vector<LayersCell> cells;  // checkpoint-major, then TP in the given order
+    std::vector<TargetCell> targets;
+    std::optional<size_t> best;     // the cell with the highest perfect-overlap ceiling among offloading ones
+};
+
+// Errors name the knob ("tp", "offload-layers", "target-tps").
+[[nodiscard]] inline LayersStudy layers_study(const LayersSetup& setup) {
+    LayersStudy st;
+    st.setup = setup;
+    const int forced = setup.offload_layers.value_or(-1);
+    double best_tps = 0;
+    for (size_t c = 0; c < setup.checkpoints.size(); ++c) {
+        for (int tp : setup.tp) {
+            LayersCell cell{c, layer_offload(setup.checkpoints[c], setup.host, tp, forced), std::nullopt};
+            const bool any = cell.row.offloaded > 0;
+            if (setup.prefill_compute_ms && any)
+                cell.prefill = layer_offload_prefill(cell.row, setup.rows, milliseconds(*setup.prefill_compute_ms));
+            if (any && cell.row.overlap_tps > best_tps) {
+                best_tps = cell.row.overlap_tps;
+                st.best = st.cells.size();
+            }
+            st.cells.push_back(cell);
+        }
+    }
+    if (setup.target_tps)
+        for (size_t c = 0; c < setup.checkpoints.size(); ++c)
+            for (int tp : setup.tp) st.targets.push_back({c, tp, decode_target(setup.checkpoints[c], setup.host, tp, *setup.target_tps)});
+    return st;
+}
+
+}  // namespace kvroof

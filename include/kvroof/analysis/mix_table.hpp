@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The concurrent-mix band table: both ends of the band (ov = 0 and 1) at each
+// f of a grid, the best f at each end, and optionally at one more overlap.
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
+
+#include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/analysis/verdict.hpp"
+
+namespace kvroof {
+
+// f = 0, step, 2·step, … up to 1 (the last point clamped to 1).
+[[nodiscard]] inline std::vector<double> f_grid(double step) {
+    std::vector<double> fs;
+    const int n = static_cast<int>(std::lround(1.0 / step));
+    for (int i = 0; i <= n; ++i) fs.push_back(std::min(1.0, i * step));
+    return fs;
+}
+
+// f = k / divisions for k = 0 … divisions (exact decimal points for 10, 100).
+[[nodiscard]] inline std::vector<double> f_divisions(int divisions) {
+    std::vector<double> fs;
+    for (int k = 0; k <= divisions; ++k) fs.push_back(k / static_cast<double>(divisions));
+    return fs;
+}
+
+[[nodiscard]] inline std::vector<Band> band_grid(const PreparedScenario& ps, const std::vector<double>& fs) {
+    std::vector<Band> rows;
+    rows.reserve(fs.size());
+    for (double f : fs) rows.push_back(band(ps, f));
+    return rows;
+}
+
+struct MixTable {
+    ScenarioFacts facts;
+    std::vector<double> fs;
+    std::vector<Band> rows;  // one per f
+    Band baseline;           // f = 0
+    ServingPoint best_conservative, best_optimistic;
+    std::optional<ServingPoint> at_ov;  // best f at a given ov, if asked for
+};
+
+[[nodiscard]] inline MixTable make_mix_table(const Scenario& sc, double step, std::optional<double> ov) {
+    sc.check_validity();
+    const PreparedScenario ps(sc);
+    MixTable t;
+    t.facts = scenario_facts(ps);
+    t.baseline = band(ps, 0.0);
+    t.fs = f_grid(step);
+    t.rows = band_grid(ps, t.fs);
+    t.best_conservative = optimise_f(ps, 0.0);
+    t.best_optimistic = optimise_f(ps, 1.0);
+    if (ov) t.at_ov = optimise_f(ps, *ov);
+    return t;
+}
+
+}  // namespace kvroof

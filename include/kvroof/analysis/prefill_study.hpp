@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof prefill` as one computation: κ_crit and TTFT of one scenario on a
+// tensor-parallel group, the VRAM-bound scheduler, what-ifs over links,
+// models and measured workloads, and optionally seed 001's κ_crit table.
+// The caller resolves presets into the setup and the question lists
+// (configs/prefill_kappa.json); this header only computes.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvroof/analysis/prefill_kappa.hpp"
+#include "kvroof/analysis/tensor_parallel.hpp"
+#include "kvroof/spec/hardware.hpp"
+#include "kvroof/spec/workload.hpp"
+
+namespace kvroof {
+
+// The resolved inputs of one prefill question. Rates are per GPU; the group
+// combines them by the rule of tensor_parallel.hpp.
+struct PrefillSetup {
+    HardwareSpec hardware;
+    ModelSpec model;
+    CallClass workload;               // K = s_cached, T = a_append
+    std::string link_name;
+    BytesPerSecond link;              // per GPU
+    FlopPerSecond c_eff;              // effective prefill FLOP/s per GPU
+    DType kv = DType::bf16;
+    TensorParallel tp;
+    double ov = 0;
+    std::optional<Bytes> vram;        // V_eff of the group; default: HBM − reserve over the group − bf16 weights
+    double token_budget = 4096;       // scheduler tokens per iteration
+};
+
+struct NamedLink {
+    std::string name;
+    BytesPerSecond bandwidth;  // per GPU
+};
+struct NamedModel {
+    std::string name;  // as listed
+    ModelSpec model;
+};
+struct WorkloadRatio {
+    std::string name;
+    double kappa_ratio = 0;  // K/T, a measured median
+    std::string source;
+};
+struct KappaTableRow {
+    std::string label, hardware, link;
+    BytesPerSecond bandwidth;
+    FlopPerSecond c_eff;
+};
+
+// The what-ifs and the seed table, as data.
+struct PrefillQuestions {
+    std::vector<NamedLink> links;      // the study adds this GPU's own HBM as the last
+    std::vector<NamedModel> models;
+    std::vector<WorkloadRatio> workloads;
+    bool table = false;                // also compute seed 001's κ_crit table
+    std::vector<ModelSpec> table_models;
+    std::vector<KappaTableRow> table_rows;
+};
+
+struct LinkWhatIf {
+    NamedLink link;
+    KappaResult result;
+};
+struct ModelWhatIf {
+    std::string name;
+    Attention attention = Attention::gqa;
+    bool moe = false;
+    Flop f_pf;
+    Bytes b_kv;
+    KappaResult result;
+};
+struct WorkloadWhatIf {
+    WorkloadRatio workload;
+    bool transfer_bound = false;  // κ_ratio > κ_crit
+    double p_oh = 0;              // κ_ratio / κ_crit
+    double link_share = 0;        // P_OH / (1 + P_OH)
+};
+struct KappaTableCells {
+    KappaTableRow row;
+    std::vector<double> kappa_crit;  // one per table model, bf16 KV
+};
+
+struct PrefillStudy {
+    PrefillSetup setup;
+    Flop f_pf;
+    Bytes b_kv;
+    KappaInputs inputs;  // of the group
+    KappaResult result;
+    Bytes vram;          // V_eff used by the scheduler
+    std::optional<SchedulerResult> scheduler;  // none when no VRAM is left or T = 0
+    std::vector<LinkWhatIf> links;
+    std::vector<ModelWhatIf> models;
+    std::vector<WorkloadWhatIf> workloads;
+    bool table = false;
+    std::vector<std::string> table_models;
+    std::vector<KappaTableCells> table_rows;
+};
+
+// The group's κ inputs: per-GPU link and C_eff pooled over tp, per-token
+// amounts unchanged (tensor_parallel.hpp), so κ_crit does not depend on tp and
+// the times divide by it.
+[[nodiscard]] inline KappaInputs group_kappa_inputs(const PrefillSetup& s, Flop f_pf, Bytes b_kv) {
+    return KappaInputs{f_pf, b_kv, s.tp.pooled(s.link), s.tp.pooled(s.c_eff), s.workload.s_cached, s.workload.a_append, s.ov};
+}
+
+// HBM of the group after the bf16 weights: what the KV of prefilling requests may hold.
+[[nodiscard]] inline Bytes group_vram_for_kv(const PrefillSetup& s) {
+    return s.tp.pooled(s.hardware.hbm_capacity - s.hardware.hbm_reserve) - weight_bytes(s.model, DType::bf16);
+}
+
+namespace detail {
+inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
+    std::vector<KappaTableCells> rows;
+    for (const KappaTableRow& row : q.table_rows) {
+        KappaTableCells cells{row, {}};
+        for (const ModelSpec& m : q.table_models)
+            cells.kappa_crit.push_back(kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), row.bandwidth, row.c_eff));
+        rows.push_back(std::move(cells));
+    }
+    return rows;
+}
+}  // namespace detail
+
+[[nodiscard]] inline PrefillStudy prefill_study(const PrefillSetup& setup, const PrefillQuestions& q) {
+    setup.tp.check_validity("gpus");
+    PrefillStudy st;
+    st.setup = setup;
+    st.f_pf = prefill_flop_per_token(setup.model);
+    st.b_kv = kv_bytes_per_token(setup.model, setup.kv);
+    st.inputs = group_kappa_inputs(setup, st.f_pf, st.b_kv);
+    st.result = analyse_prefill(st.inputs);
+    st.vram = setup.vram.value_or(group_vram_for_kv(setup));
+    if (st.vram.raw() > 0 && setup.workload.a_append > 0)
+        st.scheduler = schedule_prefill(st.vram, setup.token_budget, setup.workload.s_cached, setup.workload.a_append, st.b_kv);
+    if (q.table) {
+        st.table = true;
+        for (const ModelSpec& m : q.table_models) st.table_models.push_back(m.name);
+        st.table_rows = detail::kappa_table(q);
+    }
+    std::vector<NamedLink> links = q.links;
+    links.push_back({"unified HBM (this GPU)", setup.hardware.hbm_bandwidth});
+    for (const NamedLink& l : links) {
+        KappaInputs k = st.inputs;
+        k.link = setup.tp.pooled(l.bandwidth);
+        st.links.push_back({l, analyse_prefill(k)});
+    }
+    for (const NamedModel& nm : q.models) {
+        KappaInputs k = st.inputs;
+        k.f_pf = prefill_flop_per_token(nm.model);
+        k.b_kv = kv_bytes_per_token(nm.model, setup.kv);
+        st.models.push_back({nm.name, nm.model.attention, nm.model.is_moe(), k.f_pf, k.b_kv, analyse_prefill(k)});
+    }
+    for (const WorkloadRatio& w : q.workloads) {
+        const double poh = w.kappa_ratio / st.result.kappa_crit;
+        st.workloads.push_back({w, w.kappa_ratio > st.result.kappa_crit, poh, poh / (1 + poh)});
+    }
+    return st;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The derived inputs of a serving scenario that every serving report echoes
+// (weights, KV per token, HBM left for KV, sessions that fit), computed once
+// from the scenario, and the per-resource seconds of one serving point as a
+// table. Renderers format these; they never rebuild the scenario.
+
+#include <string>
+#include <vector>
+
+#include "kvroof/analysis/serving.hpp"
+
+namespace kvroof {
+
+// One call class against the memory it may live in.
+struct ClassFit {
+    std::string name;
+    double weight = 0;        // p, the class's share of calls
+    double context = 0;       // S = S_c + A, tokens
+    Bytes session_kv;         // kv · S: one session's KV
+    double hbm_sessions = 0;  // free HBM / session KV (0 when the weights leave none)
+    double dram_sessions = 0; // CPU DRAM / session KV
+};
+
+struct ScenarioFacts {
+    Scenario scenario;          // the inputs used, fully resolved
+    ParamCounts params;
+    Bytes weights;              // all weights at the weight dtype
+    Bytes kv_per_token;         // at the KV dtype
+    Bytes hbm_usable;           // GPUs × (HBM − reserve)
+    Bytes hbm_free;             // hbm_usable − weights (negative when they do not fit)
+    Bytes cpu_memory;           // CPU DRAM of every socket
+    Bytes session_kv_max;       // one session of the longest class
+    Seconds empty_step;         // weights_read(0) / HBM bandwidth: the TPOT of an empty decode step
+    std::vector<ClassFit> classes;
+};
+
+[[nodiscard]] inline ScenarioFacts scenario_facts(const PreparedScenario& ps) {
+    const Scenario& sc = *ps.scenario;
+    ScenarioFacts f;
+    f.scenario = sc;
+    f.params = param_counts(sc.model);
+    f.weights = ps.mc.weights;
+    f.kv_per_token = ps.mc.kv_per_token;
+    f.hbm_usable = ps.sys.hbm_capacity;
+    f.hbm_free = Bytes(ps.hbm_free_bytes());
+    f.cpu_memory = ps.sys.cpu_memory;
+    f.session_kv_max = Bytes(ps.session_kv_max);
+    f.empty_step = Seconds(ps.mc.weights_read(0.0).raw() / ps.sys.hbm_bandwidth.raw());
+    const double free = f.hbm_free.raw();
+    for (const auto& e : sc.mix.entries) {
+        const double session = ps.mc.kv_per_token.raw() * e.cls.context();
+        f.classes.push_back({e.cls.name, e.weight, e.cls.context(), Bytes(session), free > 0 ? free / session : 0.0,
+                             ps.sys.cpu_memory.raw() / session});
+    }
+    return f;
+}
+
+// Utilisation-seconds of one call on each rate resource, and the share of the
+// GPU timeline each causes. The one place that reads a point's per-resource
+// arrays: renderers and reports take this table.
+struct ResourceSeconds {
+    Resource resource = Resource::gpu_hbm;
+    Seconds util_sec;        // resource-seconds per call
+    Seconds timeline_share;  // of the GPU timeline per call
+};
+
+[[nodiscard]] inline std::vector<ResourceSeconds> per_resource_seconds(const ServingPoint& p) {
+    std::vector<ResourceSeconds> out;
+    out.reserve(kRateResources.size());
+    for (size_t i = 0; i < kRateResources.size(); ++i)
+        out.push_back({kRateResources[i], Seconds(p.util_sec[static_cast<int>(i)]), Seconds(p.timeline_share[static_cast<int>(i)])});
+    return out;
+}
+
+}  // namespace kvroof

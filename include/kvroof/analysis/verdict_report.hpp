@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Everything `kvroof verdict` shows, computed once: the resolved inputs and
+// their derived quantities, the verdict itself, and the optional point at a
+// given overlap inside the band. Renderers format this and compute nothing.
+
+#include <optional>
+
+#include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/analysis/verdict.hpp"
+
+namespace kvroof {
+
+struct VerdictReport {
+    ScenarioFacts facts;
+    Verdict verdict;
+    std::optional<ServingPoint> at_ov;  // at the verdict's f and a given ov, when asked for
+};
+
+[[nodiscard]] inline VerdictReport verdict_report(const Scenario& sc, const VerdictOptions& opt = {},
+                                                  std::optional<double> ov_point = std::nullopt) {
+    VerdictReport r;
+    r.verdict = make_verdict(sc, opt);  // checks the scenario first
+    const PreparedScenario ps(sc);
+    r.facts = scenario_facts(ps);
+    if (ov_point) r.at_ov = evaluate(ps, r.verdict.f, *ov_point);
+    return r;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+// The pieces every serving renderer shares: the echo of the resolved inputs
+// (text and JSON) and one serving point as JSON.
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/verdict_render.hpp"
+#include "render_util.hpp"
+
+namespace kvroof::io {
+
+using nlohmann::json;
+using render::finite_or_null;
+
+std::string render::point_summary(const ServingPoint& p) {
+    if (!p.feasible) return "infeasible";
+    return fmt::format("{:.1f} tok/s (batch {}, TPOT {}, TTFT {}, binding {})", p.throughput, fmt_batch(p.batch),
+                       fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding));
+}
+
+json point_json(const ServingPoint& p) {
+    json u = json::object();
+    json share = json::object();
+    for (const ResourceSeconds& r : per_resource_seconds(p)) {
+        u[std::string(name(r.resource))] = r.util_sec.raw();
+        share[std::string(name(r.resource))] = r.timeline_share.raw();
+    }
+    return json{{"f", p.f},
+                {"ov", p.ov},
+                {"fits", p.fits},
+                {"feasible", p.feasible},
+                {"throughput_tok_per_s", p.throughput},
+                {"lambda_max_calls_per_s", p.lambda_max},
+                {"batch", finite_or_null(p.batch)},
+                {"b_cap_hbm", finite_or_null(p.b_cap_hbm)},
+                {"b_cap_dram", finite_or_null(p.b_cap_dram)},
+                {"b_slo", finite_or_null(p.b_slo)},
+                {"tpot_s", p.tpot},
+                {"tpot_observed_s", finite_or_null(p.tpot_observed)},
+                {"ttft_s", p.ttft},
+                {"gpu_timeline_s_per_call", p.gpu_timeline},
+                {"util_sec_per_call", u},
+                {"gpu_timeline_share_s_per_call", share},
+                {"binding", name(p.binding)},
+                {"batch_limit", name(p.batch_limit)},
+                {"headline_binding", name(p.headline)}};
+}
+
+json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
+    const Scenario& sc = b.scenario;
+    const HardwareSpec& hw = sc.hardware;
+    const ModelSpec& m = sc.model;
+    const PolicySpec& p = sc.policy;
+    json mix = json::array();
+    for (const auto& e : sc.mix.entries)
+        mix.push_back({{"class", e.cls.name},
+                       {"weight", e.weight},
+                       {"s_cached_tokens", e.cls.s_cached},
+                       {"a_append_tokens", e.cls.a_append},
+                       {"o_output_tokens", e.cls.o_output},
+                       {"idle_gap_s", e.cls.idle_gap.raw()}});
+    json overrides = json::object();
+    for (const auto& [k, v] : b.overrides) overrides[k] = v;
+    return json{
+        {"hardware",
+         {{"preset", hw.name},
+          {"gpus", hw.gpus},
+          {"gpu_flops_per_s", hw.gpu_flops.raw()},
+          {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
+          {"hbm_bandwidth_bytes_per_s", hw.hbm_bandwidth.raw()},
+          {"hbm_reserve_bytes", hw.hbm_reserve.raw()},
+          {"nvlink_bandwidth_bytes_per_s", hw.nvlink_bandwidth.raw()},
+          {"link", hw.link_name},
+          {"link_bandwidth_bytes_per_s", hw.link_bandwidth.raw()},
+          {"host", hw.cpu_name},
+          {"cpus_per_gpu", hw.cpus_per_gpu},
+          {"cpu_flops_per_s", hw.cpu_flops.raw()},
+          {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},
+          {"cpu_memory_bytes", hw.cpu_memory.raw()},
+          {"eta_compute", hw.eta_compute},
+          {"eta_mem", hw.eta_mem}}},
+        {"model",
+         {{"name", m.name},
+          {"attention", m.attention == Attention::gqa ? "gqa" : "mla"},
+          {"moe", m.is_moe()},
+          {"layers", m.layers},
+          {"params_total", facts.params.total},
+          {"params_active", facts.params.active},
+          {"weight_bytes", facts.weights.raw()},
+          {"kv_bytes_per_token", facts.kv_per_token.raw()}}},
+        {"workload", b.workload_label},
+        {"mix", mix},
+        {"policy",
+         {{"sparse", p.sparse},
+          {"r", p.r},
+          {"kv_dtype", to_string(p.kv_dtype)},
+          {"weight_dtype", to_string(p.weight_dtype)},
+          {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
+          {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
+          {"idle", to_string(p.idle)}}},
+        {"overrides", overrides},
+        {"knobs", knob_values(sc)}};
+}
+
+std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& facts) {
+    const Scenario& sc = b.scenario;
+    const HardwareSpec& hw = sc.hardware;
+    const PolicySpec& p = sc.policy;
+    std::string s;
+    s += fmt::format("Inputs\n");
+    s += fmt::format("  hardware  {} x{}: GPU {} | HBM {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
+                     format_flops(hw.gpu_flops.raw()), format_bytes(hw.hbm_capacity.raw()),
+                     format_bandwidth(hw.hbm_bandwidth.raw()), format_bytes(hw.hbm_reserve.raw()), hw.link_name,
+                     format_bandwidth(hw.link_bandwidth.raw()));
+    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {} | eta compute {:g}, memory {:g}\n",
+                     hw.cpu_name, hw.cpus_per_gpu, format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
+                     format_bandwidth(hw.cpu_dram_bandwidth.raw()), hw.eta_compute, hw.eta_mem);
+    const ParamCounts& pc = facts.params;
+    s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
+                     sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",
+                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), to_string(p.weight_dtype),
+                     facts.kv_per_token.raw(), to_string(p.kv_dtype));
+    for (const auto& e : sc.mix.entries)
+        s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name, e.weight,
+                         e.cls.s_cached, e.cls.a_append, e.cls.o_output, e.cls.idle_gap.raw());
+    s += fmt::format("  policy    sparse={:g} r={:g} SLO TPOT {} TTFT {} | idle sessions: {}\n", p.sparse, p.r,
+                     p.slo_tpot ? fmt_ms(p.slo_tpot->raw()) : "none", p.slo_ttft ? fmt_ms(p.slo_ttft->raw()) : "none",
+                     to_string(p.idle));
+    if (!b.overrides.empty()) {
+        s += "  overrides";
+        for (const auto& [k, v] : b.overrides) s += fmt::format(" {}={}", k, v);
+        s += "\n";
+    }
+    return s;
+}
+
+}  // namespace kvroof::io

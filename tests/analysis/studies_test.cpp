@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// The prefill and layer-offload studies, built from specs (no flags, no presets).
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/layers_study.hpp"
+#include "kvroof/analysis/prefill_study.hpp"
+
+using namespace kvroof;
+
+namespace {
+PrefillSetup hand_prefill() {
+    PrefillSetup s;
+    s.hardware.name = "hand";
+    s.hardware.hbm_capacity = gigabytes(10);
+    s.hardware.hbm_reserve = gigabytes(1);
+    s.hardware.hbm_bandwidth = terabytes_per_s(2);
+    s.model = test::tiny_model();
+    s.workload = CallClass{"w", 4000, 2, 1, Seconds(0)};
+    s.link = gigabytes_per_s(1);
+    s.c_eff = teraflops(1);
+    s.tp.gpus = 2;
+    return s;
+}
+
+// 10 layers of 1 GiB and 0.5 GiB outside them, on a 4.5 GiB card with a
+// 1 GiB/s link and 0.1 s of compute per layer: 4 resident, 6 offloaded at TP 1.
+LayersSetup hand_layers() {
+    Checkpoint c;
+    c.name = "hand";
+    c.layers = 10;
+    c.layer_bytes = gibibytes(1);
+    c.non_layer_bytes = gibibytes(0.5);
+    c.total_bytes = gibibytes(10.5);
+    Checkpoint small = c;
+    small.name = "small";
+    small.layer_bytes = gibibytes(0.1);
+    LayersSetup s;
+    s.checkpoints = {c, small};
+    s.tp = {1, 2};
+    s.host = LayerHost{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt};
+    s.compute_ms = 100;
+    return s;
+}
+}  // namespace
+
+TEST_CASE("prefill study: every link what-if, then this GPU's HBM, on the same K/T", "[prefill_study]") {
+    PrefillQuestions q;
+    q.links = {{"slow", gigabytes_per_s(1)}, {"fast", gigabytes_per_s(100)}};
+    const PrefillStudy st = prefill_study(hand_prefill(), q);
+    REQUIRE(st.links.size() == 3);
+    CHECK(st.links.back().link.name == "unified HBM (this GPU)");
+    CHECK(st.links.back().link.bandwidth == terabytes_per_s(2));
+    // The same link as the scenario's gives the scenario's answer; 100x the link, 100x κ_crit.
+    CHECK(st.links[0].result.kappa_crit == Approx(st.result.kappa_crit));
+    CHECK(st.links[1].result.kappa_crit == Approx(100 * st.result.kappa_crit));
+    for (const LinkWhatIf& l : st.links) CHECK(l.result.kappa_ratio == st.result.kappa_ratio);
+}
+
+TEST_CASE("prefill study: workloads against κ_crit, P_OH = κ_ratio / κ_crit", "[prefill_study]") {
+    PrefillQuestions q;
+    const PrefillStudy base = prefill_study(hand_prefill(), q);
+    const double k = base.result.kappa_crit;
+    q.workloads = {{"below", k / 2, "hand"}, {"above", 2 * k, "hand"}};
+    const PrefillStudy st = prefill_study(hand_prefill(), q);
+    REQUIRE(st.workloads.size() == 2);
+    CHECK_FALSE(st.workloads[0].transfer_bound);
+    CHECK(st.workloads[0].p_oh == Approx(0.5));
+    CHECK(st.workloads[0].link_share == Approx(1.0 / 3));
+    CHECK(st.workloads[1].transfer_bound);
+    CHECK(st.workloads[1].p_oh == Approx(2.0));
+}
+
+TEST_CASE("prefill study: the model what-if of the scenario's own model is the scenario", "[prefill_study]") {
+    PrefillQuestions q;
+    q.models = {{"tiny", test::tiny_model()}};
+    q.table = true;
+    q.table_models = {test::tiny_model()};
+    q.table_rows = {{"row", "hand", "hand", gigabytes_per_s(1), teraflops(1)}};
+    const PrefillStudy st = prefill_study(hand_prefill(), q);
+    REQUIRE(st.models.size() == 1);
+    CHECK(st.models[0].result.kappa_crit == Approx(st.result.kappa_crit));
+    CHECK(st.models[0].f_pf == st.f_pf);
+    REQUIRE(st.table_rows.size() == 1);
+    REQUIRE(st.table_rows[0].kappa_crit.size() == 1);
+    // The table is per GPU at bf16; the scenario pools 2 GPUs, which leaves κ_crit unchanged.
+    CHECK(st.table_rows[0].kappa_crit[0] == Approx(st.result.kappa_crit));
+}
+
+TEST_CASE("prefill study: no scheduler without new tokens or without VRAM", "[prefill_study]") {
+    PrefillSetup s = hand_prefill();
+    CHECK(prefill_study(s, {}).scheduler);
+    s.vram = Bytes(0);
+    CHECK_FALSE(prefill_study(s, {}).scheduler);
+    s = hand_prefill();
+    s.workload.a_append = 0;
+    CHECK_FALSE(prefill_study(s, {}).scheduler);
+}
+
+TEST_CASE("layers study: the hand checkpoint's rows check by hand", "[layers_study]") {
+    const LayersStudy st = layers_study(hand_layers());
+    REQUIRE(st.cells.size() == 4);  // checkpoint-major: hand TP1, hand TP2, small TP1, small TP2
+    const LayerOffloadRow& r = st.cells[0].row;
+    CHECK(st.cells[0].checkpoint == 0);
+    CHECK(st.cells[1].row.tp == 2);
+    CHECK(st.cells[2].checkpoint == 1);
+    CHECK(r.resident == 4);
+    CHECK(r.offloaded == 6);
+    CHECK(r.copy_s == Approx(6.0));     // 6 GiB over 1 GiB/s
+    CHECK(r.compute_s == Approx(0.6));  // 6 layers x 0.1 s
+    CHECK(r.serial_tps == Approx(1 / 6.6));
+    CHECK(r.overlap_tps == Approx(1 / 6.0));
+    CHECK(st.cells[1].row.offloaded == 2);  // 8 half-layers fit
+    CHECK(st.cells[2].row.offloaded == 0);  // 10 x 0.1 GiB fit
+    // The best ceiling is the highest perfect-overlap tok/s among offloading cells: hand at TP 2.
+    REQUIRE(st.best);
+    CHECK(*st.best == 1);
+    for (const LayersCell& c : st.cells) CHECK_FALSE(c.prefill);
+    CHECK(st.targets.empty());
+}
+
+TEST_CASE("layers study: prefill chunks only where layers move, a target for every cell", "[layers_study]") {
+    LayersSetup s = hand_layers();
+    s.prefill_compute_ms = 50;
+    s.rows = 100;
+    s.target_tps = 1;
+    const LayersStudy st = layers_study(s);
+    REQUIRE(st.cells[0].prefill);
+    CHECK(st.cells[0].prefill->serial_tps == Approx(100 / (6.0 + 0.3)));
+    CHECK_FALSE(st.cells[2].prefill);
+    REQUIRE(st.targets.size() == 4);
+    CHECK(st.targets[0].target.max_offloaded == 1);  // 1 GiB per token at 1 tok/s: one whole layer
+    CHECK(st.targets[1].target.max_offloaded == 2);
+}
+
+TEST_CASE("layers study: a forced split replaces the budget's; its errors name the knob", "[layers_study]") {
+    LayersSetup s = hand_layers();
+    s.checkpoints.resize(1);
+    s.tp = {1};
+    s.offload_layers = 3;
+    CHECK(layers_study(s).cells.front().row.offloaded == 3);
+    s.offload_layers = 11;
+    CHECK_THROWS_WITH(layers_study(s), "offload-layers: must be <= the checkpoint's 10 layers, got 11");
+}

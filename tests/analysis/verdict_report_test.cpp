@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/analysis/verdict_report.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/mix_table.hpp"
+#include "kvroof/analysis/report_study.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario sparse_example() {
+    return test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("gpus", "1");
+        in.set("cpus-per-gpu", "4");
+        in.set("workload", "s_cached=16000,a_append=2000,o_output=400");
+        in.set("sparse", "0.1");
+    });
+}
+
+// Λ_max = 1 / max(GPU timeline, CPU compute, CPU DRAM, link), and the binding
+// resource is the one that attains it (docs/model.md).
+void check_per_resource(const ServingPoint& p) {
+    const std::vector<ResourceSeconds> table = per_resource_seconds(p);
+    REQUIRE(table.size() == kRateResources.size());
+    double shares = 0, cpu_link = 0, max_share = 0;
+    for (size_t i = 0; i < table.size(); ++i) {
+        CHECK(table[i].resource == kRateResources[i]);
+        CHECK(table[i].util_sec.raw() >= 0);
+        shares += table[i].timeline_share.raw();
+        max_share = std::max(max_share, table[i].timeline_share.raw());
+        if (table[i].resource != Resource::gpu_compute && table[i].resource != Resource::gpu_hbm)
+            cpu_link = std::max(cpu_link, table[i].util_sec.raw());
+    }
+    CHECK(shares == Approx(p.gpu_timeline).epsilon(1e-9));
+    CHECK(1.0 / p.lambda_max == Approx(std::max(p.gpu_timeline, cpu_link)).epsilon(1e-12));
+    for (const ResourceSeconds& r : table) {
+        if (r.resource != p.binding) continue;
+        if (p.gpu_timeline >= cpu_link) CHECK(r.timeline_share.raw() == max_share);
+        else CHECK(r.util_sec.raw() == Approx(1.0 / p.lambda_max).epsilon(1e-12));
+    }
+}
+}  // namespace
+
+TEST_CASE("scenario facts: the HBM left for KV and the sessions it holds check by hand", "[verdict_report]") {
+    const Scenario sc = test::default_scenario();
+    const VerdictReport r = verdict_report(sc);
+    const ScenarioFacts& f = r.facts;
+    CHECK(f.scenario.model.name == sc.model.name);
+    CHECK(f.weights == weight_bytes(sc.model, sc.policy.weight_dtype));
+    CHECK(f.kv_per_token == kv_bytes_per_token(sc.model, sc.policy.kv_dtype));
+    CHECK(f.hbm_usable.raw() == Approx(sc.hardware.gpus * (sc.hardware.hbm_capacity - sc.hardware.hbm_reserve).raw()));
+    CHECK(f.hbm_free.raw() == Approx(f.hbm_usable.raw() - f.weights.raw()));
+    REQUIRE(f.classes.size() == sc.mix.entries.size());
+    const ClassFit& c = f.classes.front();
+    CHECK(c.session_kv.raw() == Approx(f.kv_per_token.raw() * c.context));
+    CHECK(c.hbm_sessions == Approx(f.hbm_free.raw() / c.session_kv.raw()));
+    CHECK(c.dram_sessions == Approx(f.cpu_memory.raw() / c.session_kv.raw()));
+    CHECK(f.session_kv_max == c.session_kv);
+    CHECK_FALSE(r.at_ov);
+}
+
+TEST_CASE("per-resource seconds: Λ_max and the binding resource follow from the table", "[verdict_report]") {
+    const VerdictReport r = verdict_report(sparse_example());
+    const Verdict& v = r.verdict;
+    for (const ServingPoint* p : {&v.baseline.conservative, &v.baseline.optimistic, &v.best_conservative, &v.best_optimistic,
+                                  &v.at_f.conservative, &v.at_f.optimistic}) {
+        INFO("f = " << p->f << ", ov = " << p->ov);
+        REQUIRE(p->feasible);
+        check_per_resource(*p);
+    }
+}
+
+TEST_CASE("the point at a given ov lies inside the band at the verdict's f", "[verdict_report]") {
+    const VerdictReport r = verdict_report(sparse_example(), {}, 0.5);
+    REQUIRE(r.at_ov);
+    CHECK(r.at_ov->f == r.verdict.f);
+    CHECK(r.at_ov->ov == 0.5);
+    CHECK(r.at_ov->throughput >= r.verdict.at_f.conservative.throughput * (1 - 1e-12));
+    CHECK(r.at_ov->throughput <= r.verdict.at_f.optimistic.throughput * (1 + 1e-12));
+    const VerdictReport at0 = verdict_report(sparse_example(), {}, 0.0);
+    CHECK(at0.at_ov->throughput == at0.verdict.at_f.conservative.throughput);
+}
+
+TEST_CASE("mix table: the grid, the baseline row, and best f no worse than any grid point", "[mix_table]") {
+    CHECK(f_grid(0.25) == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+    CHECK(f_divisions(10).size() == 11);
+    CHECK(f_divisions(10)[3] == 0.3);
+    const MixTable t = make_mix_table(sparse_example(), 0.25, 0.5);
+    REQUIRE(t.rows.size() == 5);
+    CHECK(t.rows.front().conservative.throughput == t.baseline.conservative.throughput);
+    CHECK(t.rows.front().optimistic.throughput == t.baseline.optimistic.throughput);
+    for (const Band& b : t.rows) {
+        CHECK(t.best_conservative.throughput >= b.conservative.throughput * (1 - 1e-12));
+        CHECK(t.best_optimistic.throughput >= b.optimistic.throughput * (1 - 1e-12));
+        CHECK(b.optimistic.throughput >= b.conservative.throughput * (1 - 1e-12));
+    }
+    REQUIRE(t.at_ov);
+    CHECK(t.at_ov->ov == 0.5);
+}
+
+TEST_CASE("report studies: a band table has no rows where nothing fits, a walkthrough matches its verdict", "[report]") {
+    Scenario big = test::default_scenario();
+    big.hardware.hbm_capacity = gigabytes(10);
+    const BandTable none = band_table(big, f_divisions(10));
+    CHECK(none.report.verdict.kind == VerdictKind::does_not_fit);
+    CHECK(none.rows.empty());
+    const BandTable t = band_table(sparse_example(), f_divisions(10));
+    REQUIRE(t.rows.size() == 11);
+    CHECK(t.rows[0].conservative.throughput == t.report.verdict.baseline.conservative.throughput);
+
+    const Walkthrough w = walkthrough(test::default_scenario());
+    const ServingPoint& p = w.verdict.baseline.conservative;
+    CHECK(p.throughput == baseline_point(test::default_scenario()).throughput);
+    CHECK(w.weight_read.raw() > 0);
+    CHECK(w.weight_read.raw() < p.tpot);  // the step is the weight read plus the KV
+    CHECK(w.per_resource.size() == kRateResources.size());
+}
