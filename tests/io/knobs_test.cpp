@@ -171,3 +171,26 @@ TEST_CASE("the echo lists every numeric knob by its column, in its bare unit", "
     CHECK(j.at("slo_tpot_ms") == Approx(50.0));
     CHECK(j.at("slo_ttft_ms").is_null());
 }
+
+TEST_CASE("a row's bounds are the range its spec check enforces", "[knobs]") {
+    Scenario base = default_scenario();
+    base.hardware.hbm_reserve = Bytes(0.0);  // hbm-reserve < hbm-cap would otherwise bound hbm-cap from below
+    for (const Knob& k : knobs()) {
+        if (k.grid_only || !k.access.get || !std::isfinite(k.lo) || !std::isfinite(k.hi)) continue;
+        INFO(k.name);
+        Scenario s = base;
+        k.access.apply(s, k.lo);
+        CHECK_NOTHROW(check_scenario(s));
+        if (k.name != "hbm-reserve") {  // its upper end is hbm-cap's value, below the documented 1e18
+            s = base;
+            k.access.apply(s, k.hi);
+            CHECK_NOTHROW(check_scenario(s));
+        }
+        s = base;
+        k.access.apply(s, k.lo > 0 ? k.lo / 2 : -1.0);
+        CHECK_THROWS_WITH(check_scenario(s), Catch::Contains(k.flag()));
+        s = base;
+        k.access.apply(s, k.hi * 2);
+        CHECK_THROWS_WITH(check_scenario(s), Catch::Contains(k.flag()));
+    }
+}
