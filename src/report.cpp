@@ -81,10 +81,10 @@ std::vector<CeilingLine> ceilings(const json& cfg) {
     std::vector<CeilingLine> rows;
     for (const auto& h : cfg.at("ceiling_hardware")) {
         ScenarioInputs in;
-        in.hardware = h.get<std::string>();
-        in.gpus = "2";
+        in.set("hardware", h.get<std::string>());
+        in.set("gpus", "2");
         const BuiltScenario b = build_scenario(in);
-        rows.push_back({in.hardware, b.scenario.model.name, b.workload_label, ceiling_row(b.scenario)});
+        rows.push_back({in.get("hardware")->text, b.scenario.model.name, b.workload_label, ceiling_row(b.scenario)});
     }
     return rows;
 }
@@ -99,7 +99,7 @@ GainCurve gain_curve(const ScenarioInputs& base, const json& xs, SetKnob set_kno
         for (const bool dense : {true, false}) {
             ScenarioInputs in = base;
             set_knob(in, x);
-            in.sparse = dense ? "1" : "0.1";
+            in.set("sparse", dense ? "1" : "0.1");
             (dense ? g.dense : g.sparse).push_back(best_gains(make_verdict(build_scenario(in).scenario)));
         }
     }
@@ -113,8 +113,8 @@ PlotData plot_data(const json& cfg) {
     d.scenario = build_scenario(base).scenario;
     d.fs = f_divisions(100);
     d.bands = band_grid(d.scenario, d.fs);
-    d.cpus_per_gpu = gain_curve(base, pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.cpus_per_gpu = fmt::format("{:g}", x); });
-    d.link_gbps = gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.c2c_bw = fmt::format("{:g}GB/s", x); });
+    d.cpus_per_gpu = gain_curve(base, pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.set("cpus-per-gpu", fmt::format("{:g}", x)); });
+    d.link_gbps = gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.set("c2c-bw", fmt::format("{:g}GB/s", x)); });
     return d;
 }
 

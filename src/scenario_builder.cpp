@@ -3,107 +3,147 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 
 namespace kvroof::io {
 
-BuiltScenario build_scenario(const ScenarioInputs& in) {
-    BuiltScenario out;
-    Scenario& sc = out.scenario;
-    auto note = [&](const char* flag, const std::optional<std::string>& v) {
-        if (v) out.overrides.emplace_back(flag, *v);
-        return v.has_value();
-    };
+const char* describe(Origin o) noexcept {
+    switch (o) {
+        case Origin::command_line: return "command line";
+        case Origin::config: return "--config";
+        case Origin::command_line_over_config: return "command line, overrides --config";
+    }
+    return "?";
+}
 
-    // Hardware: preset, then overrides.
-    HardwareSpec& hw = sc.hardware;
-    hw = load_hardware("--hardware", in.hardware);
-    if (note("--gpus", in.gpus)) {
-        hw.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
-    }
-    if (note("--gpu-flops", in.gpu_flops)) hw.gpu_flops = FlopPerSecond(parse_quantity("--gpu-flops", *in.gpu_flops, UnitKind::flop_rate, "TFLOPS"));
-    if (note("--hbm-cap", in.hbm_cap)) hw.hbm_capacity = Bytes(parse_quantity("--hbm-cap", *in.hbm_cap, UnitKind::bytes, "GB"));
-    if (note("--hbm-bw", in.hbm_bw)) hw.hbm_bandwidth = BytesPerSecond(parse_quantity("--hbm-bw", *in.hbm_bw, UnitKind::bandwidth, "TB/s"));
-    if (note("--nvlink-bw", in.nvlink_bw)) hw.nvlink_bandwidth = BytesPerSecond(parse_quantity("--nvlink-bw", *in.nvlink_bw, UnitKind::bandwidth, "GB/s"));
-    if (note("--link", in.link)) {
-        hw.link_bandwidth = load_link("--link", *in.link);
-        hw.link_name = *in.link;
-    }
-    if (note("--c2c-bw", in.c2c_bw)) {
-        hw.link_bandwidth = BytesPerSecond(parse_quantity("--c2c-bw", *in.c2c_bw, UnitKind::bandwidth, "GB/s"));
-        hw.link_name = "custom";
-    }
-    if (note("--cpu-dram-bw", in.cpu_dram_bw)) hw.cpu_dram_bandwidth = BytesPerSecond(parse_quantity("--cpu-dram-bw", *in.cpu_dram_bw, UnitKind::bandwidth, "GB/s"));
-    if (note("--cpu-flops", in.cpu_flops)) hw.cpu_flops = FlopPerSecond(parse_quantity("--cpu-flops", *in.cpu_flops, UnitKind::flop_rate, "TFLOPS"));
-    if (note("--cpu-mem", in.cpu_mem)) hw.cpu_memory = Bytes(parse_quantity("--cpu-mem", *in.cpu_mem, UnitKind::bytes, "GB"));
-    if (note("--cpus-per-gpu", in.cpus_per_gpu)) hw.cpus_per_gpu = parse_number("--cpus-per-gpu", *in.cpus_per_gpu);
-    if (note("--eta", in.eta)) hw.eta_compute = hw.eta_mem = parse_number("--eta", *in.eta);
-    if (note("--eta-compute", in.eta_compute)) hw.eta_compute = parse_number("--eta-compute", *in.eta_compute);
-    if (note("--eta-mem", in.eta_mem)) hw.eta_mem = parse_number("--eta-mem", *in.eta_mem);
-    if (note("--hbm-reserve", in.hbm_reserve)) hw.hbm_reserve = Bytes(parse_quantity("--hbm-reserve", *in.hbm_reserve, UnitKind::bytes, "GB"));
-    try {
-        hw.check_validity();
-    } catch (const InputError& e) {  // the spec names the knob; the CLI spells it as a flag
-        throw InputError(std::string("--") + e.what());
-    }
+ScenarioInputs::ScenarioInputs() : values_(knobs().size()) {}
 
-    sc.model = load_model("--model", in.model);
+void ScenarioInputs::set(const Knob& k, std::string text, Origin origin) { values_[knob_index(k)] = GivenValue{std::move(text), origin}; }
 
-    // Workload: one class, or a mix of class presets.
-    if (in.mix && in.workload) throw InputError("--mix: cannot be combined with --workload; give one of them");
-    if (in.mix) {
-        out.workload_label = *in.mix;
-        const auto parts = parse_mix_string("--mix", *in.mix);
-        double total = 0;
-        for (const auto& p : parts) total += p.weight;
-        for (const auto& p : parts) {
-            CallClass c = load_workload("--mix", p.name);
-            sc.mix.entries.push_back({std::move(c), p.weight / total});
-        }
-    } else {
-        const std::string w = in.workload.value_or(kDefaultWorkload);
-        out.workload_label = w;
-        CallClass c = looks_like_workload_string(w) ? parse_workload_string("--workload", w)
-                                                    : load_workload("--workload", w);
-        if (looks_like_workload_string(w) && w.find("idle_gap") == std::string::npos) {
-            // An ad-hoc class keeps the default class's idle gap unless it says otherwise.
-            c.idle_gap = load_workload("--workload", kDefaultWorkload).idle_gap;
-        }
-        sc.mix.entries.push_back({std::move(c), 1.0});
-    }
-    if (in.workload) out.overrides.emplace_back("--workload", *in.workload);
-    if (in.mix) out.overrides.emplace_back("--mix", *in.mix);
+void ScenarioInputs::set(std::string_view name, std::string text, Origin origin, std::string_view where) {
+    const Knob* k = find_knob(name);
+    if (!k || k->grid_only) throw InputError(fmt::format("{}: unknown flag '{}'", where, name));
+    set(*k, std::move(text), origin);
+}
 
-    // Policy.
-    PolicySpec& p = sc.policy;
-    if (note("--kv-dtype", in.kv_dtype)) p.kv_dtype = parse_dtype("--kv-dtype", *in.kv_dtype);
-    if (note("--weight-dtype", in.weight_dtype)) p.weight_dtype = parse_dtype("--weight-dtype", *in.weight_dtype);
-    if (note("--sparse", in.sparse)) {
-        p.sparse = parse_number("--sparse", *in.sparse);
-        check::open_unit_interval_right("--sparse", p.sparse);
-        check::in_range("--sparse", p.sparse, limits::kMinSparse, 1.0);
+void ScenarioInputs::override_with(const ScenarioInputs& over) {
+    for (size_t i = 0; i < values_.size(); ++i) {
+        if (!over.values_[i]) continue;
+        const Origin o = values_[i] ? Origin::command_line_over_config : over.values_[i]->origin;
+        values_[i] = GivenValue{over.values_[i]->text, o};
     }
-    if (note("--r", in.r)) {
-        p.r = parse_number("--r", *in.r);
-        check::unit_interval("--r", p.r);
-    }
-    note("--slo-tpot", in.slo_tpot);
-    const std::string tpot = in.slo_tpot.value_or(kDefaultSloTpot);
-    if (tpot != "none") {
-        p.slo_tpot = Seconds(parse_quantity("--slo-tpot", tpot, UnitKind::time, "ms"));
-        check::positive("--slo-tpot", p.slo_tpot->raw());
-        check::in_range("--slo-tpot", p.slo_tpot->raw(), limits::kMinSloS, limits::kMaxSloS);
-    }
-    if (note("--slo-ttft", in.slo_ttft) && *in.slo_ttft != "none") {
-        p.slo_ttft = Seconds(parse_quantity("--slo-ttft", *in.slo_ttft, UnitKind::time, "ms"));
-        check::positive("--slo-ttft", p.slo_ttft->raw());
-        check::in_range("--slo-ttft", p.slo_ttft->raw(), limits::kMinSloS, limits::kMaxSloS);
-    }
-    if (note("--idle", in.idle)) p.idle = parse_idle_policy("--idle", *in.idle);
+}
 
-    sc.check_validity();
+void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::string& value, std::string_view where, Origin origin) {
+    in.set(flag, value, origin, where);
+}
+
+KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view text) {
+    if (k.type == KnobType::text) return k.decode(flag, text);
+    if (!k.none_text.empty() && trim(text) == k.none_text) return std::numeric_limits<double>::quiet_NaN();
+    if (k.type == KnobType::quantity) return parse_quantity(flag, text, k.unit, k.bare);
+    const double v = parse_number(flag, text);
+    if (k.type == KnobType::whole) return static_cast<double>(check::whole_in_range(flag, v, static_cast<int>(k.lo), static_cast<int>(k.hi)));
+    return v;
+}
+
+namespace {
+// A knob that replaces another: given together they are an error; given alone, the other's fallback does not apply.
+const Knob* replaced_by(const Knob& k, const ScenarioInputs& in) {
+    if (k.name == "workload" && in.given("mix")) return &knob("mix");
+    return nullptr;
+}
+}  // namespace
+
+DecodedInputs decode_inputs(const ScenarioInputs& in) {
+    if (in.given("mix") && in.given("workload")) throw InputError("--mix: cannot be combined with --workload; give one of them");
+    DecodedInputs out(knobs().size());
+    for (const Knob& k : knobs()) {
+        if (k.grid_only) continue;
+        const auto& given = in.get(k);
+        if (given) out[knob_index(k)] = decode_knob(k, k.flag(), given->text);
+        else if (!k.fallback.empty() && !replaced_by(k, in)) out[knob_index(k)] = decode_knob(k, k.flag(), k.fallback);
+    }
     return out;
 }
+
+void assemble(const DecodedInputs& values, Scenario& out) {
+    out = Scenario{};
+    const auto& table = knobs();
+    for (size_t i = 0; i < table.size(); ++i)
+        if (values[i]) table[i].access.apply(out, *values[i]);
+}
+
+void check_scenario(const Scenario& s) {
+    try {  // the specs name the knob; the CLI spells it as a flag
+        s.hardware.check_validity();
+        s.policy.check_validity();
+    } catch (const InputError& e) {
+        throw InputError(std::string("--") + e.what());
+    }
+    s.check_validity();
+}
+
+BuiltScenario build_scenario(const ScenarioInputs& in) {
+    BuiltScenario out;
+    assemble(decode_inputs(in), out.scenario);
+    for (const Knob& k : knobs())
+        if (const auto& g = in.get(k)) out.overrides.emplace_back(k.flag(), g->text);
+    out.workload_label = in.given("mix") ? in.get("mix")->text : in.given("workload") ? in.get("workload")->text : kDefaultWorkload;
+    check_scenario(out.scenario);
+    return out;
+}
+
+nlohmann::json knob_values(const Scenario& s) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const Knob& k : knobs()) {
+        if (!k.access.get) continue;
+        const double si = k.access.get(s);
+        const double bare = k.type == KnobType::quantity ? std::get<double>(decode_knob(k, k.flag(), "1")) : 1.0;
+        if (!std::isfinite(si)) out[std::string(k.column)] = nullptr;
+        else if (k.type == KnobType::whole) out[std::string(k.column)] = static_cast<long long>(si);  // whole: checked in range
+        else out[std::string(k.column)] = si / bare;
+    }
+    return out;
+}
+
+// --- decoders of the text knobs ---
+
+KnobValue decode_hardware(std::string_view flag, std::string_view text) {
+    return std::make_shared<const HardwareSpec>(load_hardware(flag, text));
+}
+
+KnobValue decode_model(std::string_view flag, std::string_view text) { return std::make_shared<const ModelSpec>(load_model(flag, text)); }
+
+KnobValue decode_workload(std::string_view flag, std::string_view text) {
+    const std::string w(text);
+    CallClass c = looks_like_workload_string(w) ? parse_workload_string(flag, w) : load_workload(flag, w);
+    if (looks_like_workload_string(w) && w.find("idle_gap") == std::string::npos) {
+        // An ad-hoc class keeps the default class's idle gap unless it says otherwise.
+        c.idle_gap = load_workload(flag, kDefaultWorkload).idle_gap;
+    }
+    auto mix = std::make_shared<Mix>();
+    mix->entries.push_back({std::move(c), 1.0});
+    return std::shared_ptr<const Mix>(std::move(mix));
+}
+
+KnobValue decode_mix(std::string_view flag, std::string_view text) {
+    const auto parts = parse_mix_string(flag, text);
+    double total = 0;
+    for (const auto& p : parts) total += p.weight;
+    auto mix = std::make_shared<Mix>();
+    for (const auto& p : parts) mix->entries.push_back({load_workload(flag, p.name), p.weight / total});
+    return std::shared_ptr<const Mix>(std::move(mix));
+}
+
+KnobValue decode_link(std::string_view flag, std::string_view text) { return load_link_preset(flag, text); }
+
+KnobValue decode_dtype(std::string_view flag, std::string_view text) { return parse_dtype(flag, text); }
+
+KnobValue decode_idle(std::string_view flag, std::string_view text) { return parse_idle_policy(flag, text); }
 
 }  // namespace kvroof::io

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+// The subcommands. Adding one: its file apps/kvroof/<name>.cpp defining
+// `Action setup_<name>(CLI::App&)` (which adds the subcommand, its flags and
+// help, and returns what to run when it was selected), one declaration below,
+// one entry in main.cpp's kSubcommands, and the file in CMakeLists.txt.
+
 #include <CLI/CLI.hpp>
 #include <functional>
 
 namespace kvroof::cli {
-// Each subcommand registers itself on `app` and returns the action to run
-// after parsing when it was selected.
 using Action = std::function<void()>;
+using Setup = Action (*)(CLI::App&);
 Action setup_verdict(CLI::App& app);
 Action setup_mix(CLI::App& app);
 Action setup_presets(CLI::App& app);

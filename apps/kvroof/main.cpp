@@ -6,12 +6,20 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <utility>
+#include <vector>
 
 #include "commands.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/atomic_write.hpp"
 
 namespace {
+// Every subcommand, in --help order (commands.hpp says how to add one).
+constexpr kvroof::cli::Setup kSubcommands[] = {
+    kvroof::cli::setup_verdict, kvroof::cli::setup_mix,   kvroof::cli::setup_presets, kvroof::cli::setup_prefill,
+    kvroof::cli::setup_layers,  kvroof::cli::setup_sweep, kvroof::cli::setup_report,
+};
+
 int run(int argc, char** argv) {
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
     kvroof::io::install_temp_cleanup_on_signals();
@@ -29,22 +37,15 @@ int run(int argc, char** argv) {
         "  kvroof report                                    # regenerate outputs/\n"
         "  kvroof presets");
     app.require_subcommand(1);
-    const kvroof::cli::Action verdict = kvroof::cli::setup_verdict(app);
-    const kvroof::cli::Action mix = kvroof::cli::setup_mix(app);
-    const kvroof::cli::Action presets = kvroof::cli::setup_presets(app);
-    const kvroof::cli::Action prefill = kvroof::cli::setup_prefill(app);
-    const kvroof::cli::Action layers = kvroof::cli::setup_layers(app);
-    const kvroof::cli::Action sweep = kvroof::cli::setup_sweep(app);
-    const kvroof::cli::Action report = kvroof::cli::setup_report(app);
+    std::vector<std::pair<const CLI::App*, kvroof::cli::Action>> actions;
+    for (const kvroof::cli::Setup setup : kSubcommands) {
+        kvroof::cli::Action action = setup(app);
+        actions.emplace_back(app.get_subcommands([](CLI::App*) { return true; }).back(), std::move(action));
+    }
     try {
         app.parse(argc, argv);
-        if (app.got_subcommand("verdict")) verdict();
-        else if (app.got_subcommand("mix")) mix();
-        else if (app.got_subcommand("presets")) presets();
-        else if (app.got_subcommand("prefill")) prefill();
-        else if (app.got_subcommand("layers")) layers();
-        else if (app.got_subcommand("sweep")) sweep();
-        else if (app.got_subcommand("report")) report();
+        for (const auto& a : actions)
+            if (a.first->parsed()) a.second();
         return 0;
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);

@@ -11,8 +11,11 @@
 
 namespace kvroof::cli {
 
-// Adds --hardware, --model, --workload, --mix and every hardware and policy knob.
+// Adds one flag per scenario knob of the table (spec/knobs.hpp), its help and
+// default from the row; a given flag sets `in`.
 void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in);
+// A knob's --help line: its help, [bare unit], [default: …].
+[[nodiscard]] std::string knob_help(const Knob& k);
 
 // Adds a text option that fills `inputs->*field` and records (flag, value) in
 // `inputs->given`, so a report can say which flags produced it.

@@ -17,16 +17,17 @@
 #include "kvroof/io/shard.hpp"
 #include "kvroof/io/sweep.hpp"
 #include "scenario_flags.hpp"
+#include "sweep_plot.hpp"
 
 namespace kvroof::cli {
 namespace {
 
 struct SweepOptions {
-    io::ScenarioInputs fixed;
+    io::ScenarioInputs fixed;  // the scenario flags given on the command line
     std::vector<std::string> grid;
-    std::string config, format = "csv", out, shard, plot, x, y;
+    std::string config, format = "csv", out, shard, plot, x, y, meta;
     std::optional<std::string> threads;
-    bool hardware_given = false, model_given = false;  // on the command line, whatever the value
+    bool no_meta = false;
 };
 
 // A progress bar on stderr, only for a terminal and only after the first second.
@@ -55,119 +56,11 @@ private:
     bool tty_, shown_ = false;
 };
 
-// The rows of a finished sweep CSV, for plotting: x = the --x knob's column,
-// one series per combination of the other grid knobs.
-// --x must be the last, numeric --grid knob and --y a column of the CSV.
-int check_plot_axes(const io::SweepSpec& spec, const std::string& x_knob, const std::string& y_col) {
-    int x_axis = -1;
-    for (size_t i = 0; i < spec.axes.size(); ++i)
-        if (spec.axes[i].knob == x_knob) x_axis = static_cast<int>(i);
-    if (x_axis < 0) throw InputError("--x: must be one of the --grid knobs, got '" + x_knob + "'");
-    if (spec.axes[static_cast<size_t>(x_axis)].unit == io::KnobUnit::text) throw InputError("--x: must be a numeric knob, got '" + x_knob + "'");
-    if (x_axis != static_cast<int>(spec.axes.size()) - 1) throw InputError("--x: must be the last --grid (the one that varies fastest), got '" + x_knob + "'");
-    const std::string header = io::sweep_header(spec);
-    const std::string cols = "," + header.substr(0, header.size() - 1) + ",";
-    if (cols.find("," + y_col + ",") == std::string::npos)
-        throw InputError("--y: unknown column '" + y_col + "'; allowed: " + header.substr(0, header.size() - 1));
-    return x_axis;
-}
-
-io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spec, const std::string& x_knob, const std::string& y_col) {
-    const int x_axis = check_plot_axes(spec, x_knob, y_col);
-    std::ifstream in(csv_path);
-    std::string header;
-    std::getline(in, header);
-    std::vector<std::string> cols;
-    {
-        size_t start = 0;
-        while (true) {
-            const size_t c = header.find(',', start);
-            cols.push_back(header.substr(start, c == std::string::npos ? std::string::npos : c - start));
-            if (c == std::string::npos) break;
-            start = c + 1;
-        }
-    }
-    int y_idx = -1;
-    for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i] == y_col) y_idx = static_cast<int>(i);
-    if (y_idx < 0) {
-        std::string allowed;
-        for (const auto& c : cols) allowed += (allowed.empty() ? "" : ", ") + c;
-        throw InputError("--y: unknown column '" + y_col + "'; allowed: " + allowed);
-    }
-    const std::string x_col = spec.axes[static_cast<size_t>(x_axis)].column;
-    int x_idx = -1;
-    for (size_t i = 0; i < cols.size(); ++i)
-        if (cols[i] == x_col) x_idx = static_cast<int>(i);
-    io::PlotSpec p;
-    p.title = fmt::format("kvroof sweep: {} vs {}", y_col, x_col);
-    p.xlabel = x_col;
-    p.ylabel = y_col;
-    const size_t per_series = static_cast<size_t>(spec.axes.back().size());
-    std::string line;
-    size_t row = 0;
-    const std::string palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"};
-    while (std::getline(in, line)) {
-        // Text cells are quoted when they contain commas; split respecting quotes.
-        std::vector<std::string> cells;
-        std::string cell;
-        bool q = false;
-        for (char ch : line) {
-            if (ch == '"') q = !q;
-            else if (ch == ',' && !q) {
-                cells.push_back(cell);
-                cell.clear();
-            } else cell += ch;
-        }
-        cells.push_back(cell);
-        if (row % per_series == 0) {
-            io::PlotSeries s;
-            s.style = io::PlotSeries::Style::line;
-            std::string title;
-            for (size_t i = 0; i + 1 < spec.axes.size(); ++i)
-                if (spec.axes[i].knob != "f" && spec.axes[i].knob != "ov") {
-                    for (size_t c = 0; c < cols.size(); ++c)
-                        if (cols[c] == spec.axes[i].column) title += (title.empty() ? "" : " ") + cols[c] + "=" + cells[c];
-                }
-            s.title = title.empty() ? y_col : title;
-            s.color = palette[p.series.size() % 8];
-            p.series.push_back(s);
-        }
-        const int xi = x_idx >= 0 ? x_idx : 0;
-        try {
-            p.series.back().x.push_back(std::stod(cells[static_cast<size_t>(xi)]));
-            p.series.back().y.push_back(std::stod(cells[static_cast<size_t>(y_idx)]));
-        } catch (const std::exception&) {
-            throw InputError("--y: column '" + y_col + "' is not numeric");
-        }
-        ++row;
-    }
-    return p;
-}
-
-void run_sweep_cmd(const SweepOptions& o) {
+// The spec from the flags: a --config file's fixed values, overridden by the
+// same flags on the command line (marked so in the provenance), then the grid.
+io::SweepSpec spec_from(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
-    spec.hardware_given = spec.hardware_given || o.hardware_given;
-    spec.model_given = spec.model_given || o.model_given;
-    if (o.config.empty()) spec.fixed = o.fixed;
-    else {
-        // Flags given on the command line override the file's fixed values.
-        io::ScenarioInputs merged = spec.fixed;
-        const io::ScenarioInputs& f = o.fixed;
-        // Given, not "different from the default": --hardware gb200 must override a file's h200.
-        if (o.hardware_given) merged.hardware = f.hardware;
-        if (o.model_given) merged.model = f.model;
-        for (auto field : {&io::ScenarioInputs::workload, &io::ScenarioInputs::mix, &io::ScenarioInputs::gpus,
-                           &io::ScenarioInputs::gpu_flops, &io::ScenarioInputs::hbm_cap, &io::ScenarioInputs::hbm_bw,
-                           &io::ScenarioInputs::nvlink_bw, &io::ScenarioInputs::c2c_bw, &io::ScenarioInputs::link,
-                           &io::ScenarioInputs::cpu_dram_bw, &io::ScenarioInputs::cpu_flops, &io::ScenarioInputs::cpu_mem,
-                           &io::ScenarioInputs::cpus_per_gpu, &io::ScenarioInputs::eta, &io::ScenarioInputs::eta_compute,
-                           &io::ScenarioInputs::eta_mem, &io::ScenarioInputs::hbm_reserve, &io::ScenarioInputs::kv_dtype,
-                           &io::ScenarioInputs::weight_dtype, &io::ScenarioInputs::sparse, &io::ScenarioInputs::r,
-                           &io::ScenarioInputs::slo_tpot, &io::ScenarioInputs::slo_ttft, &io::ScenarioInputs::idle})
-            if (f.*field) merged.*field = f.*field;
-        spec.fixed = merged;
-    }
+    spec.fixed.override_with(o.fixed);
     for (const auto& g : o.grid) spec.axes.push_back(io::parse_grid_entry(g));
     if (o.format == "csv") spec.format = io::SweepFormat::csv;
     else if (o.format == "jsonl") spec.format = io::SweepFormat::jsonl;
@@ -183,15 +76,40 @@ void run_sweep_cmd(const SweepOptions& o) {
         spec.shard_index = shard.index;
         spec.shard_count = shard.count;
     }
-    const bool plotting = !o.plot.empty();
-    if (plotting) {
-        if (o.x.empty() || o.y.empty()) throw InputError("--plot: needs --x KNOB and --y COLUMN");
-        if (spec.format != io::SweepFormat::csv) throw InputError("--plot: needs --format csv");
-        if (spec.shard_count != 1) throw InputError("--plot: draws a whole sweep, not a shard");
-    } else if (!o.x.empty() || !o.y.empty()) {
-        throw InputError("--x/--y: only with --plot FILE.svg");
+    return spec;
+}
+
+void check_plot_flags(const SweepOptions& o, const io::SweepSpec& spec) {
+    if (o.plot.empty()) {
+        if (!o.x.empty() || !o.y.empty()) throw InputError("--x/--y: only with --plot FILE.svg");
+        return;
     }
+    if (o.x.empty() || o.y.empty()) throw InputError("--plot: needs --x KNOB and --y COLUMN");
+    if (spec.format != io::SweepFormat::csv) throw InputError("--plot: needs --format csv");
+    if (spec.shard_count != 1) throw InputError("--plot: draws a whole sweep, not a shard");
+}
+
+void write_stdout(std::string_view s) {
+    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) throw std::runtime_error("cannot write to stdout");
+}
+
+// Copies the rows of `scratch` to --out or stdout.
+void copy_rows(const io::AtomicFile& scratch, io::AtomicFile* out, const std::string& out_name) {
+    std::ifstream in(scratch.temp_path(), std::ios::binary);
+    std::string block(1 << 20, '\0');
+    while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
+        const std::string_view got(block.data(), static_cast<size_t>(in.gcount()));
+        if (out) out->write(got);
+        else write_stdout(got);
+    }
+    if (in.bad()) throw std::runtime_error("cannot read back the sweep rows for " + (out ? out_name : std::string("stdout")));
+}
+
+void run_sweep_cmd(const SweepOptions& o) {
+    const io::SweepSpec spec = spec_from(o);
+    check_plot_flags(o, spec);
     io::validate_sweep(spec);
+    const bool plotting = !o.plot.empty();
     if (plotting) {
         (void)check_plot_axes(spec, o.x, o.y);
         (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
@@ -199,20 +117,19 @@ void run_sweep_cmd(const SweepOptions& o) {
 
     Progress progress;
     auto on_progress = [&](std::uint64_t d, std::uint64_t t) { progress(d, t); };
-    // --out and --plot are committed only when everything has worked; the plot
-    // reads the rows back, from --out's temporary file or, when --out is stdout
-    // or a device, from a scratch copy. Every temporary goes when this returns.
-    std::unique_ptr<io::AtomicFile> out, scratch, svg;
+    // --out, its provenance and --plot are committed only when everything has
+    // worked; the plot reads the rows back, from --out's temporary file or, when
+    // --out is stdout or a device, from a scratch copy. Every temporary goes when this returns.
+    std::unique_ptr<io::AtomicFile> out, scratch, svg, meta;
     if (!o.out.empty()) out = std::make_unique<io::AtomicFile>(o.out);
+    const std::string meta_path = !o.meta.empty() ? o.meta : (out && out->atomic() && !o.no_meta ? o.out + ".meta.json" : "");
+    if (!meta_path.empty()) meta = std::make_unique<io::AtomicFile>(meta_path);
     if (plotting) {
         if (!out || !out->atomic())
             scratch = std::make_unique<io::AtomicFile>((std::filesystem::temp_directory_path() / "kvroof-sweep.csv").string());
         svg = std::make_unique<io::AtomicFile>(o.plot);
     }
     io::AtomicFile* data = scratch ? scratch.get() : out.get();
-    auto write_stdout = [](std::string_view s) {
-        if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) throw std::runtime_error("cannot write to stdout");
-    };
     io::run_sweep(
         spec,
         [&](std::string_view s) {
@@ -223,16 +140,11 @@ void run_sweep_cmd(const SweepOptions& o) {
     if (plotting) {
         io::render_svg(plot_from_csv(data->temp_path(), spec, o.x, o.y), *svg);
         svg->commit();
-        if (scratch) {
-            std::ifstream in(scratch->temp_path(), std::ios::binary);
-            std::string block(1 << 20, '\0');
-            while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
-                const std::string_view got(block.data(), static_cast<size_t>(in.gcount()));
-                if (out) out->write(got);
-                else write_stdout(got);
-            }
-            if (in.bad()) throw std::runtime_error("cannot read back the sweep rows for " + (out ? o.out : std::string("stdout")));
-        }
+        if (scratch) copy_rows(*scratch, out.get(), o.out);
+    }
+    if (meta) {
+        meta->write(io::sweep_provenance(spec).dump(2) + "\n");
+        meta->commit();
     }
     if (out) out->commit();
     if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
@@ -249,6 +161,10 @@ Action setup_sweep(CLI::App& app) {
         "Grid: --grid \"knob=a:b:step\" (inclusive range, units allowed) or \"knob=v1,v2,...\" (workload and mix: separate with ';').\n"
         "The last --grid varies fastest. Knobs: " + knobs + "\n"
         "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
+        "A flag given on the command line overrides the same key of a --config file.\n"
+        "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
+        "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config FILE.meta.json`\n"
+        "reproduces FILE. The rows stay plain CSV / JSON Lines, so shards still concatenate to the whole.\n"
         "Examples:\n"
         "  kvroof sweep --grid \"sparse=0.05,0.1,1\" --grid \"f=0:1:0.05\"\n"
         "  kvroof sweep --grid \"c2c-bw=64GB/s,450GB/s\" --grid \"model=llama-3.1-70b,qwen3-235b-a22b\" --format jsonl\n"
@@ -268,11 +184,11 @@ Action setup_sweep(CLI::App& app) {
     sub->add_option("--plot", o->plot, "also draw --y against --x as an SVG (gnuplot)")->type_name("FILE.svg")->group("Plot");
     sub->add_option("--x", o->x, "x axis: a numeric --grid knob, the last one")->type_name("KNOB")->group("Plot");
     sub->add_option("--y", o->y, "y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt")->type_name("COLUMN")->group("Plot");
-    return [o, sub] {
-        o->hardware_given = sub->get_option("--hardware")->count() > 0;
-        o->model_given = sub->get_option("--model")->count() > 0;
-        run_sweep_cmd(*o);
-    };
+    sub->add_option("--meta", o->meta, "write the provenance (version, fixed inputs and where each came from, grid) to FILE "
+                                       "[default: OUT.meta.json next to --out]")
+        ->type_name("FILE.json")->group("Sweep");
+    sub->add_flag("--no-meta", o->no_meta, "do not write OUT.meta.json next to --out")->group("Sweep");
+    return [o] { run_sweep_cmd(*o); };
 }
 
 }  // namespace kvroof::cli

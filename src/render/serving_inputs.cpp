@@ -96,7 +96,8 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
           {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
           {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
           {"idle", to_string(p.idle)}}},
-        {"overrides", overrides}};
+        {"overrides", overrides},
+        {"knobs", knob_values(sc)}};
 }
 
 std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& facts) {

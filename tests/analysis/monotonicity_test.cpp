@@ -38,11 +38,11 @@ struct Rng {
 };
 
 // The knobs whose growth must never lower throughput.
-struct Knob {
+struct Lever {
     const char* name;
     void (*scale)(HardwareSpec&, double);
 };
-const Knob kKnobs[] = {
+const Lever kKnobs[] = {
     {"hbm-bw", [](HardwareSpec& h, double x) { h.hbm_bandwidth = h.hbm_bandwidth * x; }},
     {"hbm-cap", [](HardwareSpec& h, double x) { h.hbm_capacity = h.hbm_capacity * x; }},
     {"gpu-flops", [](HardwareSpec& h, double x) { h.gpu_flops = h.gpu_flops * x; }},
@@ -68,28 +68,28 @@ Drawn draw(Rng& rng) {
     static const std::vector<std::string> slo = {"none", "20ms", "50ms", "100ms", "200ms"};
     static const std::vector<std::string> eta = {"0.3", "0.5", "0.8", "1"};
     Drawn d;
-    auto set = [&](std::optional<std::string>& field, const char* flag, const std::string& v) {
-        field = v;
+    auto set = [&](const char* flag, const std::string& v) {
+        d.in.set(std::string_view(flag).substr(2), v);
         d.flags += std::string(" ") + flag + " " + v;
     };
-    d.in.hardware = rng.pick(hardware);
-    d.in.model = rng.pick(models);
-    d.flags = "--hardware " + d.in.hardware + " --model " + d.in.model;
+    d.in.set("hardware", rng.pick(hardware));
+    d.in.set("model", rng.pick(models));
+    d.flags = "--hardware " + d.in.get("hardware")->text + " --model " + d.in.get("model")->text;
     if (rng.uniform() < 0.3) {
         const size_t i = rng.index(workloads.size()), j = (i + 1 + rng.index(workloads.size() - 1)) % workloads.size();
         const std::string mix = workloads[i] + ":" + std::to_string(1 + rng.index(3)) + "," + workloads[j] + ":1";
-        set(d.in.mix, "--mix", mix);
+        set("--mix", mix);
     } else {
-        set(d.in.workload, "--workload", rng.pick(workloads));
+        set("--workload", rng.pick(workloads));
     }
-    set(d.in.gpus, "--gpus", rng.pick(gpus));
-    set(d.in.cpus_per_gpu, "--cpus-per-gpu", rng.pick(cpus));
-    set(d.in.kv_dtype, "--kv-dtype", rng.pick(dtypes));
-    set(d.in.weight_dtype, "--weight-dtype", rng.pick(dtypes));
-    set(d.in.sparse, "--sparse", rng.pick(sparse));
-    set(d.in.slo_tpot, "--slo-tpot", rng.pick(slo));
-    set(d.in.eta, "--eta", rng.pick(eta));
-    set(d.in.idle, "--idle", rng.uniform() < 0.5 ? "hold" : "park");
+    set("--gpus", rng.pick(gpus));
+    set("--cpus-per-gpu", rng.pick(cpus));
+    set("--kv-dtype", rng.pick(dtypes));
+    set("--weight-dtype", rng.pick(dtypes));
+    set("--sparse", rng.pick(sparse));
+    set("--slo-tpot", rng.pick(slo));
+    set("--eta", rng.pick(eta));
+    set("--idle", rng.uniform() < 0.5 ? "hold" : "park");
     return d;
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         const Scenario base = io::build_scenario(d.in).scenario;
         ++kinds[base.model.attention == Attention::mla ? 2 : base.model.is_moe() ? 1 : 0];
         const double fixed_f = rng.uniform();
-        const Knob& knob = kKnobs[rng.index(std::size(kKnobs))];
+        const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
         const double factor = 1.05 + 3.0 * rng.uniform();
         Scenario better = base;
         knob.scale(better.hardware, factor);

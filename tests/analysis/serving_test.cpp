@@ -12,9 +12,9 @@ const double kFs[] = {0.0, 0.1, 0.3, 0.5, 0.7, 0.85, 0.95, 1.0};
 
 Scenario sparse_example() {
     return test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "4";
-        in.workload = "s_cached=16000,a_append=2000,o_output=400";
-        in.sparse = "0.1";
+        in.set("cpus-per-gpu", "4");
+        in.set("workload", "s_cached=16000,a_append=2000,o_output=400");
+        in.set("sparse", "0.1");
     });
 }
 
@@ -142,8 +142,8 @@ TEST_CASE("more HBM, link bandwidth, CPU bandwidth or CPU FLOP/s never lowers th
 
 TEST_CASE("weights that do not fit are an answer, not a crash", "[serving]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.hardware = "h100-sxm";
-        in.model = "llama-3.1-405b";
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-405b");
     });
     const ServingPoint p = evaluate(PreparedScenario(s), 0.5, 0.0);
     CHECK_FALSE(p.fits);
@@ -153,11 +153,11 @@ TEST_CASE("weights that do not fit are an answer, not a crash", "[serving]") {
 }
 
 TEST_CASE("a mix of one class at weight 1 equals that class alone and mixing interpolates", "[serving][mix]") {
-    const Scenario longs = test::scenario_with([](io::ScenarioInputs& in) { in.workload = "long"; });
-    const Scenario mixed = test::scenario_with([](io::ScenarioInputs& in) { in.mix = "long:1"; });
+    const Scenario longs = test::scenario_with([](io::ScenarioInputs& in) { in.set("workload", "long"); });
+    const Scenario mixed = test::scenario_with([](io::ScenarioInputs& in) { in.set("mix", "long:1"); });
     CHECK(evaluate(PreparedScenario(longs), 0.3, 0.0).throughput == evaluate(PreparedScenario(mixed), 0.3, 0.0).throughput);
-    const Scenario shorts = test::scenario_with([](io::ScenarioInputs& in) { in.workload = "short"; });
-    const Scenario half = test::scenario_with([](io::ScenarioInputs& in) { in.mix = "long:0.5,short:0.5"; });
+    const Scenario shorts = test::scenario_with([](io::ScenarioInputs& in) { in.set("workload", "short"); });
+    const Scenario half = test::scenario_with([](io::ScenarioInputs& in) { in.set("mix", "long:0.5,short:0.5"); });
     const double a = evaluate(PreparedScenario(longs), 0.0, 0.0).throughput;
     const double b = evaluate(PreparedScenario(shorts), 0.0, 0.0).throughput;
     const double m = evaluate(PreparedScenario(half), 0.0, 0.0).throughput;

@@ -12,10 +12,10 @@ using namespace kvroof;
 namespace {
 Scenario sparse_example() {
     return test::scenario_with([](io::ScenarioInputs& in) {
-        in.gpus = "1";
-        in.cpus_per_gpu = "4";
-        in.workload = "s_cached=16000,a_append=2000,o_output=400";
-        in.sparse = "0.1";
+        in.set("gpus", "1");
+        in.set("cpus-per-gpu", "4");
+        in.set("workload", "s_cached=16000,a_append=2000,o_output=400");
+        in.set("sparse", "0.1");
     });
 }
 

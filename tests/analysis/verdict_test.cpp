@@ -9,9 +9,9 @@ using namespace kvroof;
 
 TEST_CASE("the optimiser's f is at least as good as every grid point", "[verdict]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "4";
-        in.sparse = "0.1";
-        in.workload = "s_cached=16000,a_append=2000,o_output=400";
+        in.set("cpus-per-gpu", "4");
+        in.set("sparse", "0.1");
+        in.set("workload", "s_cached=16000,a_append=2000,o_output=400");
     });
     const PreparedScenario ps(s);
     for (double ov : {0.0, 1.0}) {
@@ -31,8 +31,8 @@ TEST_CASE("the default verdict: weights leave ~2 resident 64k sessions and HBM c
 
 TEST_CASE("fit_overlap recovers the overlap that produced a throughput", "[verdict][calibration]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "1";
-        in.sparse = "0.1";
+        in.set("cpus-per-gpu", "1");
+        in.set("sparse", "0.1");
     });
     const PreparedScenario ps(s);
     const double f = 0.5;
@@ -46,14 +46,14 @@ TEST_CASE("fit_overlap recovers the overlap that produced a throughput", "[verdi
 
 TEST_CASE("a model that does not fit gives a does-not-fit verdict", "[verdict]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.hardware = "h100-sxm";
-        in.model = "llama-3.1-405b";
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-405b");
     });
     CHECK(make_verdict(s).kind == VerdictKind::does_not_fit);
 }
 
 TEST_CASE("an SLO tighter than the weight read is infeasible", "[verdict]") {
-    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.slo_tpot = "10ms"; });
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.set("slo-tpot", "10ms"); });
     CHECK(make_verdict(s).kind == VerdictKind::infeasible);
 }
 
@@ -69,9 +69,9 @@ TEST_CASE("a fixed f is evaluated, not optimised", "[verdict]") {
 TEST_CASE("the optimiser at both band ends at once equals two single searches", "[verdict]") {
     for (const char* mix : {"long:0.5,mid:0.3,short:0.2", "long:1"}) {
         io::ScenarioInputs in;
-        in.mix = mix;
-        in.sparse = "0.1";
-        in.cpus_per_gpu = "1";
+        in.set("mix", mix);
+        in.set("sparse", "0.1");
+        in.set("cpus-per-gpu", "1");
         const Scenario s = io::build_scenario(in).scenario;
         const PreparedScenario ps(s);
         const auto both = optimise_f_band(ps);
@@ -85,9 +85,9 @@ TEST_CASE("the optimiser at both band ends at once equals two single searches", 
 
 TEST_CASE("throughput alone equals the full evaluation's", "[serving]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
-        in.cpus_per_gpu = "4";
-        in.sparse = "0.1";
-        in.slo_tpot = "50ms";
+        in.set("cpus-per-gpu", "4");
+        in.set("sparse", "0.1");
+        in.set("slo-tpot", "50ms");
     });
     const PreparedScenario ps(s);
     for (int i = 0; i <= 20; ++i) {

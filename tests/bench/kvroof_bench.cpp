@@ -3,6 +3,7 @@
 // throughput alone), the f* search at both band ends, and one full verdict
 // (f optimised at both ends of the band, parking baseline included).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -11,7 +12,7 @@
 namespace {
 kvroof::Scenario scenario(const char* mix) {
     kvroof::io::ScenarioInputs in;
-    if (mix) in.mix = mix;
+    if (mix) in.set("mix", mix);
     return kvroof::io::build_scenario(in).scenario;
 }
 
@@ -33,8 +34,8 @@ BENCHMARK(BM_MixEvaluation)->Arg(1)->Arg(3)->ArgName("classes");
 
 void BM_MixEvaluationMoE(benchmark::State& state) {
     kvroof::io::ScenarioInputs in;
-    in.model = "qwen3-235b-a22b";
-    in.gpus = "4";  // 470 GB of bf16 weights need four 186 GB GPUs
+    in.set("model", "qwen3-235b-a22b");
+    in.set("gpus", "4");  // 470 GB of bf16 weights need four 186 GB GPUs
     evaluate_loop(state, kvroof::io::build_scenario(in).scenario);
 }
 BENCHMARK(BM_MixEvaluationMoE);
@@ -85,5 +86,36 @@ void BM_SweepRows(benchmark::State& state) {
                                                            benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SweepRows)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Sweep rows without an f axis, each a full verdict: the time per row minus
+// BM_FullVerdict's is what the sweep adds (assembling the point through the
+// knob table, formatting, writing). And rows with an f axis in either order.
+void BM_SweepGrid(benchmark::State& state, std::vector<const char*> grid) {
+    kvroof::io::SweepSpec spec;
+    for (const char* g : grid) spec.axes.push_back(kvroof::io::parse_grid_entry(g));
+    spec.threads = 1;
+    kvroof::io::validate_sweep(spec);
+    std::size_t bytes = 0;
+    for (auto _ : state) kvroof::io::run_sweep(spec, [&](std::string_view t) { bytes += t.size(); });
+    benchmark::DoNotOptimize(bytes);
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kvroof::io::sweep_points(spec)));
+}
+// make_verdict alone on the scenarios of BM_SweepGrid/verdict_rows (hbm-bw 1..10 TB/s by 0.01):
+// the difference per item is the sweep's own cost per verdict row.
+void BM_VerdictRowsAlone(benchmark::State& state) {
+    std::vector<kvroof::Scenario> points;
+    for (int i = 0; i <= 900; ++i) {
+        kvroof::io::ScenarioInputs in;
+        in.set("hbm-bw", fmt::format("{:.17g}", 1.0 + 0.01 * i));
+        points.push_back(kvroof::io::build_scenario(in).scenario);
+    }
+    for (auto _ : state)
+        for (const auto& s : points) benchmark::DoNotOptimize(kvroof::make_verdict(s));
+    state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(points.size()));
+}
+BENCHMARK(BM_VerdictRowsAlone)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, verdict_rows, std::vector<const char*>{"hbm-bw=1:10:0.01"})->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, f_then_sparse, std::vector<const char*>{"f=0:1:0.001", "sparse=0.01:1:0.01"})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, sparse_then_f, std::vector<const char*>{"sparse=0.01:1:0.01", "f=0:1:0.001"})->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

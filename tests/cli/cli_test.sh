@@ -134,5 +134,19 @@ printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
 "$kvroof" sweep --threads 1 --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" --grid "f=0:1:0.1" | sort >"$tmp/o2.csv"
 [ "$(wc -l <"$tmp/o1.csv")" -eq 67 ] && cmp -s "$tmp/o1.csv" "$tmp/o2.csv" && ok || bad "sweep rows differ with the axis order"
 
+# Provenance: --out FILE writes FILE.meta.json (version, fixed inputs and where each came from, grid);
+# a flag on the command line overrides the file's value and the provenance says so; the sidecar reproduces FILE.
+printf '%s' '{"fixed":{"hardware":"h200","gpus":"1.5"},"grid":["f=0,0.5"]}' >"$tmp/pv.json"
+"$kvroof" sweep --config "$tmp/pv.json" --gpus 2 --grid "sparse=0.5,1" --out "$tmp/pv.csv" && ok || bad "sweep: a command-line --gpus does not replace the file's"
+grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && grep -q '"version": "' "$tmp/pv.csv.meta.json" \
+    && ok || bad "sweep provenance lacks the version or the override"
+"$kvroof" sweep --config "$tmp/pv.csv.meta.json" | cmp -s - "$tmp/pv.csv" && ok || bad "sweep --config OUT.meta.json does not reproduce OUT"
+head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
+"$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
+# One knob, one help: every scenario subcommand lists the same knob flags with their units.
+for sub in verdict mix sweep; do
+    "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'reported only' && ok || bad "$sub --help: knob help not from the table"
+done
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -112,13 +112,15 @@ for round in new existing; do
     "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out "$d/link.csv" &&
         [ -L "$d/link.csv" ] && cmp -s "$d/target.csv" "$d/want.csv" && ok || bad "sweep --out link ($round target)"
 done
-[ -z "$(leftovers "$d" want.csv link.csv target.csv)" ] && ok || bad "sweep --out link left: $(leftovers "$d" want.csv link.csv target.csv)"
+# The provenance sidecar sits next to the name given (link.csv.meta.json) and reproduces the rows.
+[ -z "$(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json)" ] && ok || bad "sweep --out link left: $(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json)"
+"$kvroof" sweep --config "$d/link.csv.meta.json" | cmp -s - "$d/want.csv" && ok || bad "sweep --config OUT.meta.json does not reproduce OUT"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout >"$d/file.csv" && cmp -s "$d/file.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a file"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/stdout | cat >"$d/pipe.csv" && cmp -s "$d/pipe.csv" "$d/want.csv" && ok || bad "sweep --out /dev/stdout into a pipe"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/null && [ -c /dev/null ] && ok || bad "sweep --out /dev/null"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --plot "$d/p.svg" --x f --y gain_con --out /dev/stdout >"$d/plot.csv" &&
     cmp -s "$d/plot.csv" "$d/want.csv" && grep -q '<svg' "$d/p.svg" && ok || bad "sweep --plot --out /dev/stdout"
-[ -z "$(leftovers "$d" want.csv link.csv target.csv file.csv pipe.csv plot.csv p.svg)" ] && ok || bad "sweep --out devices left files"
+[ -z "$(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json file.csv pipe.csv plot.csv p.svg)" ] && ok || bad "sweep --out devices left files"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -7,7 +7,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string& path = fuzz::write_scratch(fuzz::text(data, size));
     try {
         io::ScenarioInputs in;
-        in.model = path;
+        in.set("model", path);
         fuzz::run_verdict(in);
     } catch (const InputError&) {
     }

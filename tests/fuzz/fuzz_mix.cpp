@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         (void)io::parse_mix_string("--mix", t);
         io::ScenarioInputs in;
-        in.mix = std::string(t);
+        in.set("mix", std::string(t));
         fuzz::run_verdict(in);
     } catch (const InputError&) {
     }

@@ -13,9 +13,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         io::ScenarioInputs in;
         switch (which) {
-            case 0: in.hardware = path; break;
-            case 1: in.model = path; break;
-            case 2: in.workload = path; break;
+            case 0: in.set("hardware", path); break;
+            case 1: in.set("model", path); break;
+            case 2: in.set("workload", path); break;
             default: (void)io::load_checkpoint("--checkpoint", path); return 0;
         }
         fuzz::run_verdict(in);

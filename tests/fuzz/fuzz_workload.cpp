@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         (void)io::parse_workload_string("--workload", t);
         io::ScenarioInputs in;
-        in.workload = std::string(t);
+        in.set("workload", std::string(t));
         fuzz::run_verdict(in);
     } catch (const InputError&) {
     }

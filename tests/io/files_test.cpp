@@ -123,7 +123,7 @@ TEST_CASE("sweep validation catches every bad value and every bad pair before ou
     }
     CHECK_NOTHROW(validate({"hbm-cap=200,100", "hbm-reserve=2,50", "f=0:1:0.5"}));
     SweepSpec fixed_bad;
-    fixed_bad.fixed.eta_mem = "0";
+    fixed_bad.fixed.set("eta-mem", "0");
     fixed_bad.axes.push_back(parse_grid_entry("sparse=0.5,1"));
     CHECK_THROWS_WITH(validate_sweep(fixed_bad), Catch::StartsWith("--eta-mem"));
 }

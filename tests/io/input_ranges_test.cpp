@@ -129,12 +129,12 @@ TEST_CASE("flags outside their documented ranges are input errors", "[ranges]") 
         edit(in);
         return io::build_scenario(in);
     };
-    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.eta_mem = "1e-320"; }), Catch::Contains("--eta-mem") && Catch::Contains("0.001"));
-    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.gpus = "3e9"; }), Catch::Contains("--gpus") && Catch::Contains("100000"));
-    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.workload = "s_cached=1e308,a_append=1,o_output=1"; }),
+    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("eta-mem", "1e-320"); }), Catch::Contains("--eta-mem") && Catch::Contains("0.001"));
+    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("gpus", "3e9"); }), Catch::Contains("--gpus") && Catch::Contains("100000"));
+    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("workload", "s_cached=1e308,a_append=1,o_output=1"); }),
                       Catch::Contains("--workload") && Catch::Contains("s_cached"));
-    CHECK_NOTHROW(with([](io::ScenarioInputs& in) { in.gpus = "100000"; }));
-    CHECK_NOTHROW(with([](io::ScenarioInputs& in) { in.eta = "0.001"; }));
+    CHECK_NOTHROW(with([](io::ScenarioInputs& in) { in.set("gpus", "100000"); }));
+    CHECK_NOTHROW(with([](io::ScenarioInputs& in) { in.set("eta", "0.001"); }));
 }
 
 TEST_CASE("whole_in_range checks before converting", "[ranges]") {

@@ -76,19 +76,19 @@ TEST_CASE("a user's hardware file works like a preset and unknown keys are error
 
 TEST_CASE("scenario overrides apply and are recorded", "[presets][scenario]") {
     io::ScenarioInputs in;
-    in.hbm_cap = "80GB";
-    in.c2c_bw = "900GB/s";
-    in.cpus_per_gpu = "4";
+    in.set("hbm-cap", "80GB");
+    in.set("c2c-bw", "900GB/s");
+    in.set("cpus-per-gpu", "4");
     const auto b = io::build_scenario(in);
     CHECK(b.scenario.hardware.hbm_capacity.raw() == 80e9);
     CHECK(b.scenario.hardware.link_bandwidth.raw() == 900e9);
     CHECK(b.scenario.hardware.cpus_per_gpu == 4);
     CHECK(b.overrides.size() == 3);
     io::ScenarioInputs bad;
-    bad.hbm_bw = "-1";
+    bad.set("hbm-bw", "-1");
     CHECK_THROWS_WITH(io::build_scenario(bad), Catch::Contains("--hbm-bw") && Catch::Contains("> 0"));
     io::ScenarioInputs both;
-    both.mix = "long:1";
-    both.workload = "codex";
+    both.set("mix", "long:1");
+    both.set("workload", "codex");
     CHECK_THROWS_AS(io::build_scenario(both), InputError);
 }

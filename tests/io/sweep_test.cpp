@@ -119,8 +119,8 @@ TEST_CASE("a sweep point without an f grid is the verdict for the same inputs", 
     const char* sparse[] = {"0.1", "1", "0.1", "1"};
     for (int i = 0; i < 4; ++i) {
         ScenarioInputs in;
-        in.cpus_per_gpu = cpus[i];
-        in.sparse = sparse[i];
+        in.set("cpus-per-gpu", cpus[i]);
+        in.set("sparse", sparse[i]);
         const Verdict v = make_verdict(build_scenario(in).scenario);
         const auto row = cells(lines[static_cast<size_t>(i) + 1]);
         INFO("cpus-per-gpu " << cpus[i] << " sparse " << sparse[i]);

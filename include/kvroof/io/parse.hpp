@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvroof/spec/knobs.hpp"
 #include "kvroof/spec/model.hpp"
 #include "kvroof/spec/policy.hpp"
 #include "kvroof/spec/workload.hpp"
@@ -14,7 +15,7 @@
 
 namespace kvroof::io {
 
-enum class UnitKind { bytes, bandwidth, flop_rate, time };
+using kvroof::UnitKind;  // spec/knobs.hpp
 
 // Parses "141GB", "4.8TB/s", "2.5PFLOPS", "50ms", "22GiB". A bare number is
 // taken in `bare_unit` (e.g. "GB"), which must itself be a unit of `kind`.

@@ -5,6 +5,7 @@
 // path to a JSON file of the same schema works too; --model also accepts a
 // Hugging Face config.json. Unknown keys are errors.
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "kvroof/analysis/layer_offload.hpp"
 #include "kvroof/spec/hardware.hpp"
+#include "kvroof/spec/knobs.hpp"
 #include "kvroof/spec/model.hpp"
 #include "kvroof/spec/workload.hpp"
 
@@ -36,8 +38,13 @@ inline constexpr int kMaxJsonDepth = 64;
 // True when `text` names a file rather than a preset.
 [[nodiscard]] bool is_path(std::string_view text) noexcept;
 
-// `flag` names the option in error messages.
+// `flag` names the option in error messages. Each preset or file is decoded
+// once per process and kept (successes only: every failure names its flag).
 [[nodiscard]] HardwareSpec load_hardware(std::string_view flag, std::string_view name_or_path);
+[[nodiscard]] std::shared_ptr<const HardwareSpec> hardware_preset(std::string_view flag, std::string_view name_or_path);
+// A link preset: its name and the value of every knob data/links.json gives it
+// (each knob row with PresetFile::link; a new key needs a row, not loader code).
+[[nodiscard]] std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name);
 [[nodiscard]] ModelSpec load_model(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] CallClass load_workload(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] BytesPerSecond load_link(std::string_view flag, std::string_view name);

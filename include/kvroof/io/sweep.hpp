@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,12 +18,11 @@
 
 namespace kvroof::io {
 
-enum class KnobUnit { none, text, tflops, gb, tbps, gbps, ms };
-
 struct GridAxis {
     std::string knob;                  // CLI spelling without dashes: "hbm-bw", "f", "model"
     std::string column;                // CSV header, with its unit: "hbm_bw_TBps"
-    KnobUnit unit = KnobUnit::none;
+    const Knob* row = nullptr;         // its row of the knob table
+    std::string entry;                 // the --grid entry as given, for provenance
     // A list keeps its values; a range "lo:hi:step" is generated on demand, so
     // an axis of 10^8 values costs no memory.
     std::vector<std::string> values;  // list: as given (units allowed)
@@ -30,7 +30,7 @@ struct GridAxis {
     bool is_range = false;
     double lo = 0, step = 0;      // range, in SI units
     double bare = 1;              // SI value of one bare unit (e.g. 1e12 for TB/s)
-    double to_column = 1;         // SI -> column unit
+    double to_column = 1;         // SI -> column unit (1 / bare)
     std::uint64_t count = 0;      // range length
 
     [[nodiscard]] std::uint64_t size() const noexcept { return is_range ? count : values.size(); }
@@ -38,6 +38,9 @@ struct GridAxis {
         return is_range ? (lo + static_cast<double>(i) * step) * to_column : numbers[i];
     }
     [[nodiscard]] std::string value(std::uint64_t i) const;  // as text the scenario builder accepts
+    [[nodiscard]] bool text() const noexcept { return row->type == KnobType::text; }
+    // The SI value of range point i, exactly as parsing value(i) gives it.
+    [[nodiscard]] double si(std::uint64_t i) const noexcept { return (lo + static_cast<double>(i) * step) / bare * bare; }
 };
 
 // "hbm-bw=3.35TB/s,4.8TB/s", "f=0:1:0.05", "model=llama-3.1-70b,qwen3-235b-a22b".
@@ -45,7 +48,7 @@ struct GridAxis {
 // values that do not parse or fractions for a whole-number knob (gpus=1.5).
 [[nodiscard]] GridAxis parse_grid_entry(std::string_view entry);
 
-// The knobs a grid may vary, in the order --help lists them.
+// The knobs a grid may vary (every row of the knob table), in table order.
 [[nodiscard]] const std::vector<std::string>& grid_knobs();
 
 enum class SweepFormat { csv, jsonl };
@@ -56,21 +59,16 @@ struct SweepSpec {
     SweepFormat format = SweepFormat::csv;
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
-    // Fixed knobs that were given (on the command line or in the file), for the
-    // two that always hold a value: whether --hardware/--model was given cannot
-    // be told from the value, which may equal the default.
-    bool hardware_given = false, model_given = false;
+    std::string description;               // a sweep file's, carried into the provenance
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of
 // every axis and every pair of values of every two axes (which settles every
-// rule on one or two knobs for all points of the product; see sweep.cpp).
+// rule on one or two knobs for all points of the product; see validate.cpp).
 // Uses spec.threads. Throws InputError naming the --grid values at fault.
 // Each shard checks the whole grid, so every shard of a bad grid fails alike;
-// the cost is one scenario build (~20 us) per value of each axis and per pair
-// of values of each two axes other than f and ov: about a quarter of the whole
-// sweep's time at worst (two long axes), but a shard of such a grid can spend
-// longer checking than sweeping.
+// the cost is one typed scenario assembly and check (~1 us) per value of each
+// axis and per pair of values of each two axes other than f and ov.
 void validate_sweep(const SweepSpec& spec);
 
 [[nodiscard]] std::uint64_t sweep_points(const SweepSpec& spec);
@@ -84,16 +82,27 @@ void validate_sweep(const SweepSpec& spec);
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
-// Sets one scenario flag by its CLI name without dashes ("cpus-per-gpu", "hardware").
-// Throws InputError naming `where` for an unknown flag.
-void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::string& value, std::string_view where);
-
 // Six significant digits, trailing zeros dropped: "0.159923", "28.3862",
 // "1234560", "1.5e-07"; "inf"/"nan" for non-finite values. Hand-rolled: a sweep
 // formats ~10 numbers per point and a general float formatter dominated its time.
 void append_number6(std::string& out, double v);
+// The same into a buffer of at least kNumber6Max chars; returns the end.
+inline constexpr std::size_t kNumber6Max = 32;
+char* write_number6(char* p, double v);
 
-// Reads a sweep file (JSON: {"fixed": {"flag": "value", …}, "grid": ["knob=…", …]}).
+// Reads a sweep file (JSON: {"description": "…", "fixed": {"knob": "value", …},
+// "grid": ["knob=…", …]}); its "fixed" values are marked Origin::config. A
+// "kvroof" key (the provenance a sweep writes) is accepted and ignored, so a
+// sweep's OUT.meta.json is itself a sweep file that reproduces OUT.
 [[nodiscard]] SweepSpec load_sweep_file(std::string_view path);
+
+// The provenance of a sweep's output, written next to --out as OUT.meta.json:
+// {"description", "fixed": {knob: value as given}, "grid": [entries],
+//  "kvroof": {"version", "command", "format", "shard", "points", "rows",
+//             "inputs": [{"knob", "value", "from"}], "resolved": {knob: value}}}.
+// "inputs" says where each fixed value came from ("command line",
+// "--config", "command line, overrides --config"); "resolved" names the
+// presets and defaults in force for the knobs not given.
+[[nodiscard]] nlohmann::json sweep_provenance(const SweepSpec& spec);
 
 }  // namespace kvroof::io

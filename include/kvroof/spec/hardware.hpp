@@ -2,7 +2,9 @@
 #pragma once
 // What the user describes about the machine: one GPU type, its host CPU and
 // DRAM, the GPU<->CPU link, counts and achievable efficiency. All figures are
-// per device (per GPU, per CPU socket); the system totals are derived.
+// per device (per GPU, per CPU socket); the system totals are derived. Each
+// field a user may set is a row of the knob table (spec/knobs.hpp, src/knobs.cpp);
+// a field's initialiser is its default where a preset does not give it.
 
 #include <string>
 
@@ -30,7 +32,7 @@ struct HardwareSpec {
     FlopPerSecond prefill_flops;   // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;            // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
-    BytesPerSecond nvlink_bandwidth;  // per GPU, per direction (reported; TP is modelled ideal)
+    BytesPerSecond nvlink_bandwidth;  // per GPU, per direction: reported only (TP is modelled ideal)
     BytesPerSecond link_bandwidth;    // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;            // "nvlink-c2c", "pcie-gen5", ...
     FlopPerSecond cpu_flops;          // per CPU socket (BF16 peak)
@@ -40,7 +42,7 @@ struct HardwareSpec {
     double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
     double eta_compute = 0.5;   // achievable fraction of peak FLOP/s (GPU and CPU)
     double eta_mem = 0.5;       // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
-    Bytes hbm_reserve;          // per GPU, held back for activations and workspace
+    Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
 
     // Every figure within its documented range (limits below, docs/model.md
     // "Input ranges"); the field names are the flags' spelling.

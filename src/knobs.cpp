@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+// The rows of the knob table (include/kvroof/spec/knobs.hpp says how to add one).
+#include "kvroof/spec/knobs.hpp"
+
+#include <stdexcept>
+#include <type_traits>
+
+#include "kvroof/analysis/serving.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+namespace kvroof {
+namespace {
+
+// The SI value of a field, and the field set from one, for every field type a knob may hold.
+template <class T>
+double raw_of(const T& v) {
+    if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
+    else if constexpr (requires { v.has_value(); }) return v ? v->raw() : std::numeric_limits<double>::quiet_NaN();
+    else return v.raw();
+}
+template <class T>
+void assign(T& field, double si) {
+    if constexpr (std::is_same_v<T, int>) field = static_cast<int>(si);  // whole knobs: checked before
+    else if constexpr (std::is_arithmetic_v<T>) field = si;
+    else if constexpr (requires { field.has_value(); }) {
+        if (si == si) field.emplace(si);  // NaN: "none"
+        else field.reset();
+    } else field = T(si);
+}
+
+// The typed accessor of a numeric field of the hardware or the policy.
+template <auto Field>
+KnobAccess on_hardware() {
+    return {[](Scenario& s, const KnobValue& v) { assign(s.hardware.*Field, std::get<double>(v)); },
+            [](const Scenario& s) { return raw_of(s.hardware.*Field); }};
+}
+template <auto Field>
+KnobAccess on_policy() {
+    return {[](Scenario& s, const KnobValue& v) { assign(s.policy.*Field, std::get<double>(v)); },
+            [](const Scenario& s) { return raw_of(s.policy.*Field); }};
+}
+template <auto Field, class T>
+KnobAccess on_policy_enum() {
+    return {[](Scenario& s, const KnobValue& v) { s.policy.*Field = std::get<T>(v); }, nullptr};
+}
+
+constexpr std::string_view kScenario = "Scenario";
+constexpr std::string_view kHardware = "Hardware overrides (a bare number takes the unit shown)";
+constexpr std::string_view kPolicy = "Policy";
+constexpr std::string_view kSweep = "Sweep only";
+
+// What is served on what: presets and the workload.
+std::vector<Knob> scenario_rows() {
+    return {
+        {.name = "hardware", .column = "hardware", .type = KnobType::text, .fallback = io::kDefaultHardware,
+         .help = "hardware preset or JSON file (see `kvroof presets`)", .group = kScenario, .decode = io::decode_hardware,
+         .access = {[](Scenario& s, const KnobValue& v) { s.hardware = *std::get<std::shared_ptr<const HardwareSpec>>(v); }, nullptr}},
+        {.name = "model", .column = "model", .type = KnobType::text, .fallback = io::kDefaultModel,
+         .help = "model preset, JSON file, or a Hugging Face config.json", .group = kScenario, .decode = io::decode_model,
+         .access = {[](Scenario& s, const KnobValue& v) { s.model = *std::get<std::shared_ptr<const ModelSpec>>(v); }, nullptr}},
+        {.name = "workload", .column = "workload", .type = KnobType::text, .fallback = io::kDefaultWorkload,
+         .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\"", .group = kScenario,
+         .list_sep = ';', .decode = io::decode_workload,
+         .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
+        {.name = "mix", .column = "mix", .type = KnobType::text,
+         .help = "concurrent class mix, e.g. \"long:0.7,short:0.3\" (classes: codex long mid short prefill); replaces --workload",
+         .group = kScenario, .list_sep = ';', .decode = io::decode_mix,
+         .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
+    };
+}
+
+// Figures of the hardware preset a user may override.
+std::vector<Knob> hardware_rows() {
+    using namespace limits;
+    return {
+        {.name = "link", .column = "link", .type = KnobType::text, .shown_default = "from --hardware",
+         .help = "GPU<->CPU link preset: pcie-gen3|4|5[-measured], nvlink-c2c[-measured]; sets every figure the preset has",
+         .group = kHardware, .decode = io::decode_link,
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        const LinkPreset& l = *std::get<std::shared_ptr<const LinkPreset>>(v);
+                        for (const auto& [k, si] : l.figures) k->access.apply(s, si);
+                        s.hardware.link_name = l.name;
+                    },
+                    nullptr}},
+        {.name = "gpus", .column = "gpus", .type = KnobType::whole, .shown_default = "from --hardware", .lo = 1, .hi = kMaxGpus,
+         .help = "GPUs in one tensor-parallel group (HBM, bandwidth and FLOP/s pooled)", .group = kHardware,
+         .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_hardware<&HardwareSpec::gpus>()},
+        {.name = "gpu-flops", .column = "gpu_flops_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate, .bare = "TFLOPS",
+         .shown_default = "from --hardware", .lo = kMinFlops, .hi = kMaxFlops, .help = "dense BF16 peak per GPU, e.g. 2.5PFLOPS",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "gpu_flops_TFLOPS", .preset_required = true,
+         .access = on_hardware<&HardwareSpec::gpu_flops>()},
+        {.name = "hbm-cap", .column = "hbm_cap_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
+         .shown_default = "from --hardware", .lo = kMinCapacity, .hi = kMaxCapacity, .help = "HBM capacity per GPU, e.g. 141GB or 80GiB",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_capacity_GB", .preset_required = true,
+         .access = on_hardware<&HardwareSpec::hbm_capacity>()},
+        {.name = "hbm-bw", .column = "hbm_bw_TBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "TB/s",
+         .shown_default = "from --hardware", .lo = kMinBandwidth, .hi = kMaxBandwidth, .help = "HBM bandwidth per GPU, e.g. 4.8TB/s",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_bandwidth_TBps", .preset_required = true,
+         .access = on_hardware<&HardwareSpec::hbm_bandwidth>()},
+        {.name = "hbm-reserve", .column = "hbm_reserve_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
+         .fallback = "", .shown_default = "2", .lo = 0, .hi = kMaxCapacity, .help = "HBM held back per GPU for activations (< --hbm-cap)",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_reserve_GB",
+         .access = on_hardware<&HardwareSpec::hbm_reserve>()},
+        {.name = "nvlink-bw", .column = "nvlink_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
+         .shown_default = "from --hardware", .lo = 0, .hi = kMaxBandwidth,
+         .help = "NVLink bandwidth per GPU per direction; reported only (tensor parallelism is modelled ideal)", .group = kHardware,
+         .preset = PresetFile::hardware, .preset_key = "nvlink_bandwidth_GBps", .access = on_hardware<&HardwareSpec::nvlink_bandwidth>()},
+        {.name = "c2c-bw", .column = "c2c_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
+         .shown_default = "from --link", .lo = kMinBandwidth, .hi = kMaxBandwidth,
+         .help = "GPU<->CPU link bandwidth per GPU per direction, e.g. 900GB/s (link becomes \"custom\")", .group = kHardware,
+         .preset = PresetFile::link, .preset_key = "bandwidth_GBps", .preset_required = true,
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        s.hardware.link_bandwidth = BytesPerSecond(std::get<double>(v));
+                        s.hardware.link_name = "custom";
+                    },
+                    [](const Scenario& s) { return s.hardware.link_bandwidth.raw(); }}},
+        {.name = "cpu-dram-bw", .column = "cpu_dram_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
+         .shown_default = "from --hardware", .lo = kMinBandwidth, .hi = kMaxBandwidth, .help = "DRAM bandwidth per CPU socket",
+         .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_dram_bandwidth_GBps", .preset_required = true,
+         .access = on_hardware<&HardwareSpec::cpu_dram_bandwidth>()},
+        {.name = "cpu-flops", .column = "cpu_flops_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate, .bare = "TFLOPS",
+         .shown_default = "from --hardware", .lo = kMinFlops, .hi = kMaxFlops, .help = "BF16 peak per CPU socket", .group = kHardware,
+         .preset = PresetFile::host, .preset_key = "cpu_flops_TFLOPS", .preset_required = true, .access = on_hardware<&HardwareSpec::cpu_flops>()},
+        {.name = "cpu-mem", .column = "cpu_mem_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
+         .shown_default = "from --hardware", .lo = kMinCapacity, .hi = kMaxCapacity, .help = "DRAM capacity per CPU socket",
+         .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_memory_GB", .preset_required = true, .access = on_hardware<&HardwareSpec::cpu_memory>()},
+        {.name = "cpus-per-gpu", .column = "cpus_per_gpu", .type = KnobType::number, .shown_default = "from --hardware",
+         .lo = kMinCpusPerGpu, .hi = kMaxCpusPerGpu, .help = "CPU sockets per GPU (0.5 = one CPU shared by two GPUs)", .group = kHardware,
+         .preset = PresetFile::hardware, .preset_key = "cpus_per_gpu", .preset_required = true, .access = on_hardware<&HardwareSpec::cpus_per_gpu>()},
+        {.name = "eta", .column = "eta", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta, .hi = kMaxEta,
+         .help = "achievable fraction of peak FLOP/s and bandwidth, both", .group = kHardware,
+         .access = {[](Scenario& s, const KnobValue& v) { s.hardware.eta_compute = s.hardware.eta_mem = std::get<double>(v); }, nullptr}},
+        {.name = "eta-compute", .column = "eta_compute", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta, .hi = kMaxEta,
+         .help = "achievable fraction of peak FLOP/s", .group = kHardware, .preset = PresetFile::hardware, .preset_key = "eta_compute",
+         .access = on_hardware<&HardwareSpec::eta_compute>()},
+        {.name = "eta-mem", .column = "eta_mem", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta, .hi = kMaxEta,
+         .help = "achievable fraction of peak HBM/DRAM bandwidth", .group = kHardware, .preset = PresetFile::hardware,
+         .preset_key = "eta_mem", .access = on_hardware<&HardwareSpec::eta_mem>()},
+    };
+}
+
+// How the system is run; f and ov, which only a sweep varies.
+std::vector<Knob> policy_rows() {
+    using namespace limits;
+    return {
+        {.name = "sparse", .column = "sparse", .type = KnobType::number, .shown_default = "1", .lo = kMinSparse, .hi = 1,
+         .help = "fraction of context KV attention reads per token, GPU and CPU alike", .group = kPolicy,
+         .access = on_policy<&PolicySpec::sparse>()},
+        {.name = "r", .column = "r", .type = KnobType::number, .shown_default = "1", .lo = 0, .hi = 1,
+         .help = "fraction of CPU-resident KV reloaded to the GPU for append-prefill", .group = kPolicy, .access = on_policy<&PolicySpec::r>()},
+        {.name = "kv-dtype", .column = "kv_dtype", .type = KnobType::text, .shown_default = "bf16", .help = "KV cache dtype: bf16, fp8, int4",
+         .group = kPolicy, .decode = io::decode_dtype, .access = on_policy_enum<&PolicySpec::kv_dtype, DType>()},
+        {.name = "weight-dtype", .column = "weight_dtype", .type = KnobType::text, .shown_default = "bf16",
+         .help = "weight dtype: bf16, fp8, int4", .group = kPolicy, .decode = io::decode_dtype,
+         .access = on_policy_enum<&PolicySpec::weight_dtype, DType>()},
+        {.name = "slo-tpot", .column = "slo_tpot_ms", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "ms",
+         .fallback = io::kDefaultSloTpot, .lo = kMinSloS, .hi = kMaxSloS, .help = "TPOT SLO capping the batch, or none", .group = kPolicy,
+         .none_text = "none", .access = on_policy<&PolicySpec::slo_tpot>()},
+        {.name = "slo-ttft", .column = "slo_ttft_ms", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "ms",
+         .shown_default = "none", .lo = kMinSloS, .hi = kMaxSloS, .help = "TTFT SLO, or none", .group = kPolicy, .none_text = "none",
+         .access = on_policy<&PolicySpec::slo_ttft>()},
+        {.name = "idle", .column = "idle", .type = KnobType::text, .shown_default = "hold",
+         .help = "idle sessions: hold (KV stays in HBM) or park (KV moves to CPU DRAM)", .group = kPolicy, .decode = io::decode_idle,
+         .access = on_policy_enum<&PolicySpec::idle, IdlePolicy>()},
+        {.name = "f", .column = "f", .type = KnobType::number, .lo = 0, .hi = 1,
+         .help = "offload fraction: with an f axis each row is the band at that f, else the verdict's best f", .group = kSweep,
+         .grid_only = true},
+        {.name = "ov", .column = "ov", .type = KnobType::number, .lo = 0, .hi = 1, .help = "overlap inside the band: adds tps_ov and gain_ov",
+         .group = kSweep, .grid_only = true},
+    };
+}
+
+}  // namespace
+
+const std::vector<Knob>& knobs() {
+    static const std::vector<Knob> table = [] {
+        std::vector<Knob> t = scenario_rows();
+        for (auto part : {hardware_rows(), policy_rows()}) t.insert(t.end(), part.begin(), part.end());
+        return t;
+    }();
+    return table;
+}
+
+const Knob* find_knob(std::string_view name) noexcept {
+    for (const Knob& k : knobs())
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+const Knob& knob(std::string_view name) {
+    const Knob* k = find_knob(name);
+    if (!k) throw std::logic_error("no knob '" + std::string(name) + "' in the table");
+    return *k;
+}
+
+size_t knob_index(const Knob& k) noexcept { return static_cast<size_t>(&k - knobs().data()); }
+
+}  // namespace kvroof

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// Model presets: data/models.json entries and Hugging Face config.json files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvroof/io/presets.hpp"
+#include "presets_json.hpp"
+
+namespace kvroof::io {
+
+using namespace json_read;
+
+ModelSpec model_from_json(std::string_view where, const json& m, std::string name) {
+    only_keys(where, m,
+              with_meta({"attention", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
+                         "tied_embeddings", "experts", "experts_active", "shared_experts", "moe_intermediate",
+                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+                         "v_head_dim", "published_params_B"}));
+    ModelSpec s;
+    s.name = std::move(name);
+    const std::string att = string(where, m, "attention");
+    if (att == "gqa") s.attention = Attention::gqa;
+    else if (att == "mla") s.attention = Attention::mla;
+    else throw InputError(fmt::format("{}: 'attention' must be gqa or mla, got '{}'", where, att));
+    auto int_field = [&](const char* key) { return field(where, m, key, key); };
+    auto int_field_or = [&](const char* key, int fallback) { return field_or(where, m, key, key, fallback); };
+    s.layers = int_field("layers");
+    s.hidden = int_field("hidden");
+    s.heads = int_field("heads");
+    s.vocab = int_field("vocab");
+    s.intermediate = int_field_or("intermediate", 0);
+    s.tied_embeddings = boolean_or(where, m, "tied_embeddings", false);
+    if (s.attention == Attention::gqa) {
+        s.kv_heads = int_field("kv_heads");
+        s.head_dim = int_field("head_dim");
+    } else {
+        s.q_lora_rank = int_field_or("q_lora_rank", 0);
+        s.kv_lora_rank = int_field("kv_lora_rank");
+        s.qk_rope_head_dim = int_field("qk_rope_head_dim");
+        s.qk_nope_head_dim = int_field("qk_nope_head_dim");
+        s.v_head_dim = int_field("v_head_dim");
+    }
+    s.experts = int_field_or("experts", 0);
+    if (s.experts > 0) {
+        s.experts_active = int_field("experts_active");
+        s.shared_experts = int_field_or("shared_experts", 0);
+        s.moe_intermediate = int_field("moe_intermediate");
+        s.first_dense_layers = int_field_or("first_dense_layers", 0);
+    }
+    s.published_params = number_or(where, m, "published_params_B", 0.0) * 1e9;
+    check::in_range(fmt::format("{}: published_params_B", where), s.published_params / 1e9, 0.0, 1e9);
+    return s;
+}
+
+ModelSpec model_from_hf_config(std::string_view where, const json& in, std::string name) {
+    if (!in.is_object()) throw InputError(fmt::format("{}: expected a JSON object, got {}", where, in.type_name()));
+    const bool nested = in.contains("text_config") && !in.at("text_config").is_null();
+    if (nested && !in.at("text_config").is_object())
+        throw InputError(fmt::format("{}: 'text_config' must be an object, got {}", where, found(in.at("text_config"))));
+    const json& m = nested ? in.at("text_config") : in;
+    ModelSpec s;
+    s.name = std::move(name);
+    s.layers = field(where, m, "num_hidden_layers", "layers");
+    s.hidden = field(where, m, "hidden_size", "hidden");
+    s.heads = field(where, m, "num_attention_heads", "heads");
+    s.vocab = field(where, m, "vocab_size", "vocab");
+    s.intermediate = field_or(where, m, "intermediate_size", "intermediate", 0);
+    s.tied_embeddings = boolean_or(where, m, "tie_word_embeddings", false);
+    if (m.contains("kv_lora_rank") && !m.at("kv_lora_rank").is_null()) {
+        s.attention = Attention::mla;
+        s.q_lora_rank = field_or(where, m, "q_lora_rank", "q_lora_rank", 0);
+        s.kv_lora_rank = field(where, m, "kv_lora_rank", "kv_lora_rank");
+        s.qk_rope_head_dim = field(where, m, "qk_rope_head_dim", "qk_rope_head_dim");
+        s.qk_nope_head_dim = field(where, m, "qk_nope_head_dim", "qk_nope_head_dim");
+        s.v_head_dim = field(where, m, "v_head_dim", "v_head_dim");
+    } else {
+        s.attention = Attention::gqa;
+        s.kv_heads = field_or(where, m, "num_key_value_heads", "kv_heads", s.heads);
+        s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));
+    }
+    int experts = 0;
+    for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts"}) {
+        if (m.contains(k) && !m.at(k).is_null()) {
+            experts = field(where, m, k, "experts");
+            break;
+        }
+    }
+    if (experts > 0) {
+        s.experts = experts;
+        s.experts_active = field(where, m, "num_experts_per_tok", "experts_active");
+        s.moe_intermediate = field_or(where, m, "moe_intermediate_size", "moe_intermediate", s.intermediate);
+        s.shared_experts = field_or(where, m, "n_shared_experts", "shared_experts", 0);
+        if (s.shared_experts == 0 && m.contains("shared_expert_intermediate_size") && s.moe_intermediate > 0) {
+            // Shared experts of moe_intermediate width that cover the shared width, rounded up (in double: no overflow).
+            const int shared = integer(where, m, "shared_expert_intermediate_size", 0, model_field_range("moe_intermediate").hi);
+            const double count = std::ceil(static_cast<double>(shared) / s.moe_intermediate);
+            s.shared_experts = static_cast<int>(count);  // <= 1e7 / 1
+        }
+        s.first_dense_layers = field_or(where, m, "first_k_dense_replace", "first_dense_layers", 0);
+    }
+    return s;
+}
+
+ModelSpec load_model(std::string_view flag, std::string_view name_or_path) {
+    return *cached<ModelSpec>(name_or_path, [&] {
+        if (is_path(name_or_path)) {
+            const json j = read_json_file(flag, name_or_path);
+            const std::string where = fmt::format("{} {}", flag, name_or_path);
+            if (j.is_object() && (j.contains("num_hidden_layers") || j.contains("text_config"))) {
+                std::string name(name_or_path);
+                if (j.contains("_name_or_path") && j.at("_name_or_path").is_string()) name = j.at("_name_or_path").get<std::string>();
+                ModelSpec s = model_from_hf_config(where, j, name);
+                s.check_validity(where);
+                return s;
+            }
+            const Entry e = single_entry(flag, name_or_path, j, "attention");
+            ModelSpec s = model_from_json(where, e.value, e.name);
+            s.check_validity(where);
+            return s;
+        }
+        const std::string where = fmt::format("models.{}", name_or_path);
+        ModelSpec s = model_from_json(where, find_preset(flag, "models", name_or_path), std::string(name_or_path));
+        s.check_validity(where);
+        return s;
+    });
+}
+
+}  // namespace kvroof::io

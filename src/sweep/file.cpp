@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+// Sweep files (--config) and the provenance a sweep writes next to its output.
+#include <fmt/format.h>
+
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/sweep.hpp"
+
+namespace kvroof::io {
+
+SweepSpec load_sweep_file(std::string_view path) {
+    // Depth-capped, and every failure an InputError naming --config and the file.
+    const nlohmann::json j = read_json_file("--config", path);
+    const std::string where = fmt::format("--config {}", path);
+    if (!j.is_object()) throw InputError(where + ": expected a JSON object");
+    for (const auto& [k, _] : j.items())
+        if (k != "fixed" && k != "grid" && k != "description" && k != "kvroof")
+            throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed, grid, kvroof", where, k));
+    SweepSpec spec;
+    if (j.contains("description")) {
+        if (!j.at("description").is_string())
+            throw InputError(fmt::format("{}: 'description' must be a string, got {}", where, j.at("description").type_name()));
+        spec.description = j.at("description").get<std::string>();
+    }
+    if (j.contains("fixed")) {
+        if (!j.at("fixed").is_object())
+            throw InputError(fmt::format("{}: 'fixed' must be an object of flag: \"value\", got {}", where, j.at("fixed").type_name()));
+        for (const auto& [k, v] : j.at("fixed").items()) {
+            if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
+            set_scenario_flag(spec.fixed, k, v.get<std::string>(), where, Origin::config);
+        }
+    }
+    if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
+    for (const auto& g : j.at("grid")) {
+        if (!g.is_string())
+            throw InputError(fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where, g.type_name()));
+        spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
+    }
+    return spec;
+}
+
+nlohmann::json sweep_provenance(const SweepSpec& spec) {
+    nlohmann::json fixed = nlohmann::json::object(), inputs = nlohmann::json::array(), resolved = nlohmann::json::object();
+    for (const Knob& k : knobs()) {
+        if (k.grid_only) continue;
+        if (const auto& g = spec.fixed.get(k)) {
+            fixed[std::string(k.name)] = g->text;
+            inputs.push_back({{"knob", k.name}, {"value", g->text}, {"from", describe(g->origin)}});
+        } else if (!k.fallback.empty()) {
+            bool on_grid = false;
+            for (const auto& a : spec.axes) on_grid = on_grid || a.row == &k;
+            if (!on_grid) resolved[std::string(k.name)] = std::string(k.fallback);
+        }
+    }
+    nlohmann::json grid = nlohmann::json::array();
+    for (const auto& a : spec.axes) grid.push_back(a.entry);
+    const auto range = shard_range(spec);
+    nlohmann::json out = {
+        {"fixed", fixed},
+        {"grid", grid},
+        {"kvroof",
+         {{"version", KVROOF_VERSION},
+          {"command", "sweep"},
+          {"format", spec.format == SweepFormat::csv ? "csv" : "jsonl"},
+          {"shard", fmt::format("{}/{}", spec.shard_index, spec.shard_count)},
+          {"points", sweep_points(spec)},
+          {"rows", range.second - range.first},
+          {"inputs", inputs},
+          {"defaults", resolved}}}};
+    if (!spec.description.empty()) out["description"] = spec.description;
+    return out;
+}
+
+}  // namespace kvroof::io

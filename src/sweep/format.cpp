@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT
+// The sweep's number and text cells, and its CSV header.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+
+#include "kvroof/io/sweep.hpp"
+#include "sweep_rows.hpp"
+
+namespace kvroof::io {
+
+char* write_number6(char* p, double v) {
+    if (!std::isfinite(v)) {
+        const std::string_view t = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
+        std::memcpy(p, t.data(), t.size());
+        return p + t.size();
+    }
+    if (v == 0) {
+        *p++ = '0';
+        return p;
+    }
+    static constexpr double kPow10[] = {1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12,
+                                        1e-11, 1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,
+                                        1e0,   1e1,   1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,
+                                        1e11,  1e12,  1e13,  1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21, 1e22};
+    constexpr int kZero = 22;  // index of 1e0
+    if (v < 0) {
+        *p++ = '-';
+        v = -v;
+    }
+    if (v < 1e-16 || v >= 1e16) {  // outside the table's reach for a 6-digit mantissa
+        return fmt::format_to(p, "{:.6g}", v);
+    }
+    // Decade from the binary exponent: v in [2^b, 2^(b+1)) puts log10(v) in
+    // [b·log10 2, (b+1)·log10 2), so the decade is e or e + 1.
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    const int b = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
+    int e = (b * 78913) >> 18;  // floor(b·log10 2), exact for |b| < 1100; no libm call
+    if (kPow10[kZero + e + 1] <= v) ++e;
+    const int shift = 5 - e;  // in [-10, 21]
+    // x in about [1e5, 1e6): x + 0.5 is exact there (an ulp of x is below 2^-30 and
+    // x + 0.5 stays under 2^20), so truncating it is llround (half up) without the libm call.
+    auto m = static_cast<std::int64_t>(v * kPow10[kZero + shift] + 0.5);  // NOLINT(bugprone-incorrect-roundings)
+    if (m >= 1000000) {  // rounding carried into the next decade
+        m = (m + 5) / 10;
+        ++e;
+    }
+    // Six digits, two at a time.
+    static constexpr char kPairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+        "8081828384858687888990919293949596979899";
+    char d[6];
+    const auto hi = static_cast<std::size_t>(m / 10000), mid = static_cast<std::size_t>(m / 100 % 100),
+               lo = static_cast<std::size_t>(m % 100);
+    std::memcpy(d, kPairs + 2 * hi, 2);
+    std::memcpy(d + 2, kPairs + 2 * mid, 2);
+    std::memcpy(d + 4, kPairs + 2 * lo, 2);
+    int nd = 6;
+    while (nd > 1 && d[nd - 1] == '0') --nd;
+    if (e >= 0 && e < 15) {
+        for (int i = 0; i <= e; ++i) *p++ = i < nd ? d[i] : '0';
+        if (nd > e + 1) {
+            *p++ = '.';
+            for (int i = e + 1; i < nd; ++i) *p++ = d[i];
+        }
+    } else if (e < 0 && e >= -5) {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -e - 1; ++i) *p++ = '0';
+        for (int i = 0; i < nd; ++i) *p++ = d[i];
+    } else {
+        *p++ = d[0];
+        if (nd > 1) {
+            *p++ = '.';
+            for (int i = 1; i < nd; ++i) *p++ = d[i];
+        }
+        *p++ = 'e';
+        *p++ = e < 0 ? '-' : '+';
+        const int ae = e < 0 ? -e : e;
+        *p++ = static_cast<char>('0' + ae / 10);
+        *p++ = static_cast<char>('0' + ae % 10);
+    }
+    return p;
+}
+
+void append_number6(std::string& out, double v) {
+    char buf[kNumber6Max];
+    out.append(buf, static_cast<size_t>(write_number6(buf, v) - buf));
+}
+
+std::string sweep_header(const SweepSpec& spec) {
+    if (spec.format != SweepFormat::csv) return {};
+    std::string h;
+    for (const auto& a : spec.axes)
+        if (!sweep_detail::is_f_or_ov(a)) h += a.column + ",";
+    for (const char* c : sweep_detail::kResultColumns) h += std::string(c) + ",";
+    if (sweep_detail::axis_of(spec, "ov") >= 0) h += "ov,tps_ov_tok_per_s,gain_ov,";
+    h.back() = '\n';
+    return h;
+}
+
+namespace sweep_detail {
+
+void append_csv_text(std::string& out, const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) {
+        out += s;
+        return;
+    }
+    out += '"';
+    for (char c : s) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
+}  // namespace sweep_detail
+}  // namespace kvroof::io

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT
+// run_sweep: chunks of rows computed on worker threads, written in order.
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "kvroof/io/sweep.hpp"
+#include "sweep_rows.hpp"
+
+namespace kvroof::io {
+namespace {
+
+using namespace sweep_detail;
+
+constexpr std::uint64_t kChunk = 4096;
+
+std::string compute_chunk(RowWorker& w, std::uint64_t begin, std::uint64_t end) {
+    std::string out;
+    out.reserve((end - begin) * 160);
+    w.rows(begin, end, out);
+    return out;
+}
+
+void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+
+}  // namespace
+
+void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    // Plain names, not a structured binding: clang 14 cannot capture one in a lambda.
+    const auto range = shard_range(spec);
+    const std::uint64_t begin = range.first, end = range.second;
+    const TypedGrid grid(spec);
+    if (spec.shard_index == 1 && spec.format == SweepFormat::csv) write(sweep_header(spec));
+    const std::uint64_t total = end - begin;
+    const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
+    auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
+    auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
+
+    if (spec.threads == 1 || chunks <= 1) {
+        RowWorker w(spec, grid);
+        for (std::uint64_t c = 0; c < chunks; ++c) {
+            write(compute_chunk(w, chunk_begin(c), chunk_end(c)));
+            if (progress) progress(chunk_end(c) - begin, total);
+        }
+        return;
+    }
+    run_threaded(spec, grid, begin, end, write, progress);
+}
+
+namespace {
+
+void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
+                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    const std::uint64_t total = end - begin;
+    const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
+    auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
+    auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
+    // Workers claim chunks in order; the caller writes them in order. At most
+    // `window` chunks are in flight, so memory stays flat however large the grid.
+    const std::uint64_t window = static_cast<std::uint64_t>(spec.threads) * 2;
+    std::mutex m;
+    std::condition_variable cv;
+    std::uint64_t next_claim = 0, next_write = 0;
+    std::map<std::uint64_t, std::string> ready;
+    std::exception_ptr failure;
+    bool stop = false;
+    auto worker = [&] {
+        RowWorker w(spec, grid);
+        while (true) {
+            std::uint64_t c;
+            {
+                std::unique_lock lock(m);
+                cv.wait(lock, [&] { return stop || next_claim >= chunks || next_claim < next_write + window; });
+                if (stop || next_claim >= chunks) return;
+                c = next_claim++;
+            }
+            std::string text;
+            try {
+                text = compute_chunk(w, chunk_begin(c), chunk_end(c));
+            } catch (...) {
+                std::lock_guard lock(m);
+                if (!failure) failure = std::current_exception();
+                stop = true;
+                cv.notify_all();
+                return;
+            }
+            std::lock_guard lock(m);
+            ready.emplace(c, std::move(text));
+            cv.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    const int n = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(spec.threads), chunks));
+    pool.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) pool.emplace_back(worker);
+    std::exception_ptr write_failure;
+    while (next_write < chunks) {
+        std::string text;
+        {
+            std::unique_lock lock(m);
+            cv.wait(lock, [&] { return stop || ready.count(next_write) > 0; });
+            if (stop) break;
+            auto it = ready.find(next_write);
+            text = std::move(it->second);
+            ready.erase(it);
+        }
+        try {
+            write(text);
+            if (progress) progress(std::min(total, (next_write + 1) * kChunk), total);
+        } catch (...) {
+            write_failure = std::current_exception();
+        }
+        std::lock_guard lock(m);
+        ++next_write;
+        if (write_failure) stop = true;
+        cv.notify_all();
+        if (write_failure) break;
+    }
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+    if (write_failure) std::rethrow_exception(write_failure);
+}
+
+}  // namespace
+}  // namespace kvroof::io

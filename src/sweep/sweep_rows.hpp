@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Private to src/sweep/: one worker's row computation and formatting.
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "kvroof/analysis/verdict.hpp"
+#include "typed_grid.hpp"
+
+namespace kvroof::io::sweep_detail {
+
+inline constexpr const char* kResultColumns[] = {"f",        "f_star_con", "f_star_opt",    "tps_con_tok_per_s", "tps_opt_tok_per_s",
+                                                 "gain_con", "gain_opt",   "batch_con_seq", "tpot_con_ms",       "ttft_con_ms",
+                                                 "binding_con", "binding_opt", "verdict"};
+
+// A CSV cell for a number that has none (a gain over a baseline that serves
+// nothing, an unbounded batch) is empty: the CSV convention for a missing value.
+inline void append_number(std::string& out, double v) {
+    if (std::isfinite(v)) append_number6(out, v);
+}
+inline void append_json_number(std::string& out, double v) {
+    if (std::isfinite(v)) append_number6(out, v);
+    else out += "null";
+}
+void append_csv_text(std::string& out, const std::string& s);
+
+// What a row needs that depends only on the knobs other than f and ov: the
+// scenario, its verdict (the f* optimum, ~130 model evaluations) and the text
+// of the cells that do not change with f.
+struct CachedPoint {
+    Scenario scenario;
+    std::optional<PreparedScenario> prepared;  // points into scenario: a CachedPoint never moves
+    Verdict verdict;
+    std::string prefix;  // the non-f axis cells, each with its separator
+    std::string fstar;   // f_star_con and f_star_opt, each with its separator
+};
+
+// One worker: computes and formats rows in order. Points are kept by their
+// non-f/ov index, so a row costs the same in any axis order (with f the slow
+// axis a chunk revisits the same few non-f points): in a direct table when
+// the non-f grid is small, else in a hash map cleared when full (the values do
+// not depend on what is kept). Without an f or ov axis no point repeats and
+// nothing is kept.
+class RowWorker {
+public:
+    RowWorker(const SweepSpec& spec, const TypedGrid& grid);
+    // Appends the rows of points [begin, end) to `out`.
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out);
+
+private:
+    const CachedPoint& point();
+    void fill(CachedPoint& p);
+    void append_row(const CachedPoint& p, std::string& out);
+
+    static constexpr std::uint64_t kDirectMax = 1 << 16, kMapMax = 1024;
+    const SweepSpec& spec_;
+    const TypedGrid& grid_;
+    int f_axis_, ov_axis_;
+    bool csv_;
+    std::vector<size_t> key_axes_;  // the axes other than f and ov
+    std::uint64_t key_count_ = 1;
+    std::vector<std::uint64_t> idx_;
+    std::vector<std::unique_ptr<CachedPoint>> direct_;
+    std::unordered_map<std::uint64_t, std::unique_ptr<CachedPoint>> map_;
+    std::unique_ptr<CachedPoint> scratch_;  // no f or ov axis: every point new
+    Scenario work_;                         // the last point assembled (kept points copy it)
+    std::vector<std::uint64_t> work_idx_;
+    bool work_fresh_ = true;
+    CachedPoint* last_ = nullptr;
+    std::uint64_t last_key_ = UINT64_MAX;
+};
+
+}  // namespace kvroof::io::sweep_detail

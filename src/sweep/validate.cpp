@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+// validate_sweep: every point of the grid is valid, shown before any output.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "kvroof/io/sweep.hpp"
+#include "typed_grid.hpp"
+
+namespace kvroof::io {
+namespace {
+
+using namespace sweep_detail;
+
+// Which grid values one check sets; the rest of the axes stay at their first value.
+struct CheckBlock {
+    std::vector<size_t> axes;         // one or two scenario axes
+    std::vector<std::uint64_t> from;  // first index checked on each (1: index 0 is point 0's)
+    std::uint64_t size = 0;           // product of (axis size - from)
+};
+
+// The first failing check in block order, or nothing.
+struct Failure {
+    std::uint64_t at = UINT64_MAX;
+    std::string message;
+    std::exception_ptr other;  // not an InputError: rethrown as it is
+};
+
+void check_point(const TypedGrid& grid, const std::vector<std::uint64_t>& idx, Scenario& scratch) {
+    grid.assemble(idx, scratch);
+    check_scenario(scratch);
+}
+
+// Checks items [begin, end) of the flattened blocks; stops at the first failure.
+void check_items(const SweepSpec& spec, const TypedGrid& grid, const std::vector<CheckBlock>& blocks, std::uint64_t begin,
+                 std::uint64_t end, Failure& f) {
+    std::vector<std::uint64_t> idx(spec.axes.size(), 0);
+    Scenario scratch;
+    std::uint64_t base = 0;
+    for (const CheckBlock& b : blocks) {
+        if (begin >= base + b.size) {
+            base += b.size;
+            continue;
+        }
+        if (base >= end) return;
+        for (std::uint64_t w = std::max(begin, base); w < std::min(end, base + b.size); ++w) {
+            std::uint64_t r = w - base;
+            for (size_t k = b.axes.size(); k-- > 0;) {
+                const std::uint64_t n = spec.axes[b.axes[k]].size() - b.from[k];
+                idx[b.axes[k]] = b.from[k] + r % n;
+                r /= n;
+            }
+            try {
+                check_point(grid, idx, scratch);
+            } catch (const InputError& e) {
+                f = {w, fmt::format("{}: {}", grid_values(spec, b.axes, idx), e.what()), nullptr};
+                return;
+            } catch (...) {
+                f = {w, {}, std::current_exception()};
+                return;
+            }
+        }
+        for (size_t a : b.axes) idx[a] = 0;
+        base += b.size;
+    }
+}
+
+// f and ov never reach the scenario: their one rule is [0, 1], checked on
+// every value of a list and on both ends of a range, whose values rise with the index.
+void check_f_and_ov(const SweepSpec& spec) {
+    for (const GridAxis& a : spec.axes) {
+        if (!is_f_or_ov(a)) continue;
+        for (std::uint64_t v = 0; v < a.size(); ++v) {
+            if (a.is_range && v > 0 && v + 1 < a.size()) v = a.size() - 1;
+            try {
+                check::unit_interval(a.knob, a.number(v));
+            } catch (const InputError& e) {
+                throw InputError(fmt::format("--grid {}={}: {}", a.knob, a.value(v), e.what()));
+            }
+        }
+    }
+}
+
+// Point 0: the fixed flags with every axis at its first value. The fixed
+// flags' own fault reads better without the grid values.
+void check_point_zero(const SweepSpec& spec, const TypedGrid& grid, const std::vector<size_t>& scen) {
+    const std::vector<std::uint64_t> zero(spec.axes.size(), 0);
+    Scenario scratch;
+    try {
+        check_point(grid, zero, scratch);
+    } catch (const InputError& e) {
+        if (scen.empty()) throw;
+        bool fixed_fails_alike = false;
+        try {
+            (void)build_scenario(spec.fixed);
+        } catch (const InputError& fixed_e) {
+            fixed_fails_alike = std::string_view(fixed_e.what()) == e.what();
+        }
+        if (fixed_fails_alike) throw;
+        throw InputError(fmt::format("{}: {}", grid_values(spec, scen, zero), e.what()));
+    }
+}
+
+// Runs the checks of `blocks` on the sweep's threads; the failure reported is
+// the first in block order whatever the thread count, because a chunk is
+// skipped only when it starts after a failure already found.
+void check_blocks(const SweepSpec& spec, const TypedGrid& grid, const std::vector<CheckBlock>& blocks) {
+    std::uint64_t total = 0;
+    for (const auto& b : blocks) total += b.size;
+    constexpr std::uint64_t kCheckChunk = 1024;
+    const std::uint64_t chunks = (total + kCheckChunk - 1) / kCheckChunk;
+    std::atomic<std::uint64_t> next{0}, first_fail{UINT64_MAX};
+    std::mutex m;
+    Failure best;
+    auto worker = [&] {
+        for (std::uint64_t c; (c = next.fetch_add(1)) < chunks;) {
+            const std::uint64_t b = c * kCheckChunk;
+            if (b > first_fail.load()) return;
+            Failure f;
+            check_items(spec, grid, blocks, b, std::min(total, b + kCheckChunk), f);
+            if (f.at == UINT64_MAX) continue;
+            std::lock_guard lock(m);
+            if (f.at < best.at) best = std::move(f);
+            first_fail.store(best.at);
+        }
+    };
+    const auto n = static_cast<size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(std::max(1, spec.threads)), chunks));
+    if (n <= 1) {
+        worker();
+    } else {
+        std::vector<std::thread> pool;
+        pool.reserve(n);
+        for (size_t i = 0; i < n; ++i) pool.emplace_back(worker);
+        for (auto& t : pool) t.join();
+    }
+    if (best.other) std::rethrow_exception(best.other);
+    if (best.at != UINT64_MAX) throw InputError(best.message);
+}
+
+// Every grid point passes the rules of build_scenario and of the specs'
+// check_validity, shown without visiting the product of the axes (which may
+// be 10^9 points) by checking points that include a violator whenever the
+// product holds one:
+//  - point 0: the fixed flags with every axis at its first value;
+//  - every value of every axis with the others at their first values, which
+//    settles each rule on one knob (sparse in (0, 1], a preset name);
+//  - every two values of every two axes with the others at their first
+//    values, which settles each rule on two knobs.
+// The rules across knobs involve two at most: hbm-reserve < hbm-cap
+// (HardwareSpec::check_validity; either side may come from a hardware preset,
+// but an axis for both overrides the preset) and a mix or a workload, not both
+// (decode_inputs; checked on the flags before this). A rule on three knobs
+// would need triples here. Each check assembles the point through the knob
+// table's typed accessors, as the sweep itself does, and checks the specs.
+void check_every_point(const SweepSpec& spec) {
+    check_f_and_ov(spec);
+    const TypedGrid grid(spec);  // every list value decodes
+    std::vector<size_t> scen;
+    for (const TypedAxis& t : grid.axes()) scen.push_back(t.axis);
+    check_point_zero(spec, grid, scen);
+    std::vector<CheckBlock> blocks;
+    blocks.reserve(scen.size() * (scen.size() + 1) / 2);
+    for (size_t i : scen) blocks.push_back({{i}, {1}, spec.axes[i].size() - 1});
+    for (size_t x = 0; x < scen.size(); ++x)
+        for (size_t y = x + 1; y < scen.size(); ++y)
+            blocks.push_back({{scen[x], scen[y]}, {1, 1}, (spec.axes[scen[x]].size() - 1) * (spec.axes[scen[y]].size() - 1)});
+    check_blocks(spec, grid, blocks);
+}
+
+}  // namespace
+
+void validate_sweep(const SweepSpec& spec) {
+    if (spec.axes.empty()) throw InputError("--grid: give at least one, e.g. --grid f=0:1:0.05");
+    if (spec.threads < 1) throw InputError("--threads: must be >= 1");
+    if (spec.shard_count < 1 || spec.shard_index < 1 || spec.shard_index > spec.shard_count)
+        throw InputError(fmt::format("--shard: must be K/N with 1 <= K <= N, got {}/{}", spec.shard_index, spec.shard_count));
+    for (size_t i = 0; i < spec.axes.size(); ++i) {
+        const GridAxis& a = spec.axes[i];
+        for (size_t j = 0; j < i; ++j)
+            if (spec.axes[j].knob == a.knob) throw InputError(fmt::format("--grid {}: given twice", a.knob));
+        if (!a.row->grid_only && spec.fixed.get(*a.row))
+            throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
+    }
+    const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
+    if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))
+        throw InputError("--grid mix: cannot be combined with a workload; give one of them");
+    double total = 1;
+    for (const auto& a : spec.axes) total *= static_cast<double>(a.size());
+    if (total > 9.2e18) throw InputError(fmt::format("--grid: {:.3g} points overflow the point counter", total));
+    check_every_point(spec);
+}
+
+std::uint64_t sweep_points(const SweepSpec& spec) {
+    std::uint64_t n = 1;
+    for (const auto& a : spec.axes) n *= a.size();
+    return n;
+}
+
+std::pair<std::uint64_t, std::uint64_t> shard_range(const SweepSpec& spec) {
+    const std::uint64_t n = sweep_points(spec);
+    const auto k = static_cast<std::uint64_t>(spec.shard_index - 1), m = static_cast<std::uint64_t>(spec.shard_count);
+    // n·k/m without overflow for n < 2^63 and m small.
+    auto cut = [&](std::uint64_t i) { return (n / m) * i + (n % m) * i / m; };
+    return {cut(k), cut(k + 1)};
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// Workload and checkpoint presets: data/workloads.json and data/checkpoints.json entries or files.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kvroof/analysis/layer_offload.hpp"
+#include "kvroof/io/presets.hpp"
+#include "presets_json.hpp"
+
+namespace kvroof::io {
+
+using namespace json_read;
+
+double lognormal_mean_from_median_p99(double median, double p99) noexcept {
+    constexpr double kZ99 = 2.3263478740408408;  // standard normal 0.99 quantile
+    const double sigma = std::log(p99 / median) / kZ99;
+    return median * std::exp(0.5 * sigma * sigma);
+}
+
+namespace {
+CallClass workload_from_json(std::string_view where, const json& w, std::string name) {
+    only_keys(where, w,
+              with_meta({"s_cached_tokens", "a_append_tokens", "o_output_tokens", "calls_per_session", "idle_gap_s",
+                         "idle_gap_median_s", "idle_gap_p99_s"}));
+    CallClass c;
+    c.name = std::move(name);
+    c.s_cached = number(where, w, "s_cached_tokens");
+    c.a_append = number(where, w, "a_append_tokens");
+    c.o_output = number(where, w, "o_output_tokens");
+    if (w.contains("idle_gap_s")) {
+        c.idle_gap = Seconds(number(where, w, "idle_gap_s"));
+    } else if (w.contains("idle_gap_median_s")) {
+        const double med = number(where, w, "idle_gap_median_s");
+        const double p99 = number(where, w, "idle_gap_p99_s");
+        if (!(med > 0) || !(p99 >= med))
+            throw InputError(fmt::format("{}: idle gap needs 0 < median <= p99, got {} and {}", where, med, p99));
+        c.idle_gap = Seconds(lognormal_mean_from_median_p99(med, p99));
+    }
+    c.check_validity(where);
+    return c;
+}
+}  // namespace
+
+CallClass load_workload(std::string_view flag, std::string_view name_or_path) {
+    return *cached<CallClass>(name_or_path, [&] {
+        if (is_path(name_or_path)) {
+            const json j = read_json_file(flag, name_or_path);
+            const Entry e = single_entry(flag, name_or_path, j, "s_cached_tokens");
+            return workload_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+        }
+        return workload_from_json(fmt::format("workloads.{}", name_or_path), find_preset(flag, "workloads", name_or_path),
+                                  std::string(name_or_path));
+    });
+}
+
+namespace {
+Checkpoint checkpoint_from_json(std::string_view where, const json& c, std::string name) {
+    only_keys(where, c,
+              with_meta({"layers", "layer_GiB", "non_layer_GiB", "total_GiB", "experts", "experts_active", "routed_fraction",
+                         "model", "weight_bits"}));
+    Checkpoint k;
+    k.name = std::move(name);
+    k.non_layer_bytes = gibibytes(number_or(where, c, "non_layer_GiB", 0.0));
+    k.total_bytes = gibibytes(number_or(where, c, "total_GiB", 0.0));
+    if (c.contains("model")) {
+        if (c.contains("layer_GiB") || c.contains("layers"))
+            throw InputError(fmt::format("{}: give either 'model' + 'weight_bits' or 'layers' + 'layer_GiB', not both", where));
+        const ModelSpec m = load_model(fmt::format("{}: model", where), string(where, c, "model"));
+        const double bits = number(where, c, "weight_bits");
+        check::in_range(fmt::format("{}: weight_bits", where), bits, limits::kMinWeightBits, limits::kMaxWeightBits);
+        const Bytes non_layer = k.non_layer_bytes, total = k.total_bytes;
+        k = checkpoint_from_model(m, bits, k.name);
+        k.non_layer_bytes = non_layer;
+        k.total_bytes = total;
+    } else {
+        k.layers = field(where, c, "layers", "layers");
+        k.layer_bytes = gibibytes(number(where, c, "layer_GiB"));
+        k.experts = field_or(where, c, "experts", "experts", 0);
+        if (k.experts > 0) {
+            k.experts_active = field(where, c, "experts_active", "experts_active");
+            k.routed_fraction = number(where, c, "routed_fraction");
+        }
+    }
+    k.check_validity(where);
+    return k;
+}
+}  // namespace
+
+Checkpoint load_checkpoint(std::string_view flag, std::string_view name_or_path) {
+    if (is_path(name_or_path)) {
+        const json j = read_json_file(flag, name_or_path);
+        const Entry e = single_entry(flag, name_or_path, j, "layer_GiB");
+        return checkpoint_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+    }
+    return checkpoint_from_json(fmt::format("checkpoints.{}", name_or_path), find_preset(flag, "checkpoints", name_or_path),
+                                std::string(name_or_path));
+}
+
+}  // namespace kvroof::io
