@@ -114,6 +114,11 @@ std::vector<Knob> hardware_rows() {
                         s.hardware.link_name = "custom";
                     },
                     [](const Scenario& s) { return s.hardware.link_bandwidth.raw(); }}},
+        {.name = "link-latency", .column = "link_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
+         .shown_default = "from --link", .lo = 0, .hi = kMaxLinkLatency,
+         .help = "round trip of one layer's offload exchange, charged once per layer per decode step when f > 0, e.g. 1.2us",
+         .group = kHardware, .preset = PresetFile::link, .preset_key = "latency_us",
+         .access = on_hardware<&HardwareSpec::link_latency>()},
         {.name = "cpu-dram-bw", .column = "cpu_dram_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --hardware", .lo = kMinBandwidth, .hi = kMaxBandwidth, .help = "DRAM bandwidth per CPU socket",
          .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_dram_bandwidth_GBps", .preset_required = true,

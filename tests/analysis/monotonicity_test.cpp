@@ -50,6 +50,7 @@ const Lever kKnobs[] = {
     {"cpu-dram-bw", [](HardwareSpec& h, double x) { h.cpu_dram_bandwidth = h.cpu_dram_bandwidth * x; }},
     {"cpu-flops", [](HardwareSpec& h, double x) { h.cpu_flops = h.cpu_flops * x; }},
     {"cpu-mem", [](HardwareSpec& h, double x) { h.cpu_memory = h.cpu_memory * x; }},
+    {"link-latency", [](HardwareSpec& h, double x) { h.link_latency = h.link_latency / x; }},  // better: a shorter round trip
 };
 
 struct Drawn {

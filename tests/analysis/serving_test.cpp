@@ -28,6 +28,7 @@ Scenario decode_only(double cpu_scale) {
     s.hardware.cpu_flops = s.hardware.cpu_flops * cpu_scale;
     s.hardware.cpu_dram_bandwidth = s.hardware.cpu_dram_bandwidth * cpu_scale;
     s.hardware.link_bandwidth = s.hardware.link_bandwidth * cpu_scale;
+    s.hardware.link_latency = s.hardware.link_latency / cpu_scale;  // an infinitely fast link has no round trip either
     s.hardware.cpu_memory = s.hardware.cpu_memory * 1e6;
     return s;
 }
@@ -109,6 +110,27 @@ TEST_CASE("with an infinitely fast CPU and link the gain equals the capacity gai
         CHECK(capacity_gain == Approx(1 / (1 - f)).epsilon(1e-9));
         CHECK(p.throughput / base.throughput == Approx(capacity_gain).epsilon(1e-6));
     }
+}
+
+TEST_CASE("the link latency adds L round trips to the offloaded path of every step with f > 0", "[serving][link-latency]") {
+    Scenario s = decode_only(1.0);
+    s.hardware.link_latency = Seconds(0.0);
+    Scenario t = s;
+    t.hardware.link_latency = milliseconds(0.01);  // 10 µs per layer
+    const PreparedScenario a(s), b(t);
+    CHECK(b.offload_step_latency == Approx(s.model.layers * 1e-5));  // 80 layers: 0.8 ms per step
+    // f = 0 exchanges nothing: the round trip is not charged.
+    CHECK(evaluate(b, 0.0, 0.0).throughput == evaluate(a, 0.0, 0.0).throughput);
+    // Decode-only calls hold no KV outside the batch, so the batch is the HBM
+    // capacity and does not move; at ov = 0 the step is the sum of the GPU and
+    // offloaded paths, so it grows by exactly L·latency.
+    const ServingPoint pa = evaluate(a, 0.5, 0.0);
+    const ServingPoint pb = evaluate(b, 0.5, 0.0);
+    REQUIRE(pb.batch == Approx(pa.batch).epsilon(1e-12));
+    CHECK(pb.tpot - pa.tpot == Approx(0.8e-3).epsilon(1e-9));
+    // A slower exchange lowers throughput, by no more than it stretches the step.
+    CHECK(pb.throughput < pa.throughput);
+    CHECK(pb.throughput >= pa.throughput * (pa.tpot / pb.tpot) * (1 - 1e-12));
 }
 
 TEST_CASE("more HBM, link bandwidth, CPU bandwidth or CPU FLOP/s never lowers throughput", "[serving][monotone]") {

@@ -43,13 +43,13 @@ struct PreparedScenario {
     // The idle policy evaluated: the scenario's own, or the other one for the
     // parking comparison (nothing above depends on it, see with_idle).
     IdlePolicy idle = IdlePolicy::hold;
-    // k0 of StepShape, s per step on the offloaded path when f > 0: the link
-    // latency of L layers' round trips. 0 until the hardware spec carries a
-    // link latency; wiring it is this one line (e.g. layers · latency).
+    // k0 of StepShape, s per step on the offloaded path when f > 0: one link
+    // round trip per layer (query down, partial attention output up), L per step.
     double offload_step_latency = 0;
 
     explicit PreparedScenario(const Scenario& s)
-        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)), idle(s.policy.idle) {
+        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)), idle(s.policy.idle),
+          offload_step_latency(s.model.layers * s.hardware.link_latency.raw()) {
         for (const auto& e : s.mix.entries)
             session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
     }

@@ -23,6 +23,7 @@ inline constexpr double kMinBandwidth = 1e3, kMaxBandwidth = 1e18;     // bytes/
 inline constexpr double kMinCapacity = 1e6, kMaxCapacity = 1e18;       // bytes (1 MB .. 1 EB)
 inline constexpr double kMinEta = 1e-3, kMaxEta = 1.0;                 // achievable fraction of a peak
 inline constexpr double kMinCpusPerGpu = 1e-3, kMaxCpusPerGpu = 1e3;   // CPU sockets per GPU
+inline constexpr double kMaxLinkLatency = 1.0;                          // s per round trip (measured: ~1 µs)
 }  // namespace limits
 
 struct HardwareSpec {
@@ -35,6 +36,7 @@ struct HardwareSpec {
     BytesPerSecond nvlink_bandwidth;  // per GPU, per direction: reported only (TP is modelled ideal)
     BytesPerSecond link_bandwidth;    // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;            // "nvlink-c2c", "pcie-gen5", ...
+    Seconds link_latency;             // round trip of one layer's offload exchange (query down, partial output up)
     FlopPerSecond cpu_flops;          // per CPU socket (BF16 peak)
     BytesPerSecond cpu_dram_bandwidth;  // per CPU socket
     Bytes cpu_memory;                   // per CPU socket
@@ -64,6 +66,8 @@ inline void HardwareSpec::check_validity() const {
     check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
     check::in_range("nvlink-bw", nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
     rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("link-latency", link_latency.raw());
+    check::in_range("link-latency", link_latency.raw(), 0.0, kMaxLinkLatency);
     rate("cpu-flops", cpu_flops.raw(), kMinFlops, kMaxFlops);
     rate("cpu-dram-bw", cpu_dram_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     rate("cpu-mem", cpu_memory.raw(), kMinCapacity, kMaxCapacity);
