@@ -70,8 +70,6 @@ using Seconds = Quantity<0, 1, 0>;
 using Flop = Quantity<0, 0, 1>;
 using BytesPerSecond = Quantity<1, -1, 0>;
 using FlopPerSecond = Quantity<0, -1, 1>;
-using ByteSeconds = Quantity<1, 1, 0>;
-using PerSecond = Quantity<0, -1, 0>;
 
 template <int B, int S, int F>
 constexpr Quantity<B, S, F> max(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept { return a < b ? b : a; }
@@ -79,11 +77,8 @@ template <int B, int S, int F>
 constexpr Quantity<B, S, F> min(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept { return b < a ? b : a; }
 
 // Prefixes: decimal and binary kept apart.
-inline constexpr double kKilo = 1e3;
-inline constexpr double kMega = 1e6;
 inline constexpr double kGiga = 1e9;
 inline constexpr double kTera = 1e12;
-inline constexpr double kPeta = 1e15;
 inline constexpr double kGibi = 1073741824.0;  // 2^30
 
 constexpr Bytes gigabytes(double v) noexcept { return Bytes(v * kGiga); }
@@ -95,9 +90,6 @@ constexpr Seconds milliseconds(double v) noexcept { return Seconds(v * 1e-3); }
 constexpr Seconds seconds(double v) noexcept { return Seconds(v); }
 
 constexpr double in_gb(Bytes b) noexcept { return b.value / kGiga; }
-constexpr double in_gbps(BytesPerSecond b) noexcept { return b.value / kGiga; }
-constexpr double in_tbps(BytesPerSecond b) noexcept { return b.value / kTera; }
-constexpr double in_tflops(FlopPerSecond f) noexcept { return f.value / kTera; }
 constexpr double in_ms(Seconds s) noexcept { return s.value * 1e3; }
 
 // Seconds needed to move/compute `amount` at `rate`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The two primitives every time in the model is built from.
+// The primitive every overlapped time in the model is built from (a roofline
+// is std::max of a FLOP time and a byte time, written where it is used).
 
 #include <algorithm>
 
@@ -13,11 +14,6 @@ namespace kvroof {
 // Seed 000, "How a result reads".
 [[nodiscard]] constexpr Seconds combine(Seconds a, Seconds b, double ov) noexcept {
     return a + b - ov * min(a, b);
-}
-
-// Roofline: an operation takes as long as its binding resource.
-[[nodiscard]] constexpr Seconds roofline(Flop work, FlopPerSecond peak, Bytes traffic, BytesPerSecond bandwidth) noexcept {
-    return max(time_for(work, peak), time_for(traffic, bandwidth));
 }
 
 }  // namespace kvroof

@@ -105,9 +105,6 @@ enum class Phase { decode, prefill };
     }
     return per_layer * m.layers;
 }
-[[nodiscard]] inline Flop attention_flop_per_token(const ModelSpec& m, double context, Phase phase = Phase::decode) noexcept {
-    return Flop(attention_flop_per_key(m, phase) * context);
-}
 
 // Bytes one decode token sends each way when part of its attention runs on the
 // CPU: per layer the query goes down (D2H) and a partial output plus its
