@@ -327,7 +327,9 @@ void AtomicDir::commit() {
     file_regs_.clear();
     parent_regs_.clear();
     dir_reg_.release();
-    if (ec) throw std::runtime_error(fmt::format("replaced '{}' but could not remove its old files at '{}': {}", target_, old, ec.message()));
+    if (ec)
+        throw std::runtime_error(
+            fmt::format("replaced '{}' but could not remove its old files at '{}': {}", target_, old, ec.message()));
 }
 
 void AtomicDir::discard() noexcept {

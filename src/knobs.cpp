@@ -14,18 +14,26 @@ namespace {
 // The SI value of a field, and the field set from one, for every field type a knob may hold.
 template <class T>
 double raw_of(const T& v) {
-    if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
-    else if constexpr (requires { v.has_value(); }) return v ? v->raw() : std::numeric_limits<double>::quiet_NaN();
-    else return v.raw();
+    if constexpr (std::is_arithmetic_v<T>)
+        return static_cast<double>(v);
+    else if constexpr (requires { v.has_value(); })
+        return v ? v->raw() : std::numeric_limits<double>::quiet_NaN();
+    else
+        return v.raw();
 }
 template <class T>
 void assign(T& field, double si) {
-    if constexpr (std::is_same_v<T, int>) field = static_cast<int>(si);  // whole knobs: checked before
-    else if constexpr (std::is_arithmetic_v<T>) field = si;
+    if constexpr (std::is_same_v<T, int>)
+        field = static_cast<int>(si);  // whole knobs: checked before
+    else if constexpr (std::is_arithmetic_v<T>)
+        field = si;
     else if constexpr (requires { field.has_value(); }) {
-        if (si == si) field.emplace(si);  // NaN: "none"
-        else field.reset();
-    } else field = T(si);
+        if (si == si)
+            field.emplace(si);  // NaN: "none"
+        else
+            field.reset();
+    } else
+        field = T(si);
 }
 
 // The typed accessor of a numeric field of the hardware or the policy.
@@ -49,6 +57,8 @@ constexpr std::string_view kHardware = "Hardware overrides (a bare number takes 
 constexpr std::string_view kPolicy = "Policy";
 constexpr std::string_view kSweep = "Sweep only";
 
+// The rows are a table: one knob per entry, laid out by hand.
+// clang-format off
 // What is served on what: presets and the workload.
 std::vector<Knob> scenario_rows() {
     return {
@@ -174,6 +184,8 @@ std::vector<Knob> policy_rows() {
          .group = kSweep, .grid_only = true},
     };
 }
+
+// clang-format on
 
 }  // namespace
 

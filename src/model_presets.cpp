@@ -13,17 +13,25 @@ namespace kvroof::io {
 using namespace json_read;
 
 ModelSpec model_from_json(std::string_view where, const json& m, std::string name) {
-    only_keys(where, m,
-              with_meta({"attention", "layers", "hidden", "heads", "kv_heads", "head_dim", "intermediate", "vocab",
-                         "tied_embeddings", "experts", "experts_active", "shared_experts", "moe_intermediate",
-                         "first_dense_layers", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
-                         "v_head_dim", "published_params_B"}));
+    only_keys(where, m, with_meta({"attention",        "layers",
+                                   "hidden",           "heads",
+                                   "kv_heads",         "head_dim",
+                                   "intermediate",     "vocab",
+                                   "tied_embeddings",  "experts",
+                                   "experts_active",   "shared_experts",
+                                   "moe_intermediate", "first_dense_layers",
+                                   "q_lora_rank",      "kv_lora_rank",
+                                   "qk_rope_head_dim", "qk_nope_head_dim",
+                                   "v_head_dim",       "published_params_B"}));
     ModelSpec s;
     s.name = std::move(name);
     const std::string att = string(where, m, "attention");
-    if (att == "gqa") s.attention = Attention::gqa;
-    else if (att == "mla") s.attention = Attention::mla;
-    else throw InputError(fmt::format("{}: 'attention' must be gqa or mla, got '{}'", where, att));
+    if (att == "gqa")
+        s.attention = Attention::gqa;
+    else if (att == "mla")
+        s.attention = Attention::mla;
+    else
+        throw InputError(fmt::format("{}: 'attention' must be gqa or mla, got '{}'", where, att));
     auto int_field = [&](const char* key) { return field(where, m, key, key); };
     auto int_field_or = [&](const char* key, int fallback) { return field_or(where, m, key, key, fallback); };
     s.layers = int_field("layers");
@@ -110,7 +118,8 @@ ModelSpec load_model(std::string_view flag, std::string_view name_or_path) {
             const std::string where = fmt::format("{} {}", flag, name_or_path);
             if (j.is_object() && (j.contains("num_hidden_layers") || j.contains("text_config"))) {
                 std::string name(name_or_path);
-                if (j.contains("_name_or_path") && j.at("_name_or_path").is_string()) name = j.at("_name_or_path").get<std::string>();
+                if (j.contains("_name_or_path") && j.at("_name_or_path").is_string())
+                    name = j.at("_name_or_path").get<std::string>();
                 ModelSpec s = model_from_hf_config(where, j, name);
                 s.check_validity(where);
                 return s;

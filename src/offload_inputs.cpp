@@ -25,8 +25,9 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
                         : load_link("--link", s.link_name);
     check::positive("--link-bw", s.link.raw());
     check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
-    s.c_eff = in.prefill_flops ? FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"))
-                               : s.hardware.prefill_flops;
+    s.c_eff = in.prefill_flops
+                  ? FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"))
+                  : s.hardware.prefill_flops;
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
     if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
@@ -60,7 +61,8 @@ PrefillQuestions prefill_questions(bool table) {
         q.models.push_back({name, load_model("--model", name)});
     }
     for (const auto& wl : cfg.at("workloads"))
-        q.workloads.push_back({wl.at("name").get<std::string>(), wl.at("kappa_ratio").get<double>(), wl.at("source").get<std::string>()});
+        q.workloads.push_back(
+            {wl.at("name").get<std::string>(), wl.at("kappa_ratio").get<double>(), wl.at("source").get<std::string>()});
     q.table = table;
     if (!table) return q;
     for (const auto& n : cfg.at("models")) q.table_models.push_back(load_model("--model", n.get<std::string>()));
@@ -81,7 +83,8 @@ std::vector<int> parse_tp_list(const std::string& text) {
         const size_t comma = text.find(',', start);
         const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const double v = parse_number("--tp", part);
-        if (v < 1 || v != std::floor(v) || v > 1024) throw InputError("--tp: each entry must be a whole number in [1, 1024], got '" + part + "'");
+        if (v < 1 || v != std::floor(v) || v > 1024)
+            throw InputError("--tp: each entry must be a whole number in [1, 1024], got '" + part + "'");
         out.push_back(static_cast<int>(v));
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -93,7 +96,8 @@ std::vector<int> parse_tp_list(const std::string& text) {
 std::vector<Checkpoint> resolve_checkpoints(const LayersInputs& in, const json& cfg) {
     std::vector<Checkpoint> cps;
     if (in.model) {
-        if (!in.weight_bits) throw InputError("--model: needs --weight-bits (e.g. 4.25 for FP4 with one 8-bit scale per 32 weights)");
+        if (!in.weight_bits)
+            throw InputError("--model: needs --weight-bits (e.g. 4.25 for FP4 with one 8-bit scale per 32 weights)");
         const double bits = parse_number("--weight-bits", *in.weight_bits);
         check::positive("--weight-bits", bits);
         check::in_range("--weight-bits", bits, limits::kMinWeightBits, limits::kMaxWeightBits);
@@ -145,7 +149,8 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     if (in.offload_layers)
         s.offload_layers = check::whole_in_range("--offload-layers", parse_number("--offload-layers", *in.offload_layers), 0,
                                                  model_field_range("layers").hi);
-    if (in.rows) s.rows = check::whole_in_range("--rows", parse_number("--rows", *in.rows), 1, static_cast<int>(limits::kMaxRows));
+    if (in.rows)
+        s.rows = check::whole_in_range("--rows", parse_number("--rows", *in.rows), 1, static_cast<int>(limits::kMaxRows));
     if (in.prefill_compute_ms) {
         s.prefill_compute_ms = parse_number("--prefill-compute-ms", *in.prefill_compute_ms);
         check::non_negative("--prefill-compute-ms", *s.prefill_compute_ms);

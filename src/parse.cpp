@@ -25,22 +25,37 @@ struct Unit {
 };
 
 constexpr std::array kUnits = {
-    Unit{"B", UnitKind::bytes, 1.0},           Unit{"KB", UnitKind::bytes, 1e3},
-    Unit{"MB", UnitKind::bytes, 1e6},          Unit{"GB", UnitKind::bytes, 1e9},
-    Unit{"TB", UnitKind::bytes, 1e12},         Unit{"KiB", UnitKind::bytes, 1024.0},
-    Unit{"MiB", UnitKind::bytes, 1048576.0},   Unit{"GiB", UnitKind::bytes, 1073741824.0},
+    Unit{"B", UnitKind::bytes, 1.0},
+    Unit{"KB", UnitKind::bytes, 1e3},
+    Unit{"MB", UnitKind::bytes, 1e6},
+    Unit{"GB", UnitKind::bytes, 1e9},
+    Unit{"TB", UnitKind::bytes, 1e12},
+    Unit{"KiB", UnitKind::bytes, 1024.0},
+    Unit{"MiB", UnitKind::bytes, 1048576.0},
+    Unit{"GiB", UnitKind::bytes, 1073741824.0},
     Unit{"TiB", UnitKind::bytes, 1099511627776.0},
-    Unit{"B/s", UnitKind::bandwidth, 1.0},     Unit{"KB/s", UnitKind::bandwidth, 1e3},
-    Unit{"MB/s", UnitKind::bandwidth, 1e6},    Unit{"GB/s", UnitKind::bandwidth, 1e9},
-    Unit{"TB/s", UnitKind::bandwidth, 1e12},   Unit{"GiB/s", UnitKind::bandwidth, 1073741824.0},
-    Unit{"MiB/s", UnitKind::bandwidth, 1048576.0}, Unit{"TiB/s", UnitKind::bandwidth, 1099511627776.0},
-    Unit{"GBps", UnitKind::bandwidth, 1e9},    Unit{"TBps", UnitKind::bandwidth, 1e12},
-    Unit{"FLOPS", UnitKind::flop_rate, 1.0},   Unit{"GFLOPS", UnitKind::flop_rate, 1e9},
-    Unit{"TFLOPS", UnitKind::flop_rate, 1e12}, Unit{"PFLOPS", UnitKind::flop_rate, 1e15},
-    Unit{"EFLOPS", UnitKind::flop_rate, 1e18}, Unit{"GF", UnitKind::flop_rate, 1e9},
-    Unit{"TF", UnitKind::flop_rate, 1e12},     Unit{"PF", UnitKind::flop_rate, 1e15},
-    Unit{"s", UnitKind::time, 1.0},            Unit{"ms", UnitKind::time, 1e-3},
-    Unit{"us", UnitKind::time, 1e-6},          Unit{"min", UnitKind::time, 60.0},
+    Unit{"B/s", UnitKind::bandwidth, 1.0},
+    Unit{"KB/s", UnitKind::bandwidth, 1e3},
+    Unit{"MB/s", UnitKind::bandwidth, 1e6},
+    Unit{"GB/s", UnitKind::bandwidth, 1e9},
+    Unit{"TB/s", UnitKind::bandwidth, 1e12},
+    Unit{"GiB/s", UnitKind::bandwidth, 1073741824.0},
+    Unit{"MiB/s", UnitKind::bandwidth, 1048576.0},
+    Unit{"TiB/s", UnitKind::bandwidth, 1099511627776.0},
+    Unit{"GBps", UnitKind::bandwidth, 1e9},
+    Unit{"TBps", UnitKind::bandwidth, 1e12},
+    Unit{"FLOPS", UnitKind::flop_rate, 1.0},
+    Unit{"GFLOPS", UnitKind::flop_rate, 1e9},
+    Unit{"TFLOPS", UnitKind::flop_rate, 1e12},
+    Unit{"PFLOPS", UnitKind::flop_rate, 1e15},
+    Unit{"EFLOPS", UnitKind::flop_rate, 1e18},
+    Unit{"GF", UnitKind::flop_rate, 1e9},
+    Unit{"TF", UnitKind::flop_rate, 1e12},
+    Unit{"PF", UnitKind::flop_rate, 1e15},
+    Unit{"s", UnitKind::time, 1.0},
+    Unit{"ms", UnitKind::time, 1e-3},
+    Unit{"us", UnitKind::time, 1e-6},
+    Unit{"min", UnitKind::time, 60.0},
 };
 
 const char* kind_example(UnitKind k) {
@@ -52,7 +67,6 @@ const char* kind_example(UnitKind k) {
     }
     return "";
 }
-
 
 // Leading number of `s`; sets `rest` to what follows. Empty optional on failure.
 bool leading_number(const std::string& s, double& value, std::string& rest) {
@@ -115,11 +129,13 @@ double parse_quantity(std::string_view flag, std::string_view text, UnitKind kin
     double v = 0;
     std::string rest;
     if (t.empty() || !leading_number(t, v, rest))
-        throw InputError(fmt::format("{}: expected {} (a bare number means {}), got '{}'", flag, kind_example(kind), bare_unit, text));
+        throw InputError(
+            fmt::format("{}: expected {} (a bare number means {}), got '{}'", flag, kind_example(kind), bare_unit, text));
     if (!std::isfinite(v)) throw InputError(fmt::format("{}: must be a finite number, got '{}'", flag, text));
     const Unit* u = find_unit(rest.empty() ? bare_unit : std::string_view(rest), kind);
     if (!u)
-        throw InputError(fmt::format("{}: unknown unit '{}' for {} (e.g. {}), got '{}'", flag, rest, kind_example(kind), bare_unit, text));
+        throw InputError(
+            fmt::format("{}: unknown unit '{}' for {} (e.g. {}), got '{}'", flag, rest, kind_example(kind), bare_unit, text));
     const double scaled = v * u->scale;
     if (!std::isfinite(scaled)) throw InputError(fmt::format("{}: must be a finite number, got '{}'", flag, text));
     return scaled;
@@ -142,7 +158,6 @@ IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text) {
 
 bool looks_like_workload_string(std::string_view text) noexcept { return text.find('=') != std::string_view::npos; }
 
-
 CallClass parse_workload_string(std::string_view flag, std::string_view text, std::string name) {
     CallClass c;
     c.name = std::move(name);
@@ -150,7 +165,8 @@ CallClass parse_workload_string(std::string_view flag, std::string_view text, st
     for (const auto& part : split(text, ',')) {
         const size_t eq = part.find('=');
         if (part.empty() || eq == std::string::npos)
-            throw InputError(fmt::format("{}: expected key=value pairs like 's_cached=16000,a_append=2000,o_output=400', got '{}'", flag, text));
+            throw InputError(fmt::format(
+                "{}: expected key=value pairs like 's_cached=16000,a_append=2000,o_output=400', got '{}'", flag, text));
         const std::string key = trim(std::string_view(part).substr(0, eq));
         const std::string val = trim(std::string_view(part).substr(eq + 1));
         const std::string where = fmt::format("{} {}", flag, key);
@@ -161,8 +177,10 @@ CallClass parse_workload_string(std::string_view flag, std::string_view text, st
             if (v < 0) throw InputError(fmt::format("{}: must be >= 0 tokens, got '{}'", where, val));
             return v;
         };
-        if (key == "s_cached") c.s_cached = tokens(have_s);
-        else if (key == "a_append") c.a_append = tokens(have_a);
+        if (key == "s_cached")
+            c.s_cached = tokens(have_s);
+        else if (key == "a_append")
+            c.a_append = tokens(have_a);
         else if (key == "o_output") {
             c.o_output = tokens(have_o);
             if (!(c.o_output > 0)) throw InputError(fmt::format("{}: must be > 0 tokens, got '{}'", where, val));
@@ -190,7 +208,8 @@ std::vector<MixPart> parse_mix_string(std::string_view flag, std::string_view te
         MixPart m{trim(std::string_view(part).substr(0, colon)), 0.0};
         if (m.name.empty()) throw InputError(fmt::format("{}: empty class name in '{}'", flag, text));
         m.weight = parse_number(fmt::format("{} {}", flag, m.name), std::string_view(part).substr(colon + 1));
-        if (!(m.weight > 0)) throw InputError(fmt::format("{} {}: weight must be > 0, got '{}'", flag, m.name, part.substr(colon + 1)));
+        if (!(m.weight > 0))
+            throw InputError(fmt::format("{} {}: weight must be > 0, got '{}'", flag, m.name, part.substr(colon + 1)));
         check::in_range(fmt::format("{} {}: weight", flag, m.name), m.weight, kMinMixWeight, kMaxMixWeight);
         for (const auto& prev : out)
             if (prev.name == m.name) throw InputError(fmt::format("{}: class '{}' given twice", flag, m.name));

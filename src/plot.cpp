@@ -53,8 +53,10 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
         const PlotSeries& p = spec.series[i];
         s += fmt::format("$d{} << EOD\n", i);
         for (size_t k = 0; k < p.x.size(); ++k) {
-            if (p.style == PlotSeries::Style::band) s += fmt::format("{:.9g} {:.9g} {:.9g}\n", p.x[k], p.y_low[k], p.y[k]);
-            else s += fmt::format("{:.9g} {:.9g}\n", p.x[k], p.y[k]);
+            if (p.style == PlotSeries::Style::band)
+                s += fmt::format("{:.9g} {:.9g} {:.9g}\n", p.x[k], p.y_low[k], p.y[k]);
+            else
+                s += fmt::format("{:.9g} {:.9g}\n", p.x[k], p.y[k]);
         }
         s += "EOD\n";
     }
@@ -65,7 +67,8 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
         if (i) s += ", \\\n     ";
         switch (p.style) {
             case PlotSeries::Style::band:
-                s += fmt::format("$d{} using 1:2:3 with filledcurves fs transparent solid 0.25 noborder{} title {}", i, color, quote(p.title));
+                s += fmt::format("$d{} using 1:2:3 with filledcurves fs transparent solid 0.25 noborder{} title {}", i, color,
+                                 quote(p.title));
                 break;
             case PlotSeries::Style::points:
                 s += fmt::format("$d{} using 1:2 with points pt 7 ps 0.6{} title {}", i, color, quote(p.title));
@@ -157,7 +160,8 @@ void run_gnuplot(const std::string& gnuplot, const std::string& script, const st
 // gnuplot may exit 0 without drawing (a stub, a script it did not finish).
 void check_drawn(const std::string& file, const std::string& svg_path) {
     struct stat st {};
-    if (::stat(file.c_str(), &st) != 0 || st.st_size == 0) throw std::runtime_error(fmt::format("gnuplot drew nothing for '{}'", svg_path));
+    if (::stat(file.c_str(), &st) != 0 || st.st_size == 0)
+        throw std::runtime_error(fmt::format("gnuplot drew nothing for '{}'", svg_path));
 }
 
 }  // namespace

@@ -47,8 +47,7 @@ std::vector<std::string> preset_names(std::string_view kind) {
 }
 
 bool is_path(std::string_view text) noexcept {
-    return text.find('/') != std::string_view::npos ||
-           (text.size() > 5 && text.substr(text.size() - 5) == ".json");
+    return text.find('/') != std::string_view::npos || (text.size() > 5 && text.substr(text.size() - 5) == ".json");
 }
 
 nlohmann::json parse_json_text(std::string_view where, std::string_view text) {
@@ -141,7 +140,8 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
 }  // namespace
 
 std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name) {
-    return cached<LinkPreset>(name, [&] { return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name)); });
+    return cached<LinkPreset>(
+        name, [&] { return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name)); });
 }
 
 BytesPerSecond load_link(std::string_view flag, std::string_view name) {

@@ -69,7 +69,8 @@ inline double number_or(std::string_view where, const json& j, const char* key, 
 inline int integer(std::string_view where, const json& j, const char* key, int lo, int hi) {
     const double d = number(where, j, key);
     if (d != std::floor(d) || d < lo || d > hi)
-        throw InputError(fmt::format("{}: '{}' must be a whole number in [{}, {}], got {}", where, key, lo, hi, j.at(key).dump()));
+        throw InputError(
+            fmt::format("{}: '{}' must be a whole number in [{}, {}], got {}", where, key, lo, hi, j.at(key).dump()));
     return static_cast<int>(d);
 }
 inline int integer_or(std::string_view where, const json& j, const char* key, int lo, int hi, int fallback) {
@@ -134,7 +135,8 @@ inline Entry single_entry(std::string_view flag, std::string_view path, const js
         return {stem, j};
     }
     if (j.size() == 1 && j.begin().value().is_object()) return {j.begin().key(), j.begin().value()};
-    throw InputError(fmt::format("{} {}: expected one preset entry (with '{}') or {{\"name\": entry}}", flag, path, required_key));
+    throw InputError(
+        fmt::format("{} {}: expected one preset entry (with '{}') or {{\"name\": entry}}", flag, path, required_key));
 }
 
 inline const json& find_preset(std::string_view flag, std::string_view kind, std::string_view name) {

@@ -68,7 +68,8 @@ std::vector<LadderRow> ladder(const json& cfg) {
     ScenarioInputs in = inputs_from(l.at("base"), "configs/report.json ladder.base");
     std::vector<LadderRow> rows;
     for (const auto& step : l.at("steps")) {
-        for (const auto& [k, v] : step.at("flags").items()) set_scenario_flag(in, k, v.get<std::string>(), "configs/report.json ladder");
+        for (const auto& [k, v] : step.at("flags").items())
+            set_scenario_flag(in, k, v.get<std::string>(), "configs/report.json ladder");
         const ServingPoint p = baseline_point(build_scenario(in).scenario);
         rows.push_back({step.at("name").get<std::string>(), p, p});
     }
@@ -113,8 +114,10 @@ PlotData plot_data(const json& cfg) {
     d.scenario = build_scenario(base).scenario;
     d.fs = f_divisions(100);
     d.bands = band_grid(d.scenario, d.fs);
-    d.cpus_per_gpu = gain_curve(base, pc.at("cpus_per_gpu"), [](ScenarioInputs& in, double x) { in.set("cpus-per-gpu", fmt::format("{:g}", x)); });
-    d.link_gbps = gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.set("c2c-bw", fmt::format("{:g}GB/s", x)); });
+    d.cpus_per_gpu = gain_curve(base, pc.at("cpus_per_gpu"),
+                                [](ScenarioInputs& in, double x) { in.set("cpus-per-gpu", fmt::format("{:g}", x)); });
+    d.link_gbps =
+        gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.set("c2c-bw", fmt::format("{:g}GB/s", x)); });
     return d;
 }
 
@@ -130,8 +133,8 @@ void check_report_folder(const std::string& out_dir, const std::vector<std::stri
     for (const auto& entry : fs::directory_iterator(out_dir)) {
         const std::string name = entry.path().filename().string();
         if (name.rfind(".kvroof-", 0) == 0 || std::find(names.begin(), names.end(), name) != names.end()) continue;
-        throw InputError(fmt::format("--out: must be a new folder or one holding only an earlier report, got '{}', which holds '{}'",
-                                     out_dir, name));
+        throw InputError(fmt::format(
+            "--out: must be a new folder or one holding only an earlier report, got '{}', which holds '{}'", out_dir, name));
     }
 }
 
@@ -153,7 +156,8 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("prefill_kappa.md", prefill_markdown(prefill, {}));
     files.emplace_back("layers_budget.md", layers_markdown(layers, {}));
     files.emplace_back("verdict_default.md", render_verdict_markdown(verdict_report(def.scenario), def));
-    files.emplace_back("SUMMARY.md", summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
+    files.emplace_back("SUMMARY.md",
+                       summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
     const Plots p = report_plots(plot_data(cfg));
     const std::pair<std::string, const PlotSpec*> plots[] = {{"throughput_vs_f.svg", &p.throughput_vs_f},
                                                              {"bottleneck_vs_f.svg", &p.bottleneck_vs_f},

@@ -22,7 +22,9 @@ const char* describe(Origin o) noexcept {
 
 ScenarioInputs::ScenarioInputs() : values_(knobs().size()) {}
 
-void ScenarioInputs::set(const Knob& k, std::string text, Origin origin) { values_[knob_index(k)] = GivenValue{std::move(text), origin}; }
+void ScenarioInputs::set(const Knob& k, std::string text, Origin origin) {
+    values_[knob_index(k)] = GivenValue{std::move(text), origin};
+}
 
 void ScenarioInputs::set(std::string_view name, std::string text, Origin origin, std::string_view where) {
     const Knob* k = find_knob(name);
@@ -38,7 +40,8 @@ void ScenarioInputs::override_with(const ScenarioInputs& over) {
     }
 }
 
-void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::string& value, std::string_view where, Origin origin) {
+void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::string& value, std::string_view where,
+                       Origin origin) {
     in.set(flag, value, origin, where);
 }
 
@@ -47,7 +50,8 @@ KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view tex
     if (!k.none_text.empty() && trim(text) == k.none_text) return std::numeric_limits<double>::quiet_NaN();
     if (k.type == KnobType::quantity) return parse_quantity(flag, text, k.unit, k.bare);
     const double v = parse_number(flag, text);
-    if (k.type == KnobType::whole) return static_cast<double>(check::whole_in_range(flag, v, static_cast<int>(k.lo), static_cast<int>(k.hi)));
+    if (k.type == KnobType::whole)
+        return static_cast<double>(check::whole_in_range(flag, v, static_cast<int>(k.lo), static_cast<int>(k.hi)));
     return v;
 }
 
@@ -65,8 +69,10 @@ DecodedInputs decode_inputs(const ScenarioInputs& in) {
     for (const Knob& k : knobs()) {
         if (k.grid_only) continue;
         const auto& given = in.get(k);
-        if (given) out[knob_index(k)] = decode_knob(k, k.flag(), given->text);
-        else if (!k.fallback.empty() && !replaced_by(k, in)) out[knob_index(k)] = decode_knob(k, k.flag(), k.fallback);
+        if (given)
+            out[knob_index(k)] = decode_knob(k, k.flag(), given->text);
+        else if (!k.fallback.empty() && !replaced_by(k, in))
+            out[knob_index(k)] = decode_knob(k, k.flag(), k.fallback);
     }
     return out;
 }
@@ -93,7 +99,9 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
     assemble(decode_inputs(in), out.scenario);
     for (const Knob& k : knobs())
         if (const auto& g = in.get(k)) out.overrides.emplace_back(k.flag(), g->text);
-    out.workload_label = in.given("mix") ? in.get("mix")->text : in.given("workload") ? in.get("workload")->text : kDefaultWorkload;
+    out.workload_label = in.given("mix")        ? in.get("mix")->text
+                         : in.given("workload") ? in.get("workload")->text
+                                                : kDefaultWorkload;
     check_scenario(out.scenario);
     return out;
 }
@@ -104,9 +112,12 @@ nlohmann::json knob_values(const Scenario& s) {
         if (!k.access.get) continue;
         const double si = k.access.get(s);
         const double bare = k.type == KnobType::quantity ? std::get<double>(decode_knob(k, k.flag(), "1")) : 1.0;
-        if (!std::isfinite(si)) out[std::string(k.column)] = nullptr;
-        else if (k.type == KnobType::whole) out[std::string(k.column)] = static_cast<long long>(si);  // whole: checked in range
-        else out[std::string(k.column)] = si / bare;
+        if (!std::isfinite(si))
+            out[std::string(k.column)] = nullptr;
+        else if (k.type == KnobType::whole)
+            out[std::string(k.column)] = static_cast<long long>(si);  // whole: checked in range
+        else
+            out[std::string(k.column)] = si / bare;
     }
     return out;
 }
@@ -117,7 +128,9 @@ KnobValue decode_hardware(std::string_view flag, std::string_view text) {
     return std::make_shared<const HardwareSpec>(load_hardware(flag, text));
 }
 
-KnobValue decode_model(std::string_view flag, std::string_view text) { return std::make_shared<const ModelSpec>(load_model(flag, text)); }
+KnobValue decode_model(std::string_view flag, std::string_view text) {
+    return std::make_shared<const ModelSpec>(load_model(flag, text));
+}
 
 KnobValue decode_workload(std::string_view flag, std::string_view text) {
     const std::string w(text);

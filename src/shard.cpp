@@ -12,8 +12,8 @@ namespace kvroof::io {
 
 Shard parse_shard(std::string_view flag, std::string_view text) {
     const auto fail = [&] {
-        return InputError(fmt::format("{}: expected K/N with whole numbers 1 <= K <= N <= {}, e.g. 3/16, got '{}'", flag,
-                                      kMaxShards, text));
+        return InputError(
+            fmt::format("{}: expected K/N with whole numbers 1 <= K <= N <= {}, e.g. 3/16, got '{}'", flag, kMaxShards, text));
     };
     const size_t slash = text.find('/');
     if (slash == std::string_view::npos) throw fail();

@@ -44,10 +44,14 @@ Action setup_mix(CLI::App& app) {
         "  kvroof mix --mix \"long:0.7,short:0.3\" --gpus 1 --cpus-per-gpu 4 --sparse 0.1\n"
         "  kvroof mix --step 0.1 --ov 0.5 --json");
     add_scenario_flags(*sub, o->scenario);
-    sub->add_option_function<std::string>("--step", [o](const std::string& v) { o->step = v; }, "f grid step (default 0.05)")
-        ->type_name("X")->group("Offload");
-    sub->add_option_function<std::string>("--ov", [o](const std::string& v) { o->ov = v; }, "also find the best f at this overlap")
-        ->type_name("X")->group("Offload");
+    sub->add_option_function<std::string>(
+           "--step", [o](const std::string& v) { o->step = v; }, "f grid step (default 0.05)")
+        ->type_name("X")
+        ->group("Offload");
+    sub->add_option_function<std::string>(
+           "--ov", [o](const std::string& v) { o->ov = v; }, "also find the best f at this overlap")
+        ->type_name("X")
+        ->group("Offload");
     add_output_flags(*sub, o->output);
     return [o] { run_mix(*o); };
 }

@@ -16,7 +16,8 @@ namespace kvroof::cli {
 Action setup_prefill(CLI::App& app) {
     auto in = std::make_shared<io::PrefillInputs>();
     auto out = std::make_shared<OutputOptions>();
-    CLI::App* sub = app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
+    CLI::App* sub =
+        app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
     sub->footer(
         "With no scenario flag it prints the κ_crit table of seed 001 and the codex workload on H100 over 15 GB/s.\n"
         "Examples:\n"
@@ -31,7 +32,8 @@ Action setup_prefill(CLI::App& app) {
     const auto& single = io::embedded_config("prefill_kappa").at("single");
     const std::string hw = single.at("hardware").get<std::string>(), link = single.at("link").get<std::string>();
     const std::string d_hw = fmt::format("hardware preset or JSON file [default: {}]", hw);
-    const std::string d_model = fmt::format("model preset, JSON file or HF config.json [default: {}]", single.at("model").get<std::string>());
+    const std::string d_model =
+        fmt::format("model preset, JSON file or HF config.json [default: {}]", single.at("model").get<std::string>());
     const std::string d_workload =
         fmt::format("preset or \"s_cached=K,a_append=T,o_output=O\" [default: {}]", single.at("workload").get<std::string>());
     const std::string d_link = fmt::format("link preset the cached KV is reloaded over [default: {}, {}]", link,
@@ -42,7 +44,8 @@ Action setup_prefill(CLI::App& app) {
     add("--workload", &io::PrefillInputs::workload, d_workload.c_str());
     add("--link", &io::PrefillInputs::link, d_link.c_str());
     add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
-    add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
+    add("--prefill-flops", &io::PrefillInputs::prefill_flops,
+        "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
     add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp8, int4 [default: bf16]");
     add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");

@@ -29,14 +29,16 @@ void run_presets(bool as_json) {
         std::fwrite(s.data(), 1, s.size(), stdout);
         return;
     }
-    std::string s = fmt::format("kvroof {} — embedded presets (a JSON file of the same schema works wherever a name does)\n\n", KVROOF_VERSION);
+    std::string s = fmt::format("kvroof {} — embedded presets (a JSON file of the same schema works wherever a name does)\n\n",
+                                KVROOF_VERSION);
     s += "Hardware (per GPU)\n";
     for (const auto& name : io::preset_names("hardware")) {
         const HardwareSpec hw = io::load_hardware("--hardware", name);
-        s += fmt::format("  {:<15} {:>13} {:>9} HBM @ {:>10} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
-                         io::format_flops(hw.gpu_flops.raw()), io::format_bytes(hw.hbm_capacity.raw()),
-                         io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
-                         hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
+        s +=
+            fmt::format("  {:<15} {:>13} {:>9} HBM @ {:>10} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
+                        io::format_flops(hw.gpu_flops.raw()), io::format_bytes(hw.hbm_capacity.raw()),
+                        io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
+                        hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
     }
     s += "\nHosts (per CPU socket)\n";
     for (const auto& [name, c] : io::presets("hosts").items())
@@ -51,10 +53,10 @@ void run_presets(bool as_json) {
     for (const auto& name : io::preset_names("models")) {
         const ModelSpec m = io::load_model("--model", name);
         const auto pc = param_counts(m);
-        s += fmt::format("  {:<16} {}{} {:>3} layers  {:>6.1f}B params ({:.1f}B active)  KV {:>7.0f} B/token (bf16)\n      source: {}\n",
-                         name, m.attention == Attention::gqa ? "GQA" : "MLA", m.is_moe() ? " MoE  " : " dense", m.layers,
-                         pc.total / 1e9, pc.active / 1e9, kv_bytes_per_token(m, DType::bf16).raw(),
-                         first_source(io::presets("models").at(name)));
+        s += fmt::format(
+            "  {:<16} {}{} {:>3} layers  {:>6.1f}B params ({:.1f}B active)  KV {:>7.0f} B/token (bf16)\n      source: {}\n", name,
+            m.attention == Attention::gqa ? "GQA" : "MLA", m.is_moe() ? " MoE  " : " dense", m.layers, pc.total / 1e9,
+            pc.active / 1e9, kv_bytes_per_token(m, DType::bf16).raw(), first_source(io::presets("models").at(name)));
     }
     s += "\nWorkloads (call classes)\n";
     for (const auto& name : io::preset_names("workloads")) {

@@ -10,10 +10,12 @@ namespace kvroof::cli {
 
 Action setup_report(CLI::App& app) {
     auto out = std::make_shared<std::string>("outputs");
-    CLI::App* sub = app.add_subcommand("report", "regenerate every report and plot (markdown + SVG) from the scenario files in configs/");
+    CLI::App* sub =
+        app.add_subcommand("report", "regenerate every report and plot (markdown + SVG) from the scenario files in configs/");
     sub->footer(
         "Deterministic: a rerun writes byte-identical files (the tool version, never a date). Plots need gnuplot (gnuplot-nox).\n"
-        "All or nothing: DIR is replaced whole when every file is ready, or left as it was; it must be new or hold only an earlier report.\n"
+        "All or nothing: DIR is replaced whole when every file is ready, or left as it was; it must be new or hold only an "
+        "earlier report.\n"
         "Examples:\n"
         "  kvroof report                 # into outputs/\n"
         "  kvroof report --out /tmp/r && diff -r /tmp/r outputs   # what CI checks");

@@ -21,7 +21,8 @@ void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in) {
     for (const Knob& k : knobs()) {
         if (k.grid_only) continue;
         const Knob* kp = &k;
-        app.add_option_function<std::string>(k.flag(), [&in, kp](const std::string& v) { in.set(*kp, v); }, knob_help(k))
+        app.add_option_function<std::string>(
+               k.flag(), [&in, kp](const std::string& v) { in.set(*kp, v); }, knob_help(k))
             ->type_name(k.type == KnobType::text ? "TEXT" : "VALUE")
             ->group(std::string(k.group));
     }
@@ -30,7 +31,8 @@ void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in) {
 void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, "also write the report as markdown to FILE (atomically)")
-        ->type_name("FILE.md")->group("Output");
+        ->type_name("FILE.md")
+        ->group("Output");
 }
 
 void emit(const OutputOptions& out, const std::string& text, const std::string& json_text, const std::string& markdown) {

@@ -43,8 +43,9 @@ public:
         const int width = 40, fill = static_cast<int>(frac * width);
         const double secs = std::chrono::duration<double>(now - start_).count();
         std::fprintf(stderr, "\r[%s%s] %5.1f%% %llu/%llu points, %.0f/s", std::string(static_cast<size_t>(fill), '#').c_str(),
-                     std::string(static_cast<size_t>(width - fill), ' ').c_str(), 100 * frac, static_cast<unsigned long long>(done),
-                     static_cast<unsigned long long>(total), static_cast<double>(done) / secs);
+                     std::string(static_cast<size_t>(width - fill), ' ').c_str(), 100 * frac,
+                     static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                     static_cast<double>(done) / secs);
         shown_ = true;
     }
     ~Progress() {
@@ -62,13 +63,17 @@ io::SweepSpec spec_from(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
     spec.fixed.override_with(o.fixed);
     for (const auto& g : o.grid) spec.axes.push_back(io::parse_grid_entry(g));
-    if (o.format == "csv") spec.format = io::SweepFormat::csv;
-    else if (o.format == "jsonl") spec.format = io::SweepFormat::jsonl;
-    else throw InputError("--format: must be csv or jsonl, got '" + o.format + "'");
+    if (o.format == "csv")
+        spec.format = io::SweepFormat::csv;
+    else if (o.format == "jsonl")
+        spec.format = io::SweepFormat::jsonl;
+    else
+        throw InputError("--format: must be csv or jsonl, got '" + o.format + "'");
     spec.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (o.threads) {
         const double t = io::parse_number("--threads", *o.threads);
-        if (t < 1 || t > 1024 || t != std::floor(t)) throw InputError("--threads: must be a whole number in [1, 1024], got '" + *o.threads + "'");
+        if (t < 1 || t > 1024 || t != std::floor(t))
+            throw InputError("--threads: must be a whole number in [1, 1024], got '" + *o.threads + "'");
         spec.threads = static_cast<int>(t);
     }
     if (!o.shard.empty()) {
@@ -99,8 +104,10 @@ void copy_rows(const io::AtomicFile& scratch, io::AtomicFile* out, const std::st
     std::string block(1 << 20, '\0');
     while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
         const std::string_view got(block.data(), static_cast<size_t>(in.gcount()));
-        if (out) out->write(got);
-        else write_stdout(got);
+        if (out)
+            out->write(got);
+        else
+            write_stdout(got);
     }
     if (in.bad()) throw std::runtime_error("cannot read back the sweep rows for " + (out ? out_name : std::string("stdout")));
 }
@@ -133,8 +140,10 @@ void run_sweep_cmd(const SweepOptions& o) {
     io::run_sweep(
         spec,
         [&](std::string_view s) {
-            if (data) data->write(s);
-            else write_stdout(s);
+            if (data)
+                data->write(s);
+            else
+                write_stdout(s);
         },
         on_progress);
     if (plotting) {
@@ -154,12 +163,16 @@ void run_sweep_cmd(const SweepOptions& o) {
 
 Action setup_sweep(CLI::App& app) {
     auto o = std::make_shared<SweepOptions>();
-    CLI::App* sub = app.add_subcommand("sweep", "a grid over any knob, streamed as CSV or JSON Lines (same functions as verdict)");
+    CLI::App* sub =
+        app.add_subcommand("sweep", "a grid over any knob, streamed as CSV or JSON Lines (same functions as verdict)");
     std::string knobs;
     for (const auto& k : io::grid_knobs()) knobs += (knobs.empty() ? "" : " ") + k;
     sub->footer(
-        "Grid: --grid \"knob=a:b:step\" (inclusive range, units allowed) or \"knob=v1,v2,...\" (workload and mix: separate with ';').\n"
-        "The last --grid varies fastest. Knobs: " + knobs + "\n"
+        "Grid: --grid \"knob=a:b:step\" (inclusive range, units allowed) or \"knob=v1,v2,...\" (workload and mix: separate with "
+        "';').\n"
+        "The last --grid varies fastest. Knobs: " +
+        knobs +
+        "\n"
         "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
         "A flag given on the command line overrides the same key of a --config file.\n"
         "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
@@ -171,22 +184,34 @@ Action setup_sweep(CLI::App& app) {
         "  kvroof sweep --config configs/sweep_cpus_per_gpu.json --out sweep.csv\n"
         "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
         "Cluster job arrays: each task runs one shard; `cat` the shards in order to get the whole sweep:\n"
-        "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out part-$SLURM_ARRAY_TASK_ID.csv'\n"
+        "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out "
+        "part-$SLURM_ARRAY_TASK_ID.csv'\n"
         "  parallel kvroof sweep --config big.json --shard {}/8 --out part-{}.csv ::: 1 2 3 4 5 6 7 8");
     add_scenario_flags(*sub, o->fixed);
     sub->add_option("--grid", o->grid, "knob=values (repeatable)")->group("Sweep");
-    sub->add_option("--config", o->config, "sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json")->group("Sweep");
+    sub->add_option("--config", o->config, "sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json")
+        ->group("Sweep");
     sub->add_option("--format", o->format, "csv (header with units) or jsonl")->capture_default_str()->group("Sweep");
-    sub->add_option("--out", o->out, "write to FILE instead of stdout: atomically, through a link to its target, directly to a device (/dev/stdout)")->type_name("FILE")->group("Sweep");
-    sub->add_option_function<std::string>("--threads", [o](const std::string& v) { o->threads = v; }, "worker threads [default: all cores]")
-        ->type_name("N")->group("Sweep");
-    sub->add_option("--shard", o->shard, "run shard K of N (1-based): concatenated shards equal the whole sweep")->type_name("K/N")->group("Sweep");
+    sub->add_option(
+           "--out", o->out,
+           "write to FILE instead of stdout: atomically, through a link to its target, directly to a device (/dev/stdout)")
+        ->type_name("FILE")
+        ->group("Sweep");
+    sub->add_option_function<std::string>(
+           "--threads", [o](const std::string& v) { o->threads = v; }, "worker threads [default: all cores]")
+        ->type_name("N")
+        ->group("Sweep");
+    sub->add_option("--shard", o->shard, "run shard K of N (1-based): concatenated shards equal the whole sweep")
+        ->type_name("K/N")
+        ->group("Sweep");
     sub->add_option("--plot", o->plot, "also draw --y against --x as an SVG (gnuplot)")->type_name("FILE.svg")->group("Plot");
     sub->add_option("--x", o->x, "x axis: a numeric --grid knob, the last one")->type_name("KNOB")->group("Plot");
     sub->add_option("--y", o->y, "y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt")->type_name("COLUMN")->group("Plot");
-    sub->add_option("--meta", o->meta, "write the provenance (version, fixed inputs and where each came from, grid) to FILE "
-                                       "[default: OUT.meta.json next to --out]")
-        ->type_name("FILE.json")->group("Sweep");
+    sub->add_option("--meta", o->meta,
+                    "write the provenance (version, fixed inputs and where each came from, grid) to FILE "
+                    "[default: OUT.meta.json next to --out]")
+        ->type_name("FILE.json")
+        ->group("Sweep");
     sub->add_flag("--no-meta", o->no_meta, "do not write OUT.meta.json next to --out")->group("Sweep");
     return [o] { run_sweep_cmd(*o); };
 }

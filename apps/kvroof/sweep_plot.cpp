@@ -17,7 +17,8 @@ int check_plot_axes(const io::SweepSpec& spec, const std::string& x_knob, const 
         if (spec.axes[i].knob == x_knob) x_axis = static_cast<int>(i);
     if (x_axis < 0) throw InputError("--x: must be one of the --grid knobs, got '" + x_knob + "'");
     if (spec.axes[static_cast<size_t>(x_axis)].text()) throw InputError("--x: must be a numeric knob, got '" + x_knob + "'");
-    if (x_axis != static_cast<int>(spec.axes.size()) - 1) throw InputError("--x: must be the last --grid (the one that varies fastest), got '" + x_knob + "'");
+    if (x_axis != static_cast<int>(spec.axes.size()) - 1)
+        throw InputError("--x: must be the last --grid (the one that varies fastest), got '" + x_knob + "'");
     const std::string header = io::sweep_header(spec);
     const std::string cols = "," + header.substr(0, header.size() - 1) + ",";
     if (cols.find("," + y_col + ",") == std::string::npos)
@@ -25,7 +26,8 @@ int check_plot_axes(const io::SweepSpec& spec, const std::string& x_knob, const 
     return x_axis;
 }
 
-io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spec, const std::string& x_knob, const std::string& y_col) {
+io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spec, const std::string& x_knob,
+                           const std::string& y_col) {
     const int x_axis = check_plot_axes(spec, x_knob, y_col);
     std::ifstream in(csv_path);
     std::string header;
@@ -66,11 +68,13 @@ io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spe
         std::string cell;
         bool q = false;
         for (char ch : line) {
-            if (ch == '"') q = !q;
+            if (ch == '"')
+                q = !q;
             else if (ch == ',' && !q) {
                 cells.push_back(cell);
                 cell.clear();
-            } else cell += ch;
+            } else
+                cell += ch;
         }
         cells.push_back(cell);
         if (row % per_series == 0) {

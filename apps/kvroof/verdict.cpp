@@ -46,7 +46,8 @@ void run_verdict(const VerdictOptionsText& o) {
 
 Action setup_verdict(CLI::App& app) {
     auto o = std::make_shared<VerdictOptionsText>();
-    CLI::App* sub = app.add_subcommand("verdict", "offload or not: the band at f=0 and at the best f, binding resources, VERDICT line");
+    CLI::App* sub =
+        app.add_subcommand("verdict", "offload or not: the band at f=0 and at the best f, binding resources, VERDICT line");
     sub->footer(
         "Examples:\n"
         "  kvroof verdict\n"
@@ -56,7 +57,10 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --model ./config.json --report verdict.md");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) {
-        sub->add_option_function<std::string>(flag, [&t](const std::string& v) { t = v; }, help)->type_name("X")->group("Offload");
+        sub->add_option_function<std::string>(
+               flag, [&t](const std::string& v) { t = v; }, help)
+            ->type_name("X")
+            ->group("Offload");
     };
     add("--f", o->f, "evaluate this offload fraction instead of optimising f");
     add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]");

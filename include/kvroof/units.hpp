@@ -18,10 +18,22 @@ struct Quantity {
 
     [[nodiscard]] constexpr double raw() const noexcept { return value; }
 
-    constexpr Quantity& operator+=(Quantity o) noexcept { value += o.value; return *this; }
-    constexpr Quantity& operator-=(Quantity o) noexcept { value -= o.value; return *this; }
-    constexpr Quantity& operator*=(double k) noexcept { value *= k; return *this; }
-    constexpr Quantity& operator/=(double k) noexcept { value /= k; return *this; }
+    constexpr Quantity& operator+=(Quantity o) noexcept {
+        value += o.value;
+        return *this;
+    }
+    constexpr Quantity& operator-=(Quantity o) noexcept {
+        value -= o.value;
+        return *this;
+    }
+    constexpr Quantity& operator*=(double k) noexcept {
+        value *= k;
+        return *this;
+    }
+    constexpr Quantity& operator/=(double k) noexcept {
+        value /= k;
+        return *this;
+    }
 
     friend constexpr Quantity operator+(Quantity a, Quantity b) noexcept { return Quantity(a.value + b.value); }
     friend constexpr Quantity operator-(Quantity a, Quantity b) noexcept { return Quantity(a.value - b.value); }
@@ -42,13 +54,19 @@ struct Quantity<0, 0, 0>;
 
 namespace detail {
 template <int B, int S, int F>
-struct QuantityOf { using type = Quantity<B, S, F>; };
+struct QuantityOf {
+    using type = Quantity<B, S, F>;
+};
 template <>
-struct QuantityOf<0, 0, 0> { using type = double; };
+struct QuantityOf<0, 0, 0> {
+    using type = double;
+};
 template <int B, int S, int F>
 constexpr auto make(double v) noexcept {
-    if constexpr (B == 0 && S == 0 && F == 0) return v;
-    else return Quantity<B, S, F>(v);
+    if constexpr (B == 0 && S == 0 && F == 0)
+        return v;
+    else
+        return Quantity<B, S, F>(v);
 }
 }  // namespace detail
 
@@ -72,9 +90,13 @@ using BytesPerSecond = Quantity<1, -1, 0>;
 using FlopPerSecond = Quantity<0, -1, 1>;
 
 template <int B, int S, int F>
-constexpr Quantity<B, S, F> max(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept { return a < b ? b : a; }
+constexpr Quantity<B, S, F> max(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept {
+    return a < b ? b : a;
+}
 template <int B, int S, int F>
-constexpr Quantity<B, S, F> min(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept { return b < a ? b : a; }
+constexpr Quantity<B, S, F> min(Quantity<B, S, F> a, Quantity<B, S, F> b) noexcept {
+    return b < a ? b : a;
+}
 
 // Prefixes: decimal and binary kept apart.
 inline constexpr double kGiga = 1e9;

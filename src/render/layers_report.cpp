@@ -16,12 +16,13 @@ std::string cell_name(const LayersStudy& st, const LayersCell& c) { return st.se
 
 std::string host_line(const LayersSetup& s, bool with_copy) {
     const LayerHost& h = s.host;
-    return fmt::format("{}{} card budget {:.4g} GiB, link {}{}{} {:.5g} GiB/s per card, compute {:.3g} ms per offloaded layer per token{}", s.hardware,
-                       with_copy ? "" : ",", gib(h.card_budget), with_copy ? "" : "`", s.link_name, with_copy ? "" : "` at",
-                       h.link.raw() / kGibi, s.compute_ms,
-                       with_copy && h.copy_per_layer
-                           ? fmt::format(", copy {:.5g} ms per layer (measured, replaces bytes / link)", in_ms(*h.copy_per_layer))
-                           : "");
+    return fmt::format(
+        "{}{} card budget {:.4g} GiB, link {}{}{} {:.5g} GiB/s per card, compute {:.3g} ms per offloaded layer per token{}",
+        s.hardware, with_copy ? "" : ",", gib(h.card_budget), with_copy ? "" : "`", s.link_name, with_copy ? "" : "` at",
+        h.link.raw() / kGibi, s.compute_ms,
+        with_copy && h.copy_per_layer
+            ? fmt::format(", copy {:.5g} ms per layer (measured, replaces bytes / link)", in_ms(*h.copy_per_layer))
+            : "");
 }
 
 std::string budget_row(const LayersStudy& st, const LayersCell& c, bool md) {
@@ -31,17 +32,19 @@ std::string budget_row(const LayersStudy& st, const LayersCell& c, bool md) {
     const std::string share = any ? pct(r.compute_share, md) : "—";
     const std::string hide = any ? pct(r.max_hideable, md) : "—";
     if (md)
-        return fmt::format("| {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", cell_name(st, c), r.tp, gib(r.layer_rank), r.resident,
-                           r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share, hide);
-    return fmt::format("{:<22} {:>3} {:>10.2f} {:>8} {:>9} {:>13} {:>10} {:>15} {:>8} {:>9}\n", cell_name(st, c), r.tp, gib(r.layer_rank),
-                       r.resident, r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share, hide);
+        return fmt::format("| {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", cell_name(st, c), r.tp, gib(r.layer_rank),
+                           r.resident, r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share, hide);
+    return fmt::format("{:<22} {:>3} {:>10.2f} {:>8} {:>9} {:>13} {:>10} {:>15} {:>8} {:>9}\n", cell_name(st, c), r.tp,
+                       gib(r.layer_rank), r.resident, r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any),
+                       share, hide);
 }
 
 std::string target_line(const LayersStudy& st, const TargetCell& t) {
     const Checkpoint& c = st.setup.checkpoints[t.checkpoint];
     const DecodeTarget& d = t.target;
     return fmt::format(
-        "{} TP{}: {:.3g} s per token moves at most {:.3g} GiB = {} of {} layers; the other {} layers need {:.3g} GiB resident ({} the {:.3g} GiB card)",
+        "{} TP{}: {:.3g} s per token moves at most {:.3g} GiB = {} of {} layers; the other {} layers need {:.3g} GiB resident "
+        "({} the {:.3g} GiB card)",
         c.name, t.tp, 1.0 / d.target_tps, gib(d.movable_per_token), d.max_offloaded, c.layers, c.layers - d.max_offloaded,
         gib(d.resident_needed + c.non_layer_bytes), d.fits ? "within" : "over", gib(st.setup.host.card_budget));
 }
@@ -49,37 +52,46 @@ std::string target_line(const LayersStudy& st, const TargetCell& t) {
 // The sections after the budget table, text or markdown.
 std::string sections(const LayersStudy& st, bool md) {
     const LayersSetup& s = st.setup;
-    std::string o = md ? "\n## Layer vs expert granularity\n\n| checkpoint | TP | move_amplification | layer GiB/token | expert GiB/token | expert-granular perfect-overlap tok/s |\n|---|---|---|---|---|---|\n"
-                       : "\nLayer vs expert granularity (same resident layers; expert granularity moves only the non-expert weights and the k routed experts a token uses)\n";
+    std::string o = md ? "\n## Layer vs expert granularity\n\n| checkpoint | TP | move_amplification | layer GiB/token | expert "
+                         "GiB/token | expert-granular perfect-overlap tok/s |\n|---|---|---|---|---|---|\n"
+                       : "\nLayer vs expert granularity (same resident layers; expert granularity moves only the non-expert "
+                         "weights and the k routed experts a token uses)\n";
     for (const LayersCell& c : st.cells) {
         const LayerOffloadRow& r = c.row;
         if (r.offloaded == 0) continue;
         const Checkpoint& cp = s.checkpoints[c.checkpoint];
         o += md ? fmt::format("| {} | {} | {:.2f}× | {:.2f} | {:.2f} | {:.4g} |\n", cp.name, r.tp, cp.move_amplification(),
                               gib(r.transfer_per_token), gib(r.expert_transfer_per_token), r.expert_overlap_tps)
-                : fmt::format("  {:<22} TP{:<2} move_amplification {:>6.2f}x  {:>8.2f} -> {:>7.2f} GiB/token  ≤ {:.4g} tok/s\n", cp.name, r.tp,
-                              cp.move_amplification(), gib(r.transfer_per_token), gib(r.expert_transfer_per_token), r.expert_overlap_tps);
+                : fmt::format("  {:<22} TP{:<2} move_amplification {:>6.2f}x  {:>8.2f} -> {:>7.2f} GiB/token  ≤ {:.4g} tok/s\n",
+                              cp.name, r.tp, cp.move_amplification(), gib(r.transfer_per_token), gib(r.expert_transfer_per_token),
+                              r.expert_overlap_tps);
     }
     if (s.prefill_compute_ms) {
-        o += md ? fmt::format("\n## Prefill, {}-row chunks at {:.3g} ms per layer per chunk\n\n| checkpoint | TP | serial tok/s | perfect-overlap tok/s | max hideable |\n|---|---|---|---|---|\n",
-                              s.rows, *s.prefill_compute_ms)
+        o += md ? fmt::format(
+                      "\n## Prefill, {}-row chunks at {:.3g} ms per layer per chunk\n\n| checkpoint | TP | serial tok/s | "
+                      "perfect-overlap tok/s | max hideable |\n|---|---|---|---|---|\n",
+                      s.rows, *s.prefill_compute_ms)
                 : fmt::format("\nPrefill, {}-row chunks at {:.3g} ms per layer per chunk\n", s.rows, *s.prefill_compute_ms);
         for (const LayersCell& c : st.cells) {
             if (!c.prefill) continue;
             const PrefillChunk& p = *c.prefill;
-            o += md ? fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.2f} % |\n", cell_name(st, c), c.row.tp, p.serial_tps, p.overlap_tps, 100 * p.max_hideable)
-                    : fmt::format("  {:<22} TP{:<2} serial {:>8.4g} tok/s  perfect overlap {:>8.4g} tok/s  max hideable {:.2f}%\n", cell_name(st, c),
-                                  c.row.tp, p.serial_tps, p.overlap_tps, 100 * p.max_hideable);
+            o +=
+                md ? fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.2f} % |\n", cell_name(st, c), c.row.tp, p.serial_tps,
+                                 p.overlap_tps, 100 * p.max_hideable)
+                   : fmt::format("  {:<22} TP{:<2} serial {:>8.4g} tok/s  perfect overlap {:>8.4g} tok/s  max hideable {:.2f}%\n",
+                                 cell_name(st, c), c.row.tp, p.serial_tps, p.overlap_tps, 100 * p.max_hideable);
         }
     }
     if (s.target_tps) {
-        o += md ? fmt::format("\n## Decode target {:g} tok/s\n\n", *s.target_tps) : fmt::format("\nDecode target {:g} tok/s\n", *s.target_tps);
+        o += md ? fmt::format("\n## Decode target {:g} tok/s\n\n", *s.target_tps)
+                : fmt::format("\nDecode target {:g} tok/s\n", *s.target_tps);
         for (const TargetCell& t : st.targets) o += (md ? "- " : "  ") + target_line(st, t) + "\n";
     }
     return o;
 }
 
-constexpr const char* kNoOffloadNote = "— : zero layers need offloading at that TP, so there is no transfer to ceiling against.\n";
+constexpr const char* kNoOffloadNote =
+    "— : zero layers need offloading at that TP, so there is no transfer to ceiling against.\n";
 
 }  // namespace
 
@@ -88,12 +100,13 @@ std::string layers_answer(const LayersStudy& st) {
         const Checkpoint& c = st.setup.checkpoints.front();
         const LayerOffloadRow& r = st.cells.front().row;
         return r.offloaded == 0
-                   ? fmt::format("LAYERS: {} TP{} — all {} layers fit the {:.4g} GiB card: no offload, no transfer ceiling", c.name, r.tp,
-                                 c.layers, gib(st.setup.host.card_budget))
-                   : fmt::format("LAYERS: {} TP{} — {} of {} layers offloaded, {:.2f} GiB/token: ≤ {:.4g} tok/s serial, ≤ {:.4g} tok/s "
-                                 "with perfect overlap; the copy is {:.1f}% of the step",
-                                 c.name, r.tp, r.offloaded, c.layers, gib(r.transfer_per_token), r.serial_tps, r.overlap_tps,
-                                 100 * (1 - r.compute_share));
+                   ? fmt::format("LAYERS: {} TP{} — all {} layers fit the {:.4g} GiB card: no offload, no transfer ceiling",
+                                 c.name, r.tp, c.layers, gib(st.setup.host.card_budget))
+                   : fmt::format(
+                         "LAYERS: {} TP{} — {} of {} layers offloaded, {:.2f} GiB/token: ≤ {:.4g} tok/s serial, ≤ {:.4g} tok/s "
+                         "with perfect overlap; the copy is {:.1f}% of the step",
+                         c.name, r.tp, r.offloaded, c.layers, gib(r.transfer_per_token), r.serial_tps, r.overlap_tps,
+                         100 * (1 - r.compute_share));
     }
     if (st.best) {
         const LayersCell& b = st.cells[*st.best];
@@ -106,8 +119,8 @@ std::string layers_answer(const LayersStudy& st) {
 std::string layers_text(const LayersStudy& st) {
     std::string t = fmt::format("kvroof {} — layer-offload ceiling\n\n", KVROOF_VERSION);
     t += "Host: " + host_line(st.setup, true) + "\n\n";
-    t += fmt::format("{:<22} {:>3} {:>10} {:>8} {:>9} {:>13} {:>10} {:>15} {:>9} {:>9}\n", "checkpoint", "TP", "GiB/layer", "resident",
-                     "offloaded", "GiB/token", "serial/s", "perfect-ovl/s", "compute", "hideable");
+    t += fmt::format("{:<22} {:>3} {:>10} {:>8} {:>9} {:>13} {:>10} {:>15} {:>9} {:>9}\n", "checkpoint", "TP", "GiB/layer",
+                     "resident", "offloaded", "GiB/token", "serial/s", "perfect-ovl/s", "compute", "hideable");
     for (const LayersCell& c : st.cells) t += budget_row(st, c, false);
     t += kNoOffloadNote;
     t += sections(st, false);
@@ -118,8 +131,10 @@ std::string layers_markdown(const LayersStudy& st, const GivenFlags& given) {
     std::string md = fmt::format("# kvroof layer-offload ceiling\n\nGenerated by kvroof {} (`kvroof layers", KVROOF_VERSION);
     for (const auto& [k, v] : given) md += fmt::format(" {} \"{}\"", k, v);
     md += "`).\n\nHost: " + host_line(st.setup, false) + ".\n\n";
-    md += "| checkpoint | TP | GiB/layer/rank | resident | offloaded | transfer GiB/token | serial tok/s | perfect-overlap tok/s | compute share | max hideable |\n"
-          "|---|---|---|---|---|---|---|---|---|---|\n";
+    md +=
+        "| checkpoint | TP | GiB/layer/rank | resident | offloaded | transfer GiB/token | serial tok/s | perfect-overlap tok/s | "
+        "compute share | max hideable |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const LayersCell& c : st.cells) md += budget_row(st, c, true);
     md += std::string("\n") + kNoOffloadNote;
     md += sections(st, true);
@@ -151,7 +166,9 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
                  {"serial_tok_per_s", any ? json(r.expert_serial_tps) : json(nullptr)},
                  {"perfect_overlap_tok_per_s", any ? json(r.expert_overlap_tps) : json(nullptr)}}}};
         if (c.prefill)
-            j["prefill"] = {{"rows", s.rows}, {"serial_tok_per_s", c.prefill->serial_tps}, {"perfect_overlap_tok_per_s", c.prefill->overlap_tps},
+            j["prefill"] = {{"rows", s.rows},
+                            {"serial_tok_per_s", c.prefill->serial_tps},
+                            {"perfect_overlap_tok_per_s", c.prefill->overlap_tps},
                             {"max_hideable", c.prefill->max_hideable}};
         rows.push_back(j);
     }
@@ -159,8 +176,11 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
     if (s.target_tps) {
         target = json::array();
         for (const TargetCell& t : st.targets)
-            target.push_back({{"checkpoint", s.checkpoints[t.checkpoint].name}, {"tp", t.tp}, {"movable_bytes_per_token", t.target.movable_per_token.raw()},
-                              {"max_offloaded_layers", t.target.max_offloaded}, {"resident_bytes_needed", t.target.resident_needed.raw()},
+            target.push_back({{"checkpoint", s.checkpoints[t.checkpoint].name},
+                              {"tp", t.tp},
+                              {"movable_bytes_per_token", t.target.movable_per_token.raw()},
+                              {"max_offloaded_layers", t.target.max_offloaded},
+                              {"resident_bytes_needed", t.target.resident_needed.raw()},
                               {"fits", t.target.fits}});
     }
     json given = json::object();

@@ -14,7 +14,9 @@ using nlohmann::json;
 
 const char* regime_name(PrefillRegime r) { return r == PrefillRegime::transfer_bound ? "transfer-bound" : "compute-bound"; }
 const char* regime_name(bool transfer_bound) { return transfer_bound ? "transfer-bound" : "compute-bound"; }
-const char* model_kind(const ModelWhatIf& m) { return m.attention == Attention::mla ? "MLA MoE" : (m.moe ? "GQA MoE" : "GQA dense"); }
+const char* model_kind(const ModelWhatIf& m) {
+    return m.attention == Attention::mla ? "MLA MoE" : (m.moe ? "GQA MoE" : "GQA dense");
+}
 
 std::string fmt_kappa(double k) {
     if (!std::isfinite(k)) return "∞";
@@ -25,12 +27,18 @@ std::string fmt_kappa(double k) {
 
 json result_json(const KappaResult& r) {
     auto fin = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
-    return {{"kappa_m_flop_per_byte", r.kappa_m},  {"kappa_hw_byte_per_flop", r.kappa_hw},
-            {"kappa_crit", r.kappa_crit},          {"kappa_ratio", fin(r.kappa_ratio)},
-            {"regime", regime_name(r.regime)},     {"t_link_s", r.t_link},
-            {"t_gpu_s", r.t_gpu},                  {"ttft_serial_s", r.ttft_serial},
-            {"ttft_s", r.ttft},                    {"p_oh", fin(r.p_oh)},
-            {"utilisation", r.utilisation},        {"link_share", r.link_share}};
+    return {{"kappa_m_flop_per_byte", r.kappa_m},
+            {"kappa_hw_byte_per_flop", r.kappa_hw},
+            {"kappa_crit", r.kappa_crit},
+            {"kappa_ratio", fin(r.kappa_ratio)},
+            {"regime", regime_name(r.regime)},
+            {"t_link_s", r.t_link},
+            {"t_gpu_s", r.t_gpu},
+            {"ttft_serial_s", r.ttft_serial},
+            {"ttft_s", r.ttft},
+            {"p_oh", fin(r.p_oh)},
+            {"utilisation", r.utilisation},
+            {"link_share", r.link_share}};
 }
 
 std::string table_text(const PrefillStudy& st) {
@@ -42,7 +50,8 @@ std::string table_text(const PrefillStudy& st) {
         for (double k : row.kappa_crit) t += fmt::format(" {:>16}", fmt_kappa(k));
         t += "\n";
     }
-    return t + "F_pf = 2 x active parameters per new token; C_eff per hardware preset (prefill_flops_TFLOPS, see docs/model.md)\n\n";
+    return t +
+           "F_pf = 2 x active parameters per new token; C_eff per hardware preset (prefill_flops_TFLOPS, see docs/model.md)\n\n";
 }
 
 std::string table_markdown(const PrefillStudy& st) {
@@ -58,29 +67,37 @@ std::string table_markdown(const PrefillStudy& st) {
         for (double k : row.kappa_crit) md += fmt::format(" {} |", fmt_kappa(k));
         md += "\n";
     }
-    return md + "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS` (docs/model.md).\n\n";
+    return md +
+           "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS` "
+           "(docs/model.md).\n\n";
 }
 
 std::string scenario_text(const PrefillStudy& st) {
     const PrefillSetup& s = st.setup;
     const KappaResult& r = st.result;
-    std::string t = fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU), link {} at {} per GPU, KV {}\n", s.model.name, s.hardware.name,
-                                s.tp.gpus, format_flops(s.c_eff.raw()), s.link_name, format_bandwidth(s.link.raw()), to_string(s.kv));
-    t += fmt::format("  workload {}: K = {:.0f} cached, T = {:.0f} new tokens\n", s.workload.name, s.workload.s_cached, s.workload.a_append);
+    std::string t =
+        fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU), link {} at {} per GPU, KV {}\n", s.model.name, s.hardware.name,
+                    s.tp.gpus, format_flops(s.c_eff.raw()), s.link_name, format_bandwidth(s.link.raw()), to_string(s.kv));
+    t += fmt::format("  workload {}: K = {:.0f} cached, T = {:.0f} new tokens\n", s.workload.name, s.workload.s_cached,
+                     s.workload.a_append);
     t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token\n\n", st.f_pf.raw() / 1e9, st.b_kv.raw());
     t += fmt::format("κ_M = {:.4g} FLOP/B, κ_HW = {:.4g} B/FLOP, κ_crit = {}\n", r.kappa_m, r.kappa_hw, fmt_kappa(r.kappa_crit));
     t += fmt::format("κ_ratio = K/T = {} -> {}\n", fmt_kappa(r.kappa_ratio), regime_name(r.regime));
     t += fmt::format("TTFT = {:.1f} ms link + {:.1f} ms GPU = {:.1f} ms serial (Eq. 3); at ov={:g}: {:.1f} ms\n", r.t_link * 1e3,
                      r.t_gpu * 1e3, r.ttft_serial * 1e3, s.ov, r.ttft * 1e3);
     if (std::isfinite(r.p_oh))
-        t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh, 100 * r.utilisation);
+        t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh,
+                         100 * r.utilisation);
     else
-        t += "P_OH = t_link / t_gpu: no new tokens (T = 0), so the GPU does no prefill work and the link is all of TTFT; U = 0%\n";
+        t +=
+            "P_OH = t_link / t_gpu: no new tokens (T = 0), so the GPU does no prefill work and the link is all of TTFT; U = 0%\n";
     if (st.scheduler) {
         const SchedulerResult& sc = *st.scheduler;
-        t += fmt::format("Scheduler (Eq. 9-10): VRAM {} holds N_max = {:.2f} such requests -> T_sched = {:.0f} of a {:.0f}-token budget ({:.1f}%, {})\n",
-                         format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
-                         sc.vram_bound ? "VRAM-bound" : "budget-bound");
+        t += fmt::format(
+            "Scheduler (Eq. 9-10): VRAM {} holds N_max = {:.2f} such requests -> T_sched = {:.0f} of a {:.0f}-token budget "
+            "({:.1f}%, {})\n",
+            format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
+            sc.vram_bound ? "VRAM-bound" : "budget-bound");
     } else {
         t += fmt::format("Scheduler (Eq. 9-10): no VRAM left for KV ({}); pass --vram\n", format_bytes(st.vram.raw()));
     }
@@ -90,20 +107,23 @@ std::string scenario_text(const PrefillStudy& st) {
 std::string scenario_markdown(const PrefillStudy& st) {
     const PrefillSetup& s = st.setup;
     const KappaResult& r = st.result;
-    std::string md = fmt::format("## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
-                                 s.model.name, s.hardware.name, s.tp.gpus, s.link_name, format_bandwidth(s.link.raw()),
-                                 format_flops(s.c_eff.raw()), s.workload.name, s.workload.s_cached, s.workload.a_append);
-    md += "| κ_M (FLOP/B) | κ_HW (B/FLOP) | κ_crit | κ_ratio | regime | t_link | t_gpu | TTFT serial | P_OH | U |\n"
-          "|---|---|---|---|---|---|---|---|---|---|\n";
+    std::string md = fmt::format(
+        "## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
+        s.model.name, s.hardware.name, s.tp.gpus, s.link_name, format_bandwidth(s.link.raw()), format_flops(s.c_eff.raw()),
+        s.workload.name, s.workload.s_cached, s.workload.a_append);
+    md +=
+        "| κ_M (FLOP/B) | κ_HW (B/FLOP) | κ_crit | κ_ratio | regime | t_link | t_gpu | TTFT serial | P_OH | U |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n";
     md += fmt::format("| {:.4g} | {:.4g} | {} | {} | {} | {:.1f} ms | {:.1f} ms | {:.1f} ms | {} | {:.1f}% |\n\n", r.kappa_m,
                       r.kappa_hw, fmt_kappa(r.kappa_crit), fmt_kappa(r.kappa_ratio), regime_name(r.regime), r.t_link * 1e3,
                       r.t_gpu * 1e3, r.ttft_serial * 1e3, std::isfinite(r.p_oh) ? fmt::format("{:.3g}", r.p_oh) : "— (T = 0)",
                       100 * r.utilisation);
     if (st.scheduler) {
         const SchedulerResult& sc = *st.scheduler;
-        md += fmt::format("Scheduler (Eq. 9–10): VRAM {} holds N_max = {:.2f} requests → T_sched = {:.0f} of {:.0f} tokens ({:.1f} %, {}).\n\n",
-                          format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
-                          sc.vram_bound ? "VRAM-bound" : "budget-bound");
+        md += fmt::format(
+            "Scheduler (Eq. 9–10): VRAM {} holds N_max = {:.2f} requests → T_sched = {:.0f} of {:.0f} tokens ({:.1f} %, {}).\n\n",
+            format_bytes(st.vram.raw()), sc.n_max, sc.t_sched, s.token_budget, 100 * sc.budget_utilisation,
+            sc.vram_bound ? "VRAM-bound" : "budget-bound");
     }
     return md;
 }
@@ -111,12 +131,13 @@ std::string scenario_markdown(const PrefillStudy& st) {
 std::string what_ifs_text(const PrefillStudy& st) {
     std::string t = "\nWhat if the link were …\n";
     for (const LinkWhatIf& l : st.links)
-        t += fmt::format("  {:<22} {:>9.1f} GB/s  κ_crit {:>7}  {:<15} link {:>5.1f}% of TTFT\n", l.link.name, l.link.bandwidth.raw() / 1e9,
-                         fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime), 100 * l.result.link_share);
+        t += fmt::format("  {:<22} {:>9.1f} GB/s  κ_crit {:>7}  {:<15} link {:>5.1f}% of TTFT\n", l.link.name,
+                         l.link.bandwidth.raw() / 1e9, fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime),
+                         100 * l.result.link_share);
     t += "\nWhat if the model were … (same link and GPU)\n";
     for (const ModelWhatIf& m : st.models)
-        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  κ_crit {:>7}  {}\n", m.name, model_kind(m), m.f_pf.raw() / 1e9,
-                         m.b_kv.raw(), fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
+        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  κ_crit {:>7}  {}\n", m.name, model_kind(m),
+                         m.f_pf.raw() / 1e9, m.b_kv.raw(), fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
     t += fmt::format("\nWorkloads against κ_crit {} (P_OH = κ_ratio / κ_crit)\n", fmt_kappa(st.result.kappa_crit));
     for (const WorkloadWhatIf& w : st.workloads)
         t += fmt::format("  {:<12} κ_ratio {:>7}  {:<15} P_OH {:>8.3g}  link {:>5.1f}% of TTFT\n", w.workload.name,
@@ -125,16 +146,22 @@ std::string what_ifs_text(const PrefillStudy& st) {
 }
 
 std::string what_ifs_markdown(const PrefillStudy& st) {
-    std::string md = "## What if the link were …\n\n| link | GB/s | κ_crit | regime at this K/T | link share of TTFT |\n|---|---|---|---|---|\n";
+    std::string md =
+        "## What if the link were …\n\n| link | GB/s | κ_crit | regime at this K/T | link share of TTFT "
+        "|\n|---|---|---|---|---|\n";
     for (const LinkWhatIf& l : st.links)
-        md += fmt::format("| {} | {:.1f} | {} | {} | {:.1f} % |\n", l.link.name, l.link.bandwidth.raw() / 1e9, fmt_kappa(l.result.kappa_crit),
-                          regime_name(l.result.regime), 100 * l.result.link_share);
-    md += "\n## What if the model were … (same link and GPU)\n\n| model | attention | F_pf (GFLOP) | B_kv (B) | κ_crit | regime |\n|---|---|---|---|---|---|\n";
+        md += fmt::format("| {} | {:.1f} | {} | {} | {:.1f} % |\n", l.link.name, l.link.bandwidth.raw() / 1e9,
+                          fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime), 100 * l.result.link_share);
+    md +=
+        "\n## What if the model were … (same link and GPU)\n\n| model | attention | F_pf (GFLOP) | B_kv (B) | κ_crit | regime "
+        "|\n|---|---|---|---|---|---|\n";
     for (const ModelWhatIf& m : st.models)
         md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} | {} |\n", m.name, model_kind(m), m.f_pf.raw() / 1e9, m.b_kv.raw(),
                           fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
-    md += fmt::format("\n## Workloads against κ_crit {}\n\n| workload | κ_ratio (median) | regime | P_OH | link share | source |\n|---|---|---|---|---|---|\n",
-                      fmt_kappa(st.result.kappa_crit));
+    md += fmt::format(
+        "\n## Workloads against κ_crit {}\n\n| workload | κ_ratio (median) | regime | P_OH | link share | source "
+        "|\n|---|---|---|---|---|---|\n",
+        fmt_kappa(st.result.kappa_crit));
     for (const WorkloadWhatIf& w : st.workloads)
         md += fmt::format("| {} | {} | {} | {:.3g} | {:.1f} % | {} |\n", w.workload.name, fmt_kappa(w.workload.kappa_ratio),
                           regime_name(w.transfer_bound), w.p_oh, 100 * w.p_oh / (1 + w.p_oh), w.workload.source);
@@ -170,10 +197,14 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
     const PrefillSetup& s = st.setup;
     json whatif_links = json::array(), whatif_models = json::array(), workloads = json::array();
     for (const LinkWhatIf& l : st.links)
-        whatif_links.push_back({{"link", l.link.name}, {"bandwidth_bytes_per_s", l.link.bandwidth.raw()}, {"result", result_json(l.result)}});
+        whatif_links.push_back(
+            {{"link", l.link.name}, {"bandwidth_bytes_per_s", l.link.bandwidth.raw()}, {"result", result_json(l.result)}});
     for (const ModelWhatIf& m : st.models) whatif_models.push_back({{"model", m.name}, {"result", result_json(m.result)}});
     for (const WorkloadWhatIf& w : st.workloads)
-        workloads.push_back({{"workload", w.workload.name}, {"kappa_ratio", w.workload.kappa_ratio}, {"p_oh", w.p_oh}, {"link_share", w.link_share}});
+        workloads.push_back({{"workload", w.workload.name},
+                             {"kappa_ratio", w.workload.kappa_ratio},
+                             {"p_oh", w.p_oh},
+                             {"link_share", w.link_share}});
     json given = json::object();
     for (const auto& [k, v] : given_flags) given[k] = v;
     const std::optional<SchedulerResult>& sched = st.scheduler;
@@ -210,8 +241,11 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
         for (const KappaTableCells& row : st.table_rows) {
             json cells = json::object();
             for (size_t i = 0; i < row.kappa_crit.size(); ++i) cells[st.table_models[i]] = row.kappa_crit[i];
-            table.push_back({{"label", row.row.label}, {"hardware", row.row.hardware}, {"link", row.row.link},
-                             {"bandwidth_bytes_per_s", row.row.bandwidth.raw()}, {"prefill_flops_per_s", row.row.c_eff.raw()},
+            table.push_back({{"label", row.row.label},
+                             {"hardware", row.row.hardware},
+                             {"link", row.row.link},
+                             {"bandwidth_bytes_per_s", row.row.bandwidth.raw()},
+                             {"prefill_flops_per_s", row.row.c_eff.raw()},
                              {"kappa_crit", cells}});
         }
         out["kappa_table"] = table;

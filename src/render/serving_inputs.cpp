@@ -12,8 +12,8 @@ using render::finite_or_null;
 
 std::string render::point_summary(const ServingPoint& p) {
     if (!p.feasible) return "infeasible";
-    return fmt::format("{:.1f} tok/s (batch {}, TPOT {}, TTFT {}, binding {})", p.throughput, fmt_batch(p.batch),
-                       fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding));
+    return fmt::format("{:.1f} tok/s (batch {}, TPOT {}, TTFT {}, binding {})", p.throughput, fmt_batch(p.batch), fmt_ms(p.tpot),
+                       fmt_ms(p.ttft), name(p.binding));
 }
 
 json point_json(const ServingPoint& p) {
@@ -59,45 +59,44 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                        {"idle_gap_s", e.cls.idle_gap.raw()}});
     json overrides = json::object();
     for (const auto& [k, v] : b.overrides) overrides[k] = v;
-    return json{
-        {"hardware",
-         {{"preset", hw.name},
-          {"gpus", hw.gpus},
-          {"gpu_flops_per_s", hw.gpu_flops.raw()},
-          {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
-          {"hbm_bandwidth_bytes_per_s", hw.hbm_bandwidth.raw()},
-          {"hbm_reserve_bytes", hw.hbm_reserve.raw()},
-          {"nvlink_bandwidth_bytes_per_s", hw.nvlink_bandwidth.raw()},
-          {"link", hw.link_name},
-          {"link_bandwidth_bytes_per_s", hw.link_bandwidth.raw()},
-          {"host", hw.cpu_name},
-          {"cpus_per_gpu", hw.cpus_per_gpu},
-          {"cpu_flops_per_s", hw.cpu_flops.raw()},
-          {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},
-          {"cpu_memory_bytes", hw.cpu_memory.raw()},
-          {"eta_compute", hw.eta_compute},
-          {"eta_mem", hw.eta_mem}}},
-        {"model",
-         {{"name", m.name},
-          {"attention", m.attention == Attention::gqa ? "gqa" : "mla"},
-          {"moe", m.is_moe()},
-          {"layers", m.layers},
-          {"params_total", facts.params.total},
-          {"params_active", facts.params.active},
-          {"weight_bytes", facts.weights.raw()},
-          {"kv_bytes_per_token", facts.kv_per_token.raw()}}},
-        {"workload", b.workload_label},
-        {"mix", mix},
-        {"policy",
-         {{"sparse", p.sparse},
-          {"r", p.r},
-          {"kv_dtype", to_string(p.kv_dtype)},
-          {"weight_dtype", to_string(p.weight_dtype)},
-          {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
-          {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
-          {"idle", to_string(p.idle)}}},
-        {"overrides", overrides},
-        {"knobs", knob_values(sc)}};
+    return json{{"hardware",
+                 {{"preset", hw.name},
+                  {"gpus", hw.gpus},
+                  {"gpu_flops_per_s", hw.gpu_flops.raw()},
+                  {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
+                  {"hbm_bandwidth_bytes_per_s", hw.hbm_bandwidth.raw()},
+                  {"hbm_reserve_bytes", hw.hbm_reserve.raw()},
+                  {"nvlink_bandwidth_bytes_per_s", hw.nvlink_bandwidth.raw()},
+                  {"link", hw.link_name},
+                  {"link_bandwidth_bytes_per_s", hw.link_bandwidth.raw()},
+                  {"host", hw.cpu_name},
+                  {"cpus_per_gpu", hw.cpus_per_gpu},
+                  {"cpu_flops_per_s", hw.cpu_flops.raw()},
+                  {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},
+                  {"cpu_memory_bytes", hw.cpu_memory.raw()},
+                  {"eta_compute", hw.eta_compute},
+                  {"eta_mem", hw.eta_mem}}},
+                {"model",
+                 {{"name", m.name},
+                  {"attention", m.attention == Attention::gqa ? "gqa" : "mla"},
+                  {"moe", m.is_moe()},
+                  {"layers", m.layers},
+                  {"params_total", facts.params.total},
+                  {"params_active", facts.params.active},
+                  {"weight_bytes", facts.weights.raw()},
+                  {"kv_bytes_per_token", facts.kv_per_token.raw()}}},
+                {"workload", b.workload_label},
+                {"mix", mix},
+                {"policy",
+                 {{"sparse", p.sparse},
+                  {"r", p.r},
+                  {"kv_dtype", to_string(p.kv_dtype)},
+                  {"weight_dtype", to_string(p.weight_dtype)},
+                  {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
+                  {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
+                  {"idle", to_string(p.idle)}}},
+                {"overrides", overrides},
+                {"knobs", knob_values(sc)}};
 }
 
 std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& facts) {
@@ -110,8 +109,8 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      format_flops(hw.gpu_flops.raw()), format_bytes(hw.hbm_capacity.raw()),
                      format_bandwidth(hw.hbm_bandwidth.raw()), format_bytes(hw.hbm_reserve.raw()), hw.link_name,
                      format_bandwidth(hw.link_bandwidth.raw()));
-    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {} | eta compute {:g}, memory {:g}\n",
-                     hw.cpu_name, hw.cpus_per_gpu, format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
+    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {} | eta compute {:g}, memory {:g}\n", hw.cpu_name,
+                     hw.cpus_per_gpu, format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
                      format_bandwidth(hw.cpu_dram_bandwidth.raw()), hw.eta_compute, hw.eta_mem);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
@@ -119,8 +118,8 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), to_string(p.weight_dtype),
                      facts.kv_per_token.raw(), to_string(p.kv_dtype));
     for (const auto& e : sc.mix.entries)
-        s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name, e.weight,
-                         e.cls.s_cached, e.cls.a_append, e.cls.o_output, e.cls.idle_gap.raw());
+        s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name,
+                         e.weight, e.cls.s_cached, e.cls.a_append, e.cls.o_output, e.cls.idle_gap.raw());
     s += fmt::format("  policy    sparse={:g} r={:g} SLO TPOT {} TTFT {} | idle sessions: {}\n", p.sparse, p.r,
                      p.slo_tpot ? fmt_ms(p.slo_tpot->raw()) : "none", p.slo_ttft ? fmt_ms(p.slo_ttft->raw()) : "none",
                      to_string(p.idle));

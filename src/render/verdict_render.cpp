@@ -38,7 +38,8 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
                 ? fmt::format("CPU DRAM {} (idle sessions are parked there whole)", format_bytes(facts.cpu_memory.raw()))
                 : fmt::format("free HBM {} + CPU DRAM {} at any f", format_bytes(facts.hbm_free.raw()),
                               format_bytes(facts.cpu_memory.raw()));
-        return fmt::format("VERDICT: DOES NOT FIT — one session's KV {} exceeds {}", format_bytes(facts.session_kv_max.raw()), where);
+        return fmt::format("VERDICT: DOES NOT FIT — one session's KV {} exceeds {}", format_bytes(facts.session_kv_max.raw()),
+                           where);
     }
     return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each)",
                        format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), sc.hardware.gpus,
@@ -71,9 +72,11 @@ std::string band_text(const VerdictReport& r) {
     s += fmt::format("  conservative (ov=0): {} -> {}\n", point_summary(v.at_f.conservative), fmt_gain(v.gain_conservative));
     s += fmt::format("  optimistic   (ov=1): {} -> {}\n", point_summary(v.at_f.optimistic), fmt_gain(v.gain_optimistic));
     if (r.at_ov)
-        s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov), fmt_gain(gain(*r.at_ov, b.conservative)));
+        s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov),
+                         fmt_gain(gain(*r.at_ov, b.conservative)));
     if (v.f > 0 && v.at_f.conservative.feasible)
-        s += fmt::format("  binding at f={:.3f}: {} = {}\n", v.f, name(v.at_f.conservative.headline), meaning(v.at_f.conservative.headline));
+        s += fmt::format("  binding at f={:.3f}: {} = {}\n", v.f, name(v.at_f.conservative.headline),
+                         meaning(v.at_f.conservative.headline));
     s += "\nIdle sessions\n";
     s += fmt::format("  the verdict assumes idle sessions {} (--idle {})\n",
                      v.idle == IdlePolicy::hold ? "keep their KV in HBM" : "park their KV in CPU DRAM", to_string(v.idle));
@@ -91,9 +94,10 @@ std::string calibration_text(const Calibration& c) {
         if (c.best_at_ov)
             s += fmt::format("  at ov={:.3f} the best f is {:.3f}: {}\n", *c.ov, c.best_at_ov->f, point_summary(*c.best_at_ov));
     } else {
-        s += fmt::format("  measured {:.1f} tok/s lies outside the band [{:.1f} .. {:.1f}] at f={:.3f}: something other than "
-                         "overlap is off (efficiency, bandwidth or the workload)\n",
-                         c.measured_tps, c.band_low, c.band_high, c.f);
+        s += fmt::format(
+            "  measured {:.1f} tok/s lies outside the band [{:.1f} .. {:.1f}] at f={:.3f}: something other than "
+            "overlap is off (efficiency, bandwidth or the workload)\n",
+            c.measured_tps, c.band_low, c.band_high, c.f);
     }
     return s;
 }
@@ -108,14 +112,13 @@ std::string verdict_line(const VerdictReport& r) {
     if (v.kind == VerdictKind::infeasible) return fmt::format("VERDICT: INFEASIBLE — {}", infeasible_reason(b, r.facts));
     // Where f = 0 cannot hold one session, a gain over it has no meaning: give the throughput offload makes possible.
     const std::string band =
-        b.session_fits ? fmt::format("{} (no overlap) .. {} (perfect overlap)", fmt_gain(v.gain_conservative),
-                                     fmt_gain(v.gain_optimistic))
-                       : fmt::format("{:.1f} (no overlap) .. {:.1f} (perfect overlap) tok/s where f=0 cannot hold one session",
-                                     v.at_f.conservative.throughput, v.at_f.optimistic.throughput);
+        b.session_fits
+            ? fmt::format("{} (no overlap) .. {} (perfect overlap)", fmt_gain(v.gain_conservative), fmt_gain(v.gain_optimistic))
+            : fmt::format("{:.1f} (no overlap) .. {:.1f} (perfect overlap) tok/s where f=0 cannot hold one session",
+                          v.at_f.conservative.throughput, v.at_f.optimistic.throughput);
     const std::string tail = fmt::format("binding at f=0: {}", name(b.headline));
     switch (v.kind) {
-        case VerdictKind::offload:
-            return fmt::format("VERDICT: OFFLOAD f={:.2f} ({}) — {}; {}", v.f, sparse_tag(sc), band, tail);
+        case VerdictKind::offload: return fmt::format("VERDICT: OFFLOAD f={:.2f} ({}) — {}; {}", v.f, sparse_tag(sc), band, tail);
         case VerdictKind::offload_with_overlap:
             return fmt::format("VERDICT: OFFLOAD ONLY WITH OVERLAP f={:.2f} ({}) — {}; the gain needs a layer-ahead pipeline; {}",
                                v.f, sparse_tag(sc), band, tail);
@@ -139,22 +142,25 @@ std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& bui
 
 json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
     const Verdict& v = r.verdict;
-    json j{{"tool", "kvroof"},
-           {"version", KVROOF_VERSION},
-           {"command", "verdict"},
-           {"inputs", inputs_json(built, r.facts)},
-           {"baseline", {{"conservative", point_json(v.baseline.conservative)}, {"optimistic", point_json(v.baseline.optimistic)}}},
-           {"best_conservative", point_json(v.best_conservative)},
-           {"best_optimistic", point_json(v.best_optimistic)},
-           {"at_f", {{"conservative", point_json(v.at_f.conservative)}, {"optimistic", point_json(v.at_f.optimistic)}}},
-           {"gain", {{"conservative", finite_or_null(v.gain_conservative)}, {"optimistic", finite_or_null(v.gain_optimistic)}}},
-           {"idle",
-            {{"policy", to_string(v.idle)},
-             {"parked_baseline", {{"conservative", point_json(v.parked_baseline.conservative)},
-                                  {"optimistic", point_json(v.parked_baseline.optimistic)}}},
-             {"parking_gain", {{"conservative", finite_or_null(v.parking_gain_conservative)},
-                               {"optimistic", finite_or_null(v.parking_gain_optimistic)}}}}},
-           {"verdict", {{"kind", name(v.kind)}, {"f", v.f}, {"f_fixed", v.f_fixed}, {"line", verdict_line(r)}}}};
+    json j{
+        {"tool", "kvroof"},
+        {"version", KVROOF_VERSION},
+        {"command", "verdict"},
+        {"inputs", inputs_json(built, r.facts)},
+        {"baseline", {{"conservative", point_json(v.baseline.conservative)}, {"optimistic", point_json(v.baseline.optimistic)}}},
+        {"best_conservative", point_json(v.best_conservative)},
+        {"best_optimistic", point_json(v.best_optimistic)},
+        {"at_f", {{"conservative", point_json(v.at_f.conservative)}, {"optimistic", point_json(v.at_f.optimistic)}}},
+        {"gain", {{"conservative", finite_or_null(v.gain_conservative)}, {"optimistic", finite_or_null(v.gain_optimistic)}}},
+        {"idle",
+         {{"policy", to_string(v.idle)},
+          {"parked_baseline",
+           {{"conservative", point_json(v.parked_baseline.conservative)},
+            {"optimistic", point_json(v.parked_baseline.optimistic)}}},
+          {"parking_gain",
+           {{"conservative", finite_or_null(v.parking_gain_conservative)},
+            {"optimistic", finite_or_null(v.parking_gain_optimistic)}}}}},
+        {"verdict", {{"kind", name(v.kind)}, {"f", v.f}, {"f_fixed", v.f_fixed}, {"line", verdict_line(r)}}}};
     if (r.at_ov) j["at_ov"] = point_json(*r.at_ov);
     if (v.calibration) {
         const auto& c = *v.calibration;
@@ -175,7 +181,8 @@ std::string md_point_row(const char* label, const ServingPoint& p, double g) {
                        fmt_gain(g), fmt_batch(p.batch), fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding), name(p.batch_limit));
 }
 constexpr const char* kPointHeader =
-    "| point | f | ov | tok/s | gain | batch | TPOT | TTFT | binding | batch limit |\n|---|---|---|---|---|---|---|---|---|---|\n";
+    "| point | f | ov | tok/s | gain | batch | TPOT | TTFT | binding | batch limit "
+    "|\n|---|---|---|---|---|---|---|---|---|---|\n";
 
 std::string band_markdown(const Verdict& v) {
     std::string s = "## Throughput band\n\n";
@@ -191,9 +198,10 @@ std::string band_markdown(const Verdict& v) {
     if (v.f > 0 && v.at_f.conservative.feasible)
         s += fmt::format("Binding at f = {:.3f}: `{}` — {}.\n", v.f, name(v.at_f.conservative.headline),
                          meaning(v.at_f.conservative.headline));
-    s += fmt::format("\n## Idle sessions\n\nThe verdict assumes `--idle {}`. Parking idle sessions' KV in CPU DRAM alone "
-                     "(f = 0) gives {} (no overlap) .. {} (perfect overlap).\n",
-                     to_string(v.idle), fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic));
+    s += fmt::format(
+        "\n## Idle sessions\n\nThe verdict assumes `--idle {}`. Parking idle sessions' KV in CPU DRAM alone "
+        "(f = 0) gives {} (no overlap) .. {} (perfect overlap).\n",
+        to_string(v.idle), fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic));
     return s;
 }
 }  // namespace
@@ -203,7 +211,8 @@ std::string render_verdict_markdown(const VerdictReport& r, const BuiltScenario&
     std::string s = fmt::format("# kvroof verdict\n\nGenerated by kvroof {} (`kvroof verdict`", KVROOF_VERSION);
     s += render::overrides_echo(built) + ").\n\n";
     s += fmt::format("**{}**\n\n", verdict_line(r));
-    s += "## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Capacity\n\n```\n" + capacity_text(r.facts) + "```\n\n";
+    s += "## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Capacity\n\n```\n" + capacity_text(r.facts) +
+         "```\n\n";
     if (v.kind != VerdictKind::does_not_fit) s += band_markdown(v);
     if (v.calibration) {
         const auto& c = *v.calibration;

@@ -23,7 +23,8 @@ SweepSpec load_sweep_file(std::string_view path) {
     }
     if (j.contains("fixed")) {
         if (!j.at("fixed").is_object())
-            throw InputError(fmt::format("{}: 'fixed' must be an object of flag: \"value\", got {}", where, j.at("fixed").type_name()));
+            throw InputError(
+                fmt::format("{}: 'fixed' must be an object of flag: \"value\", got {}", where, j.at("fixed").type_name()));
         for (const auto& [k, v] : j.at("fixed").items()) {
             if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
             set_scenario_flag(spec.fixed, k, v.get<std::string>(), where, Origin::config);
@@ -32,7 +33,8 @@ SweepSpec load_sweep_file(std::string_view path) {
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
     for (const auto& g : j.at("grid")) {
         if (!g.is_string())
-            throw InputError(fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where, g.type_name()));
+            throw InputError(
+                fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where, g.type_name()));
         spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
     }
     return spec;
@@ -54,18 +56,17 @@ nlohmann::json sweep_provenance(const SweepSpec& spec) {
     nlohmann::json grid = nlohmann::json::array();
     for (const auto& a : spec.axes) grid.push_back(a.entry);
     const auto range = shard_range(spec);
-    nlohmann::json out = {
-        {"fixed", fixed},
-        {"grid", grid},
-        {"kvroof",
-         {{"version", KVROOF_VERSION},
-          {"command", "sweep"},
-          {"format", spec.format == SweepFormat::csv ? "csv" : "jsonl"},
-          {"shard", fmt::format("{}/{}", spec.shard_index, spec.shard_count)},
-          {"points", sweep_points(spec)},
-          {"rows", range.second - range.first},
-          {"inputs", inputs},
-          {"defaults", resolved}}}};
+    nlohmann::json out = {{"fixed", fixed},
+                          {"grid", grid},
+                          {"kvroof",
+                           {{"version", KVROOF_VERSION},
+                            {"command", "sweep"},
+                            {"format", spec.format == SweepFormat::csv ? "csv" : "jsonl"},
+                            {"shard", fmt::format("{}/{}", spec.shard_index, spec.shard_count)},
+                            {"points", sweep_points(spec)},
+                            {"rows", range.second - range.first},
+                            {"inputs", inputs},
+                            {"defaults", resolved}}}};
     if (!spec.description.empty()) out["description"] = spec.description;
     return out;
 }

@@ -32,7 +32,8 @@ void parse_range(const Knob& k, const std::string& where, const std::string& res
     const double n = std::floor((hi - lo) / step * (1 + 1e-12) + 1e-9) + 1;
     if (n > 1e9) throw InputError(fmt::format("{}: {:.3g} values in one axis; at most 1e9", where, n));
     if (k.type == KnobType::whole && (lo != std::floor(lo) || step != std::floor(step)))
-        throw InputError(fmt::format("{}: {} takes whole numbers, so the start and step must be whole, got '{}'", where, k.name, rest));
+        throw InputError(
+            fmt::format("{}: {} takes whole numbers, so the start and step must be whole, got '{}'", where, k.name, rest));
     a.is_range = true;
     a.count = static_cast<std::uint64_t>(n);
     a.lo = lo;
@@ -73,7 +74,8 @@ GridAxis parse_grid_entry(std::string_view entry) {
         a.to_column = 1 / a.bare;
     }
     // Workload strings and mixes contain commas: their alternatives are separated by ';'.
-    const bool is_range = k->numeric() && rest.find(k->list_sep) == std::string::npos && std::count(rest.begin(), rest.end(), ':') == 2;
+    const bool is_range =
+        k->numeric() && rest.find(k->list_sep) == std::string::npos && std::count(rest.begin(), rest.end(), ':') == 2;
     if (is_range) {
         parse_range(*k, where, rest, a);
     } else {
@@ -152,7 +154,8 @@ void TypedGrid::apply_from(size_t first_knob, const std::vector<std::uint64_t>& 
         }
         double si = a.si(at);
         // A whole knob's range may run past its bounds: checked before any conversion to int.
-        if (t.knob->type == KnobType::whole) si = check::whole_in_range(t.knob->flag(), si, static_cast<int>(t.knob->lo), static_cast<int>(t.knob->hi));
+        if (t.knob->type == KnobType::whole)
+            si = check::whole_in_range(t.knob->flag(), si, static_cast<int>(t.knob->lo), static_cast<int>(t.knob->hi));
         table[i].access.apply(out, KnobValue(si));
     }
 }

@@ -9,12 +9,16 @@
 namespace kvroof::io::sweep_detail {
 namespace {
 // "\"tps_con_tok_per_s\":" and so on: the JSON keys of kResultColumns[3..9].
-constexpr std::string_view kJsonKeys[] = {"\"tps_con_tok_per_s\":", "\"tps_opt_tok_per_s\":", "\"gain_con\":", "\"gain_opt\":",
-                                          "\"batch_con_seq\":", "\"tpot_con_ms\":", "\"ttft_con_ms\":"};
+constexpr std::string_view kJsonKeys[] = {"\"tps_con_tok_per_s\":", "\"tps_opt_tok_per_s\":", "\"gain_con\":",   "\"gain_opt\":",
+                                          "\"batch_con_seq\":",     "\"tpot_con_ms\":",       "\"ttft_con_ms\":"};
 }  // namespace
 
 RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid)
-    : spec_(spec), grid_(grid), f_axis_(axis_of(spec, "f")), ov_axis_(axis_of(spec, "ov")), csv_(spec.format == SweepFormat::csv),
+    : spec_(spec),
+      grid_(grid),
+      f_axis_(axis_of(spec, "f")),
+      ov_axis_(axis_of(spec, "ov")),
+      csv_(spec.format == SweepFormat::csv),
       idx_(spec.axes.size()) {
     for (size_t i = 0; i < spec.axes.size(); ++i) {
         if (is_f_or_ov(spec.axes[i])) continue;
@@ -43,14 +47,18 @@ void RowWorker::fill(CachedPoint& p) {
     for (size_t i : key_axes_) {
         const GridAxis& a = spec_.axes[i];
         if (csv_) {
-            if (a.text()) append_csv_text(p.prefix, a.values[idx_[i]]);
-            else append_number(p.prefix, a.number(idx_[i]));
+            if (a.text())
+                append_csv_text(p.prefix, a.values[idx_[i]]);
+            else
+                append_number(p.prefix, a.number(idx_[i]));
             p.prefix += ',';
             continue;
         }
         p.prefix.append("\"").append(a.column).append("\":");
-        if (a.text()) p.prefix += nlohmann::json(a.values[idx_[i]]).dump();
-        else append_json_number(p.prefix, a.number(idx_[i]));
+        if (a.text())
+            p.prefix += nlohmann::json(a.values[idx_[i]]).dump();
+        else
+            append_json_number(p.prefix, a.number(idx_[i]));
         p.prefix += ',';
     }
     const double f_con = p.verdict.best_conservative.f, f_opt = p.verdict.best_optimistic.f;
@@ -102,8 +110,13 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     const auto gain_or_none = [](const ServingPoint& at, const ServingPoint& base) {
         return base.throughput > 0 ? gain(at, base) : std::numeric_limits<double>::quiet_NaN();
     };
-    const double nums[] = {con.throughput, opt.throughput, gain_or_none(con, v.baseline.conservative),
-                           gain_or_none(opt, v.baseline.optimistic), con.batch, con.tpot * 1e3, con.ttft * 1e3};
+    const double nums[] = {con.throughput,
+                           opt.throughput,
+                           gain_or_none(con, v.baseline.conservative),
+                           gain_or_none(opt, v.baseline.optimistic),
+                           con.batch,
+                           con.tpot * 1e3,
+                           con.ttft * 1e3};
     if (!csv_) out += '{';
     out += p.prefix;
     // The rest of the row has a bounded length: built in a buffer, appended once.
@@ -114,8 +127,10 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
         w += t.size();
     };
     const auto num = [&](double x) {
-        if (std::isfinite(x)) w = write_number6(w, x);
-        else if (!csv_) put("null");
+        if (std::isfinite(x))
+            w = write_number6(w, x);
+        else if (!csv_)
+            put("null");
     };
     if (csv_) {
         num(f);
@@ -154,8 +169,10 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
         const double ov_nums[] = {ov, at.throughput, gain_or_none(at, v.baseline.conservative)};
         constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {
-            if (csv_) *w++ = ',';
-            else put(keys[i]);
+            if (csv_)
+                *w++ = ',';
+            else
+                put(keys[i]);
             num(ov_nums[i]);
         }
     }

@@ -25,7 +25,8 @@ std::string compute_chunk(RowWorker& w, std::uint64_t begin, std::uint64_t end) 
 }
 
 void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
-                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+                  const std::function<void(std::string_view)>& write,
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress);
 
 }  // namespace
 
@@ -55,7 +56,8 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
 namespace {
 
 void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
-                  const std::function<void(std::string_view)>& write, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+                  const std::function<void(std::string_view)>& write,
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
     const std::uint64_t total = end - begin;
     const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
     auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };

@@ -15,9 +15,10 @@
 
 namespace kvroof::io::sweep_detail {
 
-inline constexpr const char* kResultColumns[] = {"f",        "f_star_con", "f_star_opt",    "tps_con_tok_per_s", "tps_opt_tok_per_s",
-                                                 "gain_con", "gain_opt",   "batch_con_seq", "tpot_con_ms",       "ttft_con_ms",
-                                                 "binding_con", "binding_opt", "verdict"};
+inline constexpr const char* kResultColumns[] = {
+    "f",           "f_star_con",  "f_star_opt",    "tps_con_tok_per_s", "tps_opt_tok_per_s",
+    "gain_con",    "gain_opt",    "batch_con_seq", "tpot_con_ms",       "ttft_con_ms",
+    "binding_con", "binding_opt", "verdict"};
 
 // A CSV cell for a number that has none (a gain over a baseline that serves
 // nothing, an unbounded batch) is empty: the CSV convention for a missing value.
@@ -25,8 +26,10 @@ inline void append_number(std::string& out, double v) {
     if (std::isfinite(v)) append_number6(out, v);
 }
 inline void append_json_number(std::string& out, double v) {
-    if (std::isfinite(v)) append_number6(out, v);
-    else out += "null";
+    if (std::isfinite(v))
+        append_number6(out, v);
+    else
+        out += "null";
 }
 void append_csv_text(std::string& out, const std::string& s);
 
@@ -38,7 +41,7 @@ struct CachedPoint {
     std::optional<PreparedScenario> prepared;  // points into scenario: a CachedPoint never moves
     Verdict verdict;
     std::string prefix;  // the non-f axis cells, each with its separator
-    std::string fstar;   // f_star_con and f_star_opt, each with its separator
+    std::string fstar;  // f_star_con and f_star_opt, each with its separator
 };
 
 // One worker: computes and formats rows in order. Points are kept by their
@@ -69,7 +72,7 @@ private:
     std::vector<std::unique_ptr<CachedPoint>> direct_;
     std::unordered_map<std::uint64_t, std::unique_ptr<CachedPoint>> map_;
     std::unique_ptr<CachedPoint> scratch_;  // no f or ov axis: every point new
-    Scenario work_;                         // the last point assembled (kept points copy it)
+    Scenario work_;  // the last point assembled (kept points copy it)
     std::vector<std::uint64_t> work_idx_;
     bool work_fresh_ = true;
     CachedPoint* last_ = nullptr;

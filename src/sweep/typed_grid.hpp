@@ -16,7 +16,7 @@
 namespace kvroof::io::sweep_detail {
 
 struct TypedAxis {
-    size_t axis = 0;           // index into SweepSpec::axes
+    size_t axis = 0;  // index into SweepSpec::axes
     const Knob* knob = nullptr;
     std::vector<KnobValue> values;  // list axes: decoded once
 };
@@ -41,13 +41,14 @@ private:
     void apply_from(size_t first_knob, const std::vector<std::uint64_t>& idx, Scenario& out) const;
 
     const SweepSpec* spec_;
-    DecodedInputs fixed_;            // by knob_index, fallbacks included
+    DecodedInputs fixed_;  // by knob_index, fallbacks included
     std::vector<int> axis_of_knob_;  // by knob_index: index into axes_, or -1
     std::vector<TypedAxis> axes_;
 };
 
 // "--grid a=v, b=w" for the given axes at `idx`.
-[[nodiscard]] std::string grid_values(const SweepSpec& spec, const std::vector<size_t>& axes, const std::vector<std::uint64_t>& idx);
+[[nodiscard]] std::string grid_values(const SweepSpec& spec, const std::vector<size_t>& axes,
+                                      const std::vector<std::uint64_t>& idx);
 
 // idx from a point index: mixed radix, the last axis fastest.
 void decompose(const SweepSpec& spec, std::uint64_t point, std::vector<std::uint64_t>& idx);

@@ -18,9 +18,9 @@ using namespace sweep_detail;
 
 // Which grid values one check sets; the rest of the axes stay at their first value.
 struct CheckBlock {
-    std::vector<size_t> axes;         // one or two scenario axes
+    std::vector<size_t> axes;  // one or two scenario axes
     std::vector<std::uint64_t> from;  // first index checked on each (1: index 0 is point 0's)
-    std::uint64_t size = 0;           // product of (axis size - from)
+    std::uint64_t size = 0;  // product of (axis size - from)
 };
 
 // The first failing check in block order, or nothing.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "kvroof/analysis/layer_offload.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "kvroof/io/presets.hpp"
 
@@ -84,7 +84,7 @@ TEST_CASE("the Llama-70B FP4 arithmetic model is the llama-3.1-70b layers at 4.2
     CHECK(prints_as(gib(c.layer_bytes), "0.42"));
     CHECK(prints_as(gib(c.layer_bytes) * 80, "33.87"));
     CHECK(prints_as(gib(c.layer_bytes) * 40, "16.93"));  // per rank at TP2
-    CHECK(prints_as(gib(c.layer_bytes) * 20, "8.47"));   // per rank at TP4
+    CHECK(prints_as(gib(c.layer_bytes) * 20, "8.47"));  // per rank at TP4
 }
 
 TEST_CASE("seed 002: the 70B row re-charged with its own 3.58 ms per layer", "[layers][seed002]") {

@@ -3,8 +3,8 @@
 // band never lies above the optimistic one. A seeded property test over random
 // scenarios drawn from every preset, plus the reproducers that once broke it.
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -192,8 +192,9 @@ TEST_CASE("the f* optimiser finds the optimum of a dense 10,001-point search (1,
                 if (x[i] > x[best]) best = i;
             }
             const ServingPoint opt = optimise_f(ps, ov);
-            INFO("kvroof verdict " << d.flags << " at ov=" << ov << ": dense best " << x[best] << " at f=" << static_cast<double>(best) / 10000.0
-                                   << ", optimiser " << opt.throughput << " at f=" << opt.f);
+            INFO("kvroof verdict " << d.flags << " at ov=" << ov << ": dense best " << x[best]
+                                   << " at f=" << static_cast<double>(best) / 10000.0 << ", optimiser " << opt.throughput
+                                   << " at f=" << opt.f);
             CHECK(opt.throughput >= x[best] * (1 - 1e-6));
             if (x[best] > 0 && unique_peak(x, best)) {
                 ++unique;
@@ -221,19 +222,18 @@ double tps(const std::vector<std::string>& args, bool best = false) {
 }  // namespace
 
 TEST_CASE("regression: mixtral on 8 H100s gains throughput from faster HBM", "[serving][moe]") {
-    const std::vector<std::string> a = {"--hardware", "h100-sxm", "--model", "mixtral-8x7b", "--gpus",       "8",
-                                        "--workload", "mid",      "--kv-dtype", "int4",      "--cpus-per-gpu", "1",
-                                        "--eta",      "1"};
+    const std::vector<std::string> a = {"--hardware", "h100-sxm",   "--model", "mixtral-8x7b",   "--gpus", "8",     "--workload",
+                                        "mid",        "--kv-dtype", "int4",    "--cpus-per-gpu", "1",      "--eta", "1"};
     std::vector<std::string> b = a;
     b.insert(b.end(), {"--hbm-bw", "6.7TB/s"});
     // Before the fix: 3,690 -> 2,049 tok/s at f = 0.
     CHECK(tps(b) > tps(a) * 1.05);
 }
 
-TEST_CASE("regression: qwen3-30b-a3b's best throughput rises with CPU DRAM bandwidth, band in order",
-          "[serving][moe]") {
-    const std::vector<std::string> a = {"--hardware", "h200",   "--model",        "qwen3-30b-a3b", "--mix",   "prefill:2,short:0.3",
-                                        "--sparse",   "0.05",   "--weight-dtype", "int4",          "--slo-tpot", "100ms"};
+TEST_CASE("regression: qwen3-30b-a3b's best throughput rises with CPU DRAM bandwidth, band in order", "[serving][moe]") {
+    const std::vector<std::string> a = {"--hardware",          "h200",     "--model", "qwen3-30b-a3b",  "--mix",
+                                        "prefill:2,short:0.3", "--sparse", "0.05",    "--weight-dtype", "int4",
+                                        "--slo-tpot",          "100ms"};
     std::vector<std::string> b = a;
     b.insert(b.end(), {"--cpu-dram-bw", "6144GB/s"});
     CHECK(tps(b, true) >= tps(a, true));
@@ -254,8 +254,8 @@ TEST_CASE("regression: deepseek-v3 on 8 H200s gains throughput from more FLOP/s;
 
 TEST_CASE("MoE batch ceiling: the footprint at b_cap_hbm equals the free HBM", "[serving][moe]") {
     // Closed loop on the solver: at the returned batch the capacity constraint is tight.
-    const io::ScenarioInputs in = inputs({"--hardware", "h100-sxm", "--model", "mixtral-8x7b", "--gpus", "8", "--workload",
-                                          "mid", "--kv-dtype", "int4", "--slo-tpot", "none"});
+    const io::ScenarioInputs in = inputs({"--hardware", "h100-sxm", "--model", "mixtral-8x7b", "--gpus", "8", "--workload", "mid",
+                                          "--kv-dtype", "int4", "--slo-tpot", "none"});
     const Scenario s = io::build_scenario(in).scenario;
     const PreparedScenario ps(s);
     const ServingPoint p = evaluate(ps, 0.0, 0.0);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "kvroof/analysis/prefill_kappa.hpp"
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/presets.hpp"
@@ -36,7 +36,8 @@ TEST_CASE("seed 001's 405B-on-H100 case: kappa_crit ~50 at 64 GB/s and ~12 at 15
     CHECK(prints_as(kappa("llama-3.1-405b", "h100-sxm", "pcie-gen5-kvoffload"), "12"));
 }
 
-TEST_CASE("seed 001: Qwen3-235B 7.8 -> 1.8 at the measured 15 GB/s; Llama-70B 14.5 -> 3.4 (seed 14.3 -> 3.3)", "[prefill][seed001]") {
+TEST_CASE("seed 001: Qwen3-235B 7.8 -> 1.8 at the measured 15 GB/s; Llama-70B 14.5 -> 3.4 (seed 14.3 -> 3.3)",
+          "[prefill][seed001]") {
     CHECK(prints_as(kappa("qwen3-235b-a22b", "h100-sxm", "pcie-gen5-nominal"), "7.8"));
     CHECK(prints_as(kappa("qwen3-235b-a22b", "h100-sxm", "pcie-gen5-kvoffload"), "1.8"));
     // No single C_eff gives both of the seed's H100 figures (docs/model.md): ours are within 2 %.
@@ -44,7 +45,8 @@ TEST_CASE("seed 001: Qwen3-235B 7.8 -> 1.8 at the measured 15 GB/s; Llama-70B 14
     CHECK(kappa("llama-3.1-70b", "h100-sxm", "pcie-gen5-kvoffload") == Approx(3.3).epsilon(0.035));
 }
 
-TEST_CASE("seed 001: Qwen3-235B 3.1 (B200 PCIe) -> 41.5 (GB200 C2C) -> 370 (unified HBM), DeepSeek-V3 ~1,700", "[prefill][seed001]") {
+TEST_CASE("seed 001: Qwen3-235B 3.1 (B200 PCIe) -> 41.5 (GB200 C2C) -> 370 (unified HBM), DeepSeek-V3 ~1,700",
+          "[prefill][seed001]") {
     CHECK(prints_as(kappa("qwen3-235b-a22b", "b200", "pcie-gen5-nominal"), "3.1"));
     CHECK(prints_as(kappa("qwen3-235b-a22b", "gb200", "nvlink-c2c-total"), "41.5"));
     CHECK(kappa("qwen3-235b-a22b", "gb200", "unified-hbm-gb200") == Approx(370).epsilon(0.005));
@@ -53,7 +55,8 @@ TEST_CASE("seed 001: Qwen3-235B 3.1 (B200 PCIe) -> 41.5 (GB200 C2C) -> 370 (unif
     CHECK(prints_as(kappa("qwen3-235b-a22b", "gb200", "nvlink-c2c-total") / base, "5.3"));
     CHECK(kappa("qwen3-235b-a22b", "gb200", "unified-hbm-gb200") / base == Approx(48).epsilon(0.015));
     // MLA lifts kappa_crit 4.6x over the GQA MoE on the same hardware.
-    CHECK(prints_as(kappa("deepseek-v3", "gb200", "unified-hbm-gb200") / kappa("qwen3-235b-a22b", "gb200", "unified-hbm-gb200"), "4.6"));
+    CHECK(prints_as(kappa("deepseek-v3", "gb200", "unified-hbm-gb200") / kappa("qwen3-235b-a22b", "gb200", "unified-hbm-gb200"),
+                    "4.6"));
 }
 
 TEST_CASE("seed 001 Eq. 10: NarrativeQA on 92 GB of VRAM schedules ~60 of 4,096 tokens", "[prefill][seed001]") {

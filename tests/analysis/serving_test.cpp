@@ -83,7 +83,8 @@ TEST_CASE("TPOT is never below the physical floor (weights + resident KV) / HBM 
             for (double ov : {0.0, 1.0}) {
                 const ServingPoint p = evaluate(ps, f, ov);
                 if (!p.feasible) continue;
-                const double kv_read = p.batch * (1 - f) * s.policy.sparse * s.mix.entries[0].cls.context() * ps.mc.kv_per_token.raw();
+                const double kv_read =
+                    p.batch * (1 - f) * s.policy.sparse * s.mix.entries[0].cls.context() * ps.mc.kv_per_token.raw();
                 // the weights a step streams: all but the gathered input embedding rows
                 CHECK(p.tpot >= (ps.mc.weights_read(p.batch).raw() + kv_read) / ps.sys.hbm_bandwidth.raw() * (1 - 1e-12));
                 CHECK(ps.mc.weights_read(p.batch).raw() >= 0.98 * ps.mc.weights.raw());

@@ -106,7 +106,7 @@ TEST_CASE("layers study: the hand checkpoint's rows check by hand", "[layers_stu
     CHECK(st.cells[2].checkpoint == 1);
     CHECK(r.resident == 4);
     CHECK(r.offloaded == 6);
-    CHECK(r.copy_s == Approx(6.0));     // 6 GiB over 1 GiB/s
+    CHECK(r.copy_s == Approx(6.0));  // 6 GiB over 1 GiB/s
     CHECK(r.compute_s == Approx(0.6));  // 6 layers x 0.1 s
     CHECK(r.serial_tps == Approx(1 / 6.6));
     CHECK(r.overlap_tps == Approx(1 / 6.0));

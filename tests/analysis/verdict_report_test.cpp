@@ -37,8 +37,10 @@ void check_per_resource(const ServingPoint& p) {
     CHECK(1.0 / p.lambda_max == Approx(std::max(p.gpu_timeline, cpu_link)).epsilon(1e-12));
     for (const ResourceSeconds& r : table) {
         if (r.resource != p.binding) continue;
-        if (p.gpu_timeline >= cpu_link) CHECK(r.timeline_share.raw() == max_share);
-        else CHECK(r.util_sec.raw() == Approx(1.0 / p.lambda_max).epsilon(1e-12));
+        if (p.gpu_timeline >= cpu_link)
+            CHECK(r.timeline_share.raw() == max_share);
+        else
+            CHECK(r.util_sec.raw() == Approx(1.0 / p.lambda_max).epsilon(1e-12));
     }
 }
 }  // namespace

@@ -82,8 +82,9 @@ void BM_SweepRows(benchmark::State& state) {
     for (auto _ : state) kvroof::io::run_sweep(spec, [&](std::string_view t) { bytes += t.size(); });
     benchmark::DoNotOptimize(bytes);
     state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(kvroof::io::sweep_points(spec)));
-    state.counters["mix_evals_per_s"] = benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(kvroof::io::sweep_points(spec)),
-                                                           benchmark::Counter::kIsRate);
+    state.counters["mix_evals_per_s"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * 2.0 * static_cast<double>(kvroof::io::sweep_points(spec)),
+                           benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SweepRows)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
 
@@ -115,7 +116,9 @@ void BM_VerdictRowsAlone(benchmark::State& state) {
 }
 BENCHMARK(BM_VerdictRowsAlone)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_SweepGrid, verdict_rows, std::vector<const char*>{"hbm-bw=1:10:0.01"})->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_SweepGrid, f_then_sparse, std::vector<const char*>{"f=0:1:0.001", "sparse=0.01:1:0.01"})->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_SweepGrid, sparse_then_f, std::vector<const char*>{"sparse=0.01:1:0.01", "f=0:1:0.001"})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, f_then_sparse, std::vector<const char*>{"f=0:1:0.001", "sparse=0.01:1:0.01"})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SweepGrid, sparse_then_f, std::vector<const char*>{"sparse=0.01:1:0.01", "f=0:1:0.001"})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

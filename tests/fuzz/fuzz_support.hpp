@@ -21,9 +21,7 @@
 
 namespace kvroof::fuzz {
 
-inline std::string_view text(const std::uint8_t* data, std::size_t size) {
-    return {reinterpret_cast<const char*>(data), size};
-}
+inline std::string_view text(const std::uint8_t* data, std::size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // One scratch file per process, rewritten for every input: the file loaders
 // are exercised exactly as `--model FILE` reaches them.
@@ -86,8 +84,8 @@ inline void run_verdict(const io::ScenarioInputs& in) {
     require_sane(ps.mc.weights.raw(), "weight bytes");
     require_sane(ps.mc.linear_per_token.raw(), "linear FLOP per token");
     const Verdict v = make_verdict(s);
-    for (const ServingPoint* p : {&v.baseline.conservative, &v.baseline.optimistic, &v.at_f.conservative,
-                                  &v.at_f.optimistic, &v.best_conservative, &v.best_optimistic})
+    for (const ServingPoint* p : {&v.baseline.conservative, &v.baseline.optimistic, &v.at_f.conservative, &v.at_f.optimistic,
+                                  &v.best_conservative, &v.best_optimistic})
         require_sane(*p);
     require_sane(v.f, "f");
 }

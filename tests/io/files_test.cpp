@@ -32,7 +32,9 @@ struct TempFolder {
         std::error_code ec;
         fs::remove_all(path, ec);
     }
-    [[nodiscard]] size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator())); }
+    [[nodiscard]] size_t entries() const {
+        return static_cast<size_t>(std::distance(fs::directory_iterator(path), fs::directory_iterator()));
+    }
 };
 std::string read(const fs::path& p) {
     std::ifstream in(p);

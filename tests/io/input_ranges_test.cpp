@@ -54,11 +54,14 @@ TEST_CASE("an MLA rank beyond its range is an input error naming the file and ke
 }
 
 TEST_CASE("an integer too large for int is rejected before any conversion", "[ranges]") {
-    const TempFile heads("heads.json",
-                         R"({"attention":"gqa","layers":1,"hidden":8,"heads":2147483648,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
-    CHECK_THROWS_WITH(io::load_model("--model", heads.path.string()), Catch::Contains("'heads'") && Catch::Contains("2147483648"));
-    const TempFile hidden("hidden.json",
-                          R"({"attention":"gqa","layers":1,"hidden":1e15,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
+    const TempFile heads(
+        "heads.json",
+        R"({"attention":"gqa","layers":1,"hidden":8,"heads":2147483648,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
+    CHECK_THROWS_WITH(io::load_model("--model", heads.path.string()),
+                      Catch::Contains("'heads'") && Catch::Contains("2147483648"));
+    const TempFile hidden(
+        "hidden.json",
+        R"({"attention":"gqa","layers":1,"hidden":1e15,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
     CHECK_THROWS_WITH(io::load_model("--model", hidden.path.string()), Catch::Contains("'hidden'"));
 }
 
@@ -81,10 +84,12 @@ TEST_CASE("every model field at the top of its range gives finite positive figur
 }
 
 TEST_CASE("model validity messages name the flag and file", "[ranges]") {
-    const TempFile f("my.json",
-                     R"({"attention":"gqa","layers":1,"hidden":8,"heads":40,"kv_heads":6,"head_dim":1,"intermediate":1,"vocab":1})");
+    const TempFile f(
+        "my.json",
+        R"({"attention":"gqa","layers":1,"hidden":8,"heads":40,"kv_heads":6,"head_dim":1,"intermediate":1,"vocab":1})");
     CHECK_THROWS_WITH(io::load_model("--model", f.path.string()),
-                      Catch::Contains("--model") && Catch::Contains("my.json") && Catch::Contains("heads (40) must be a multiple of kv_heads (6)"));
+                      Catch::Contains("--model") && Catch::Contains("my.json") &&
+                          Catch::Contains("heads (40) must be a multiple of kv_heads (6)"));
 }
 
 TEST_CASE("a deeply nested JSON file is an input error, not a crash", "[ranges]") {
@@ -104,22 +109,30 @@ TEST_CASE("a deeply nested JSON file is an input error, not a crash", "[ranges]"
 }
 
 TEST_CASE("wrong JSON types name the file, the key, the expected and the found type", "[ranges]") {
-    const TempFile link("link.json",
-                        R"({"gpu_flops_TFLOPS":1000,"hbm_capacity_GB":80,"hbm_bandwidth_TBps":3,"link":5,"host":"grace","cpus_per_gpu":1})");
+    const TempFile link(
+        "link.json",
+        R"({"gpu_flops_TFLOPS":1000,"hbm_capacity_GB":80,"hbm_bandwidth_TBps":3,"link":5,"host":"grace","cpus_per_gpu":1})");
     CHECK_THROWS_WITH(io::load_hardware("--hardware", link.path.string()),
                       Catch::Contains("link.json") && Catch::Contains("'link' must be a string, got number 5"));
-    const TempFile host("host.json",
-                        R"({"gpu_flops_TFLOPS":1000,"hbm_capacity_GB":80,"hbm_bandwidth_TBps":3,"link":"pcie-gen5","host":[],"cpus_per_gpu":1})");
+    const TempFile host(
+        "host.json",
+        R"({"gpu_flops_TFLOPS":1000,"hbm_capacity_GB":80,"hbm_bandwidth_TBps":3,"link":"pcie-gen5","host":[],"cpus_per_gpu":1})");
     CHECK_THROWS_WITH(io::load_hardware("--hardware", host.path.string()), Catch::Contains("'host' must be a string, got array"));
-    const TempFile att("att.json", R"({"attention":false,"layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
+    const TempFile att(
+        "att.json",
+        R"({"attention":false,"layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1})");
     CHECK_THROWS_WITH(io::load_model("--model", att.path.string()), Catch::Contains("'attention' must be a string, got boolean"));
-    const TempFile tied("tied.json",
-                        R"({"attention":"gqa","layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1,"tied_embeddings":1})");
-    CHECK_THROWS_WITH(io::load_model("--model", tied.path.string()), Catch::Contains("'tied_embeddings' must be true or false, got number 1"));
+    const TempFile tied(
+        "tied.json",
+        R"({"attention":"gqa","layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1,"tied_embeddings":1})");
+    CHECK_THROWS_WITH(io::load_model("--model", tied.path.string()),
+                      Catch::Contains("'tied_embeddings' must be true or false, got number 1"));
 }
 
 TEST_CASE("a number beyond double names the file and the key", "[ranges]") {
-    const TempFile f("big.json", R"({"attention":"gqa","layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1e400})");
+    const TempFile f(
+        "big.json",
+        R"({"attention":"gqa","layers":1,"hidden":8,"heads":1,"kv_heads":1,"head_dim":1,"intermediate":1,"vocab":1e400})");
     CHECK_THROWS_WITH(io::load_model("--model", f.path.string()), Catch::Contains("big.json") && Catch::Contains("'vocab'"));
 }
 
@@ -129,8 +142,10 @@ TEST_CASE("flags outside their documented ranges are input errors", "[ranges]") 
         edit(in);
         return io::build_scenario(in);
     };
-    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("eta-mem", "1e-320"); }), Catch::Contains("--eta-mem") && Catch::Contains("0.001"));
-    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("gpus", "3e9"); }), Catch::Contains("--gpus") && Catch::Contains("100000"));
+    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("eta-mem", "1e-320"); }),
+                      Catch::Contains("--eta-mem") && Catch::Contains("0.001"));
+    CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("gpus", "3e9"); }),
+                      Catch::Contains("--gpus") && Catch::Contains("100000"));
     CHECK_THROWS_WITH(with([](io::ScenarioInputs& in) { in.set("workload", "s_cached=1e308,a_append=1,o_output=1"); }),
                       Catch::Contains("--workload") && Catch::Contains("s_cached"));
     CHECK_NOTHROW(with([](io::ScenarioInputs& in) { in.set("gpus", "100000"); }));

@@ -127,7 +127,8 @@ TEST_CASE("a command-line value overrides the same --config value and says so", 
     for (const auto& i : meta.at("kvroof").at("inputs"))
         if (i.at("knob") == "hardware") said = i.at("from") == "command line, overrides --config";
     CHECK(said);
-    CHECK_THROWS_WITH(set_scenario_flag(file, "f", "0.5", "--config s.json"), Catch::Contains("--config s.json: unknown flag 'f'"));
+    CHECK_THROWS_WITH(set_scenario_flag(file, "f", "0.5", "--config s.json"),
+                      Catch::Contains("--config s.json: unknown flag 'f'"));
 }
 
 TEST_CASE("earlier defects stay fixed: a knob given at its default still conflicts with its axis", "[knobs][sweep]") {

@@ -21,7 +21,8 @@ TEST_CASE("quantities parse with units and bare numbers", "[parse]") {
 }
 
 TEST_CASE("bad quantities name the flag and the text", "[parse]") {
-    CHECK_THROWS_WITH(parse_quantity("--hbm-bw", "fast", UnitKind::bandwidth, "TB/s"), Catch::Contains("--hbm-bw") && Catch::Contains("fast"));
+    CHECK_THROWS_WITH(parse_quantity("--hbm-bw", "fast", UnitKind::bandwidth, "TB/s"),
+                      Catch::Contains("--hbm-bw") && Catch::Contains("fast"));
     CHECK_THROWS_WITH(parse_quantity("--hbm-bw", "4.8GB", UnitKind::bandwidth, "TB/s"), Catch::Contains("unknown unit 'GB'"));
     CHECK_THROWS_WITH(parse_quantity("--hbm-cap", "nan", UnitKind::bytes, "GB"), Catch::Contains("finite"));
     CHECK_THROWS_WITH(parse_quantity("--hbm-cap", "inf", UnitKind::bytes, "GB"), Catch::Contains("finite"));
@@ -35,10 +36,12 @@ TEST_CASE("workload strings need all three counts", "[parse][workload]") {
     CHECK(c.o_output == 400);
     CHECK(parse_workload_string("--workload", "s_cached=1,a_append=2,o_output=3,idle_gap=10.5s").idle_gap.raw() == 10.5);
     CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,a_append=2"), Catch::Contains("required"));
-    CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,a_append=2,o_output=3,x=1"), Catch::Contains("unknown key 'x'"));
+    CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,a_append=2,o_output=3,x=1"),
+                      Catch::Contains("unknown key 'x'"));
     CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=-1,a_append=2,o_output=3"), Catch::Contains(">= 0"));
     CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,a_append=2,o_output=0"), Catch::Contains("> 0"));
-    CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,s_cached=2,a_append=2,o_output=3"), Catch::Contains("twice"));
+    CHECK_THROWS_WITH(parse_workload_string("--workload", "s_cached=1,s_cached=2,a_append=2,o_output=3"),
+                      Catch::Contains("twice"));
 }
 
 TEST_CASE("mix strings give positive weights", "[parse][mix]") {

@@ -25,7 +25,8 @@ TEST_CASE("every preset loads and names its source", "[presets]") {
 }
 
 TEST_CASE("the issue's hardware and model presets are all there", "[presets]") {
-    for (const char* n : {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090", "rtx-2080ti-22g"})
+    for (const char* n :
+         {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090", "rtx-2080ti-22g"})
         CHECK_NOTHROW(io::load_hardware("--hardware", n));
     for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b",
                           "glm-4.5", "deepseek-v3"})
@@ -69,7 +70,8 @@ TEST_CASE("a user's hardware file works like a preset and unknown keys are error
     const HardwareSpec hw = io::load_hardware("--hardware", dir + "/custom_hardware.json");
     CHECK(hw.name == "my-box");
     CHECK(hw.link_bandwidth.raw() == 57e9);
-    CHECK_THROWS_WITH(io::load_hardware("--hardware", dir + "/bad_hardware_key.json"), Catch::Contains("unknown key 'hbm_bandwith_TBps'"));
+    CHECK_THROWS_WITH(io::load_hardware("--hardware", dir + "/bad_hardware_key.json"),
+                      Catch::Contains("unknown key 'hbm_bandwith_TBps'"));
     CHECK_THROWS_WITH(io::load_hardware("--hardware", "gb300"), Catch::Contains("valid: ") && Catch::Contains("gb200"));
     CHECK_THROWS_WITH(io::load_model("--model", dir + "/missing.json"), Catch::Contains("cannot open"));
 }

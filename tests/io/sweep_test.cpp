@@ -2,8 +2,8 @@
 #include "kvroof/io/sweep.hpp"
 
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "kvroof/analysis/verdict.hpp"

@@ -52,11 +52,11 @@ TEST_CASE("decode demand per token splits by f, one line of the header per figur
     p.f = 0.25;
     const DecodeDemand d = decode_demand(mc, round_rates(), p, 100.0);
     CHECK(d.gpu_compute == Approx((656 + 0.75 * 32 * 100) / 1e6));  // linear + (1−f)·attn
-    CHECK(d.gpu_hbm == Approx(0.75 * 101 * 16 / 1e3));              // (1−f)·(S + 1)·kv
-    CHECK(d.cpu_compute == Approx(0.25 * 32 * 100 / 1e5));           // f·attn
-    CHECK(d.cpu_dram == Approx(0.25 * 101 * 16 / 1e2));              // f·(S + 1)·kv
-    CHECK(d.link_d2h == Approx((16 + 0.25 * 16) / 10.0));            // query + f of the new token's KV
-    CHECK(d.link_h2d == Approx(48 / 10.0));                          // partial outputs and softmax statistics
+    CHECK(d.gpu_hbm == Approx(0.75 * 101 * 16 / 1e3));  // (1−f)·(S + 1)·kv
+    CHECK(d.cpu_compute == Approx(0.25 * 32 * 100 / 1e5));  // f·attn
+    CHECK(d.cpu_dram == Approx(0.25 * 101 * 16 / 1e2));  // f·(S + 1)·kv
+    CHECK(d.link_d2h == Approx((16 + 0.25 * 16) / 10.0));  // query + f of the new token's KV
+    CHECK(d.link_h2d == Approx(48 / 10.0));  // partial outputs and softmax statistics
 
     SECTION("sparse attention reads only its share of the context") {
         p.sparse = 0.1;
@@ -83,7 +83,7 @@ TEST_CASE("append-prefill demand: reload, attend in place, TTFT", "[call_demand]
     const CallClass c{"c", 100, 10, 5, Seconds(0)};
     const PrefillDemand q = prefill_demand(mc, round_rates(), p, c);
     // f·S_c = 25 cached tokens live in DRAM: r = 0.5 of them reloaded, 12.5 attended in place.
-    CHECK(q.link_h2d == Approx((12.5 * 16 + 10 * 48) / 10.0));   // reload + partial outputs of the A queries
+    CHECK(q.link_h2d == Approx((12.5 * 16 + 10 * 48) / 10.0));  // reload + partial outputs of the A queries
     CHECK(q.link_d2h == Approx((0.25 * 10 * 16 + 10 * 16) / 10.0));  // f of the new KV + the A queries
     // GPU-visible keys: A·(S_c − 12.5) + A²/2 = 875 + 50.
     CHECK(q.gpu_compute == Approx((10 * 656 + 32 * 925) / 1e6));
@@ -93,7 +93,7 @@ TEST_CASE("append-prefill demand: reload, attend in place, TTFT", "[call_demand]
     CHECK(q.link_park_save == 0);
     CHECK(q.gpu_part == Approx(2.416));
     CHECK(q.offload_part == Approx(2.0 + 68.0));  // max(CPU compute, DRAM) + max(H2D, D2H)
-    CHECK(q.ttft == Approx(2.416 + 70.0));          // ov = 0: serialised
+    CHECK(q.ttft == Approx(2.416 + 70.0));  // ov = 0: serialised
 
     SECTION("parking moves the GPU share out after the call and back before the next") {
         p.idle = IdlePolicy::park;

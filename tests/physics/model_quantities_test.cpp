@@ -43,10 +43,10 @@ TEST_CASE("a tiny model checks by hand", "[model]") {
     CHECK(param_counts(m).total == 368);
     CHECK(weight_bytes(m, DType::bf16).raw() == 736);
     CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 16);  // 2 (K,V) * 2 layers * 1 head * 2 dim * 2 bytes
-    CHECK(linear_flop_per_token(m).raw() == 656);           // 2 * (368 - 40 embedding)
+    CHECK(linear_flop_per_token(m).raw() == 656);  // 2 * (368 - 40 embedding)
     CHECK(attention_flop_per_key(m, Phase::decode) * 100.0 == 3200);  // 4 * 2 heads * 2 dim * 2 layers * 100 keys
     const auto link = offload_link_bytes_per_token(m);
-    CHECK(link.d2h.raw() == 16);       // 2 layers * 2 heads * 2 dim * 2 bytes
+    CHECK(link.d2h.raw() == 16);  // 2 layers * 2 heads * 2 dim * 2 bytes
     CHECK(link.h2d.raw() == 16 + 32);  // outputs + fp32 max and sum per head per layer
 }
 

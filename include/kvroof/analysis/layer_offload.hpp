@@ -29,22 +29,22 @@ namespace kvroof {
 
 // Documented ranges of the layer-offload inputs (docs/model.md, "Input ranges").
 namespace limits {
-inline constexpr double kMinWeightBits = 0.1, kMaxWeightBits = 64;   // bits per weight
-inline constexpr double kMinLayerBytes = 1.0;                         // one layer, bytes
-inline constexpr double kMaxCheckpointBytes = 1e18;                   // bytes
-inline constexpr double kMaxRows = 1e9;                               // tokens per prefill chunk
-inline constexpr double kMaxLayerMs = 1e9;                            // ms of compute or copy per layer
-inline constexpr double kMinCopyMs = 1e-9;                            // ms; a measured copy is never free
-inline constexpr double kMinTargetTps = 1e-6, kMaxTargetTps = 1e9;    // decode target, tokens/s
+inline constexpr double kMinWeightBits = 0.1, kMaxWeightBits = 64;  // bits per weight
+inline constexpr double kMinLayerBytes = 1.0;  // one layer, bytes
+inline constexpr double kMaxCheckpointBytes = 1e18;  // bytes
+inline constexpr double kMaxRows = 1e9;  // tokens per prefill chunk
+inline constexpr double kMaxLayerMs = 1e9;  // ms of compute or copy per layer
+inline constexpr double kMinCopyMs = 1e-9;  // ms; a measured copy is never free
+inline constexpr double kMinTargetTps = 1e-6, kMaxTargetTps = 1e9;  // decode target, tokens/s
 }  // namespace limits
 
 struct Checkpoint {
     std::string name;
     int layers = 0;
-    Bytes layer_bytes;      // one layer, whole (TP 1)
+    Bytes layer_bytes;  // one layer, whole (TP 1)
     Bytes non_layer_bytes;  // held by every rank besides its layers
-    Bytes total_bytes;      // as published (a cross-check)
-    int experts = 0;        // 0: dense
+    Bytes total_bytes;  // as published (a cross-check)
+    int experts = 0;  // 0: dense
     int experts_active = 0;
     double routed_fraction = 0;  // share of a layer's bytes that are routed experts
 
@@ -64,7 +64,8 @@ struct Checkpoint {
         const ModelFieldRange& lr = model_field_range("layers");
         const ModelFieldRange& er = model_field_range("experts");
         if (layers < lr.lo || layers > lr.hi)
-            throw InputError(at + ": layers must be in [" + std::to_string(lr.lo) + ", " + std::to_string(lr.hi) + "], got " + std::to_string(layers));
+            throw InputError(at + ": layers must be in [" + std::to_string(lr.lo) + ", " + std::to_string(lr.hi) + "], got " +
+                             std::to_string(layers));
         check::positive(at + ": layer bytes", layer_bytes.raw());
         check::in_range(at + ": layer bytes", layer_bytes.raw(), limits::kMinLayerBytes, limits::kMaxCheckpointBytes);
         check::non_negative(at + ": non-layer bytes", non_layer_bytes.raw());
@@ -102,8 +103,8 @@ struct Checkpoint {
 }
 
 struct LayerHost {
-    Bytes card_budget;          // per card
-    BytesPerSecond link;        // host->device, per card, sustained
+    Bytes card_budget;  // per card
+    BytesPerSecond link;  // host->device, per card, sustained
     Seconds compute_per_layer;  // one layer at one row (decode)
     std::optional<Seconds> copy_per_layer;  // a measured copy time per layer, instead of bytes / link
 };
@@ -115,8 +116,8 @@ struct LayerOffloadRow {
     Bytes transfer_per_token;  // per rank
     double copy_s = 0, compute_s = 0;
     double serial_tps = 0, overlap_tps = 0;  // 0 offloaded: unbounded by transfer (reported as none)
-    double compute_share = 0;                // compute / (copy + compute)
-    double max_hideable = 1;                 // min(1, compute / copy)
+    double compute_share = 0;  // compute / (copy + compute)
+    double max_hideable = 1;  // min(1, compute / copy)
     // Expert granularity, same resident set: only what each token needs moves.
     Bytes expert_transfer_per_token;
     double expert_serial_tps = 0, expert_overlap_tps = 0;
@@ -129,7 +130,8 @@ struct LayerOffloadRow {
     const TensorParallel group{tp};
     group.check_validity("tp");
     if (forced_offloaded > c.layers)
-        throw InputError("offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " + std::to_string(forced_offloaded));
+        throw InputError("offload-layers: must be <= the checkpoint's " + std::to_string(c.layers) + " layers, got " +
+                         std::to_string(forced_offloaded));
     LayerOffloadRow r;
     r.tp = tp;
     r.layer_rank = group.shard(c.layer_bytes);

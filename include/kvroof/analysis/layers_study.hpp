@@ -16,14 +16,14 @@ namespace kvroof {
 
 struct LayersSetup {
     std::vector<Checkpoint> checkpoints;
-    std::vector<int> tp;                      // TP degrees, each checkpoint at each
-    std::string hardware, link_name;          // for the record
+    std::vector<int> tp;  // TP degrees, each checkpoint at each
+    std::string hardware, link_name;  // for the record
     LayerHost host;
-    double compute_ms = 0;                    // host.compute_per_layer as given, ms (for the echo)
-    std::optional<int> offload_layers;        // replaces the budget's choice
-    int rows = 512;                           // tokens per prefill chunk
-    std::optional<double> prefill_compute_ms; // per layer per chunk, as given; adds the prefill case
-    std::optional<double> target_tps;         // adds the decode-target check
+    double compute_ms = 0;  // host.compute_per_layer as given, ms (for the echo)
+    std::optional<int> offload_layers;  // replaces the budget's choice
+    int rows = 512;  // tokens per prefill chunk
+    std::optional<double> prefill_compute_ms;  // per layer per chunk, as given; adds the prefill case
+    std::optional<double> target_tps;  // adds the decode-target check
 };
 
 struct LayersCell {
@@ -42,7 +42,7 @@ struct LayersStudy {
     LayersSetup setup;
     std::vector<LayersCell> cells;  // checkpoint-major, then TP in the given order
     std::vector<TargetCell> targets;
-    std::optional<size_t> best;     // the cell with the highest perfect-overlap ceiling among offloading ones
+    std::optional<size_t> best;  // the cell with the highest perfect-overlap ceiling among offloading ones
 };
 
 // Errors name the knob ("tp", "offload-layers", "target-tps").
@@ -66,7 +66,8 @@ struct LayersStudy {
     }
     if (setup.target_tps)
         for (size_t c = 0; c < setup.checkpoints.size(); ++c)
-            for (int tp : setup.tp) st.targets.push_back({c, tp, decode_target(setup.checkpoints[c], setup.host, tp, *setup.target_tps)});
+            for (int tp : setup.tp)
+                st.targets.push_back({c, tp, decode_target(setup.checkpoints[c], setup.host, tp, *setup.target_tps)});
     return st;
 }
 

@@ -29,7 +29,8 @@ struct Scenario {
         mix.check_validity();
         policy.check_validity();
         if (mix.entries.size() > static_cast<size_t>(kMaxClasses))
-            throw InputError("mix: at most " + std::to_string(kMaxClasses) + " classes, got " + std::to_string(mix.entries.size()));
+            throw InputError("mix: at most " + std::to_string(kMaxClasses) + " classes, got " +
+                             std::to_string(mix.entries.size()));
     }
 };
 
@@ -48,10 +49,12 @@ struct PreparedScenario {
     double offload_step_latency = 0;
 
     explicit PreparedScenario(const Scenario& s)
-        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)), idle(s.policy.idle),
+        : scenario(&s),
+          sys(system_rates(s.hardware)),
+          mc(model_constants(s.model, s.policy)),
+          idle(s.policy.idle),
           offload_step_latency(s.model.layers * s.hardware.link_latency.raw()) {
-        for (const auto& e : s.mix.entries)
-            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+        for (const auto& e : s.mix.entries) session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
     }
 
     // The same scenario under another idle policy: identical to preparing a
@@ -90,8 +93,8 @@ struct PreparedScenario {
 struct MixDemand {
     double f = 0;
     std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
-    double sum_p_o = 0;                          // Σ p·O
-    double held_decode = 0, held_idle = 0;       // Σ p·O·S, Σ p·idle·S
+    double sum_p_o = 0;  // Σ p·O
+    double held_decode = 0, held_idle = 0;  // Σ p·O·S, Σ p·idle·S
     double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
     double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
     DecodeDemand batch_mix{};  // per-token demand summed with weights p·O

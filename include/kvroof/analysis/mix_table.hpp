@@ -39,7 +39,7 @@ struct MixTable {
     ScenarioFacts facts;
     std::vector<double> fs;
     std::vector<Band> rows;  // one per f
-    Band baseline;           // f = 0
+    Band baseline;  // f = 0
     ServingPoint best_conservative, best_optimistic;
     std::optional<ServingPoint> at_ov;  // best f at a given ov, if asked for
 };

@@ -103,8 +103,11 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
     double last_width = hi - lo;
     int stalls = 0;
     while (budget > 0) {
-        const auto first = static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
-        const auto last = static_cast<std::size_t>(std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin()) - 1;
+        const auto first = static_cast<std::size_t>(
+            std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
+        const auto last = static_cast<std::size_t>(
+                              std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin()) -
+                          1;
         std::size_t k = first;
         for (std::size_t i = first + 1; i <= last; ++i)
             if (s.x[i] > s.x[k]) k = i;
@@ -133,7 +136,8 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
         } else if (parabola_model(s, k, at) && at > a && at < c) {
             next[0] = at;
         }
-        if ((c - a) > 0.5 * last_width) ++stalls;
+        if ((c - a) > 0.5 * last_width)
+            ++stalls;
         else {
             last_width = c - a;
             stalls = 0;
@@ -164,7 +168,7 @@ namespace detail {
 template <class Eval>
 void maximise_from_edge(FSamples& s, std::size_t k, bool exact_edge, Eval& eval, double tol, int budget) {
     const bool left_open = k > 0 && s.x[k - 1] > 0;  // a feasible sample on the left
-    const int in = left_open ? -1 : 1;               // inwards
+    const int in = left_open ? -1 : 1;  // inwards
     const std::size_t out_i = in < 0 ? k + 1 : k - 1;
     const bool has_out = in < 0 ? k + 1 < s.n : k > 0;
     double edge = s.f[k], x_edge = s.x[k];
@@ -226,8 +230,10 @@ void screen_cells(FSamples& s, Eval& eval, const double& best, const double& bes
         ++found;
         const double lo = s.f[u - 1], hi = s.f[u + 2];
         s.add(at, eval);
-        const auto first = static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
-        const auto last = static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin());
+        const auto first = static_cast<std::size_t>(
+            std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
+        const auto last = static_cast<std::size_t>(
+            std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin());
         maximise_near(s, first, last, eval, tol, budget);
     }
 }

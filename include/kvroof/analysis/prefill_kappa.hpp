@@ -29,13 +29,13 @@
 namespace kvroof {
 
 struct KappaInputs {
-    Flop f_pf;              // prefill FLOP per new token
-    Bytes b_kv;             // KV bytes per token
-    BytesPerSecond link;    // bandwidth the cached KV is reloaded over
-    FlopPerSecond c_eff;    // effective prefill FLOP/s
-    double k_cached = 0;    // K, tokens
-    double t_new = 1;       // T, tokens
-    double ov = 0;          // overlap of reload and compute (0: Eq. 3's serial sum)
+    Flop f_pf;  // prefill FLOP per new token
+    Bytes b_kv;  // KV bytes per token
+    BytesPerSecond link;  // bandwidth the cached KV is reloaded over
+    FlopPerSecond c_eff;  // effective prefill FLOP/s
+    double k_cached = 0;  // K, tokens
+    double t_new = 1;  // T, tokens
+    double ov = 0;  // overlap of reload and compute (0: Eq. 3's serial sum)
 
     void check_validity() const {
         check::positive("F_pf", f_pf.raw());
@@ -52,17 +52,17 @@ struct KappaInputs {
 enum class PrefillRegime { compute_bound, transfer_bound };
 
 struct KappaResult {
-    double kappa_m = 0;      // FLOP/byte
-    double kappa_hw = 0;     // byte/FLOP
+    double kappa_m = 0;  // FLOP/byte
+    double kappa_hw = 0;  // byte/FLOP
     double kappa_crit = 0;
     double kappa_ratio = 0;  // K/T (infinite when T = 0)
     PrefillRegime regime = PrefillRegime::compute_bound;
     double t_link = 0, t_gpu = 0;  // s
-    double ttft_serial = 0;        // Eq. 3
-    double ttft = 0;               // combine(t_gpu, t_link, ov)
-    double p_oh = 0;               // t_link / t_gpu
-    double utilisation = 1;        // 1 / (1 + P_OH)
-    double link_share = 0;         // t_link / (t_link + t_gpu)
+    double ttft_serial = 0;  // Eq. 3
+    double ttft = 0;  // combine(t_gpu, t_link, ov)
+    double p_oh = 0;  // t_link / t_gpu
+    double utilisation = 1;  // 1 / (1 + P_OH)
+    double link_share = 0;  // t_link / (t_link + t_gpu)
 };
 
 // F_pf: 2 FLOP per active parameter per new token (seed 001's 2·N convention).
@@ -91,14 +91,15 @@ struct KappaResult {
 }
 
 struct SchedulerResult {
-    double n_max = 0;        // requests whose KV fits in V_eff (fluid)
-    double t_sched = 0;      // tokens per iteration
+    double n_max = 0;  // requests whose KV fits in V_eff (fluid)
+    double t_sched = 0;  // tokens per iteration
     double budget_utilisation = 0;
     bool vram_bound = false;  // VRAM, not the token budget, limits the iteration
 };
 
 // Eq. 9–10 for a VRAM budget `v_eff`, a token budget and one request shape.
-[[nodiscard]] inline SchedulerResult schedule_prefill(Bytes v_eff, double token_budget, double k_cached, double t_new, Bytes b_kv) {
+[[nodiscard]] inline SchedulerResult schedule_prefill(Bytes v_eff, double token_budget, double k_cached, double t_new,
+                                                      Bytes b_kv) {
     check::positive("vram budget", v_eff.raw());
     check::positive("token budget", token_budget);
     check::positive("T (a_append)", t_new);

@@ -22,15 +22,15 @@ namespace kvroof {
 struct PrefillSetup {
     HardwareSpec hardware;
     ModelSpec model;
-    CallClass workload;               // K = s_cached, T = a_append
+    CallClass workload;  // K = s_cached, T = a_append
     std::string link_name;
-    BytesPerSecond link;              // per GPU
-    FlopPerSecond c_eff;              // effective prefill FLOP/s per GPU
+    BytesPerSecond link;  // per GPU
+    FlopPerSecond c_eff;  // effective prefill FLOP/s per GPU
     DType kv = DType::bf16;
     TensorParallel tp;
     double ov = 0;
-    std::optional<Bytes> vram;        // V_eff of the group; default: HBM − reserve over the group − bf16 weights
-    double token_budget = 4096;       // scheduler tokens per iteration
+    std::optional<Bytes> vram;  // V_eff of the group; default: HBM − reserve over the group − bf16 weights
+    double token_budget = 4096;  // scheduler tokens per iteration
 };
 
 struct NamedLink {
@@ -54,10 +54,10 @@ struct KappaTableRow {
 
 // The what-ifs and the seed table, as data.
 struct PrefillQuestions {
-    std::vector<NamedLink> links;      // the study adds this GPU's own HBM as the last
+    std::vector<NamedLink> links;  // the study adds this GPU's own HBM as the last
     std::vector<NamedModel> models;
     std::vector<WorkloadRatio> workloads;
-    bool table = false;                // also compute seed 001's κ_crit table
+    bool table = false;  // also compute seed 001's κ_crit table
     std::vector<ModelSpec> table_models;
     std::vector<KappaTableRow> table_rows;
 };
@@ -77,8 +77,8 @@ struct ModelWhatIf {
 struct WorkloadWhatIf {
     WorkloadRatio workload;
     bool transfer_bound = false;  // κ_ratio > κ_crit
-    double p_oh = 0;              // κ_ratio / κ_crit
-    double link_share = 0;        // P_OH / (1 + P_OH)
+    double p_oh = 0;  // κ_ratio / κ_crit
+    double link_share = 0;  // P_OH / (1 + P_OH)
 };
 struct KappaTableCells {
     KappaTableRow row;
@@ -91,7 +91,7 @@ struct PrefillStudy {
     Bytes b_kv;
     KappaInputs inputs;  // of the group
     KappaResult result;
-    Bytes vram;          // V_eff used by the scheduler
+    Bytes vram;  // V_eff used by the scheduler
     std::optional<SchedulerResult> scheduler;  // none when no VRAM is left or T = 0
     std::vector<LinkWhatIf> links;
     std::vector<ModelWhatIf> models;
@@ -119,7 +119,8 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     for (const KappaTableRow& row : q.table_rows) {
         KappaTableCells cells{row, {}};
         for (const ModelSpec& m : q.table_models)
-            cells.kappa_crit.push_back(kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), row.bandwidth, row.c_eff));
+            cells.kappa_crit.push_back(
+                kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), row.bandwidth, row.c_eff));
         rows.push_back(std::move(cells));
     }
     return rows;

@@ -35,12 +35,12 @@ struct BandTable {
 // Every number of the walkthrough of one scenario at f = 0, ov = 0.
 struct Walkthrough {
     ScenarioFacts facts;
-    Verdict verdict;                 // baseline.conservative is the point walked through
-    Bytes weights_streamed;          // one step's weight read at batch 1
-    Flop linear_per_token;           // linear FLOP per token
-    Flop attention_at_context;       // decode attention FLOP of one token at the first class's S
-    Seconds weight_read;             // w = weights_read(B) / HBM bandwidth at the baseline batch
-    Seconds compute_per_sequence;    // linear FLOP per token / GPU FLOP/s
+    Verdict verdict;  // baseline.conservative is the point walked through
+    Bytes weights_streamed;  // one step's weight read at batch 1
+    Flop linear_per_token;  // linear FLOP per token
+    Flop attention_at_context;  // decode attention FLOP of one token at the first class's S
+    Seconds weight_read;  // w = weights_read(B) / HBM bandwidth at the baseline batch
+    Seconds compute_per_sequence;  // linear FLOP per token / GPU FLOP/s
     std::vector<ResourceSeconds> per_resource;  // of the baseline point
 };
 

@@ -10,9 +10,9 @@ namespace kvroof {
 
 enum class Resource { gpu_compute, gpu_hbm, hbm_capacity, cpu_compute, cpu_dram, dram_capacity, link, slo_tpot, slo_ttft };
 
-inline constexpr std::array<Resource, 9> kAllResources = {
-    Resource::gpu_compute, Resource::gpu_hbm,  Resource::hbm_capacity, Resource::cpu_compute, Resource::cpu_dram,
-    Resource::dram_capacity, Resource::link, Resource::slo_tpot,     Resource::slo_ttft};
+inline constexpr std::array<Resource, 9> kAllResources = {Resource::gpu_compute, Resource::gpu_hbm,  Resource::hbm_capacity,
+                                                          Resource::cpu_compute, Resource::cpu_dram, Resource::dram_capacity,
+                                                          Resource::link,        Resource::slo_tpot, Resource::slo_ttft};
 
 [[nodiscard]] constexpr std::string_view name(Resource r) noexcept {
     switch (r) {

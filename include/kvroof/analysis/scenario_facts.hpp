@@ -15,23 +15,23 @@ namespace kvroof {
 // One call class against the memory it may live in.
 struct ClassFit {
     std::string name;
-    double weight = 0;        // p, the class's share of calls
-    double context = 0;       // S = S_c + A, tokens
-    Bytes session_kv;         // kv · S: one session's KV
+    double weight = 0;  // p, the class's share of calls
+    double context = 0;  // S = S_c + A, tokens
+    Bytes session_kv;  // kv · S: one session's KV
     double hbm_sessions = 0;  // free HBM / session KV (0 when the weights leave none)
-    double dram_sessions = 0; // CPU DRAM / session KV
+    double dram_sessions = 0;  // CPU DRAM / session KV
 };
 
 struct ScenarioFacts {
-    Scenario scenario;          // the inputs used, fully resolved
+    Scenario scenario;  // the inputs used, fully resolved
     ParamCounts params;
-    Bytes weights;              // all weights at the weight dtype
-    Bytes kv_per_token;         // at the KV dtype
-    Bytes hbm_usable;           // GPUs × (HBM − reserve)
-    Bytes hbm_free;             // hbm_usable − weights (negative when they do not fit)
-    Bytes cpu_memory;           // CPU DRAM of every socket
-    Bytes session_kv_max;       // one session of the longest class
-    Seconds empty_step;         // weights_read(0) / HBM bandwidth: the TPOT of an empty decode step
+    Bytes weights;  // all weights at the weight dtype
+    Bytes kv_per_token;  // at the KV dtype
+    Bytes hbm_usable;  // GPUs × (HBM − reserve)
+    Bytes hbm_free;  // hbm_usable − weights (negative when they do not fit)
+    Bytes cpu_memory;  // CPU DRAM of every socket
+    Bytes session_kv_max;  // one session of the longest class
+    Seconds empty_step;  // weights_read(0) / HBM bandwidth: the TPOT of an empty decode step
     std::vector<ClassFit> classes;
 };
 
@@ -61,7 +61,7 @@ struct ScenarioFacts {
 // arrays: renderers and reports take this table.
 struct ResourceSeconds {
     Resource resource = Resource::gpu_hbm;
-    Seconds util_sec;        // resource-seconds per call
+    Seconds util_sec;  // resource-seconds per call
     Seconds timeline_share;  // of the GPU timeline per call
 };
 

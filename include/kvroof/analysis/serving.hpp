@@ -24,23 +24,23 @@ namespace kvroof {
 
 struct ServingPoint {
     double f = 0, ov = 0;
-    bool fits = true;       // weights fit in HBM
-    bool feasible = true;   // a positive throughput exists under the SLOs
+    bool fits = true;  // weights fit in HBM
+    bool feasible = true;  // a positive throughput exists under the SLOs
     bool session_fits = true;  // one session of the longest class fits in HBM and DRAM at this f
-    double batch = 0;       // B, sequences (fluid)
+    double batch = 0;  // B, sequences (fluid)
     double b_cap_hbm = 0, b_cap_dram = 0, b_slo = 0;
-    double tpot = 0;           // s, decode step time at B
+    double tpot = 0;  // s, decode step time at B
     double tpot_observed = 0;  // s, B / throughput: the step stretched by interleaved prefill and any other bound
-    double ttft = 0;           // s, call-weighted mean
+    double ttft = 0;  // s, call-weighted mean
     std::array<double, kMaxClasses> ttft_class{};
     double lambda_max = 0;  // calls/s
     double throughput = 0;  // output tokens/s
     double gpu_timeline = 0;  // s of GPU time per call (prefill + share of decode steps)
-    PerResource<double> util_sec;        // raw resource-seconds per call (rate resources)
+    PerResource<double> util_sec;  // raw resource-seconds per call (rate resources)
     PerResource<double> timeline_share;  // GPU timeline attributed to its causes (rate resources)
-    Resource binding = Resource::gpu_hbm;      // the rate resource that sets Λ_max
+    Resource binding = Resource::gpu_hbm;  // the rate resource that sets Λ_max
     Resource batch_limit = Resource::hbm_capacity;  // what sets B
-    Resource headline = Resource::gpu_hbm;     // the one to act on (see docs/model.md)
+    Resource headline = Resource::gpu_hbm;  // the one to act on (see docs/model.md)
     Bytes weights;
     Bytes hbm_free;
 };
@@ -93,7 +93,7 @@ double batch_with_weights(const ModelConstants& mc, double hbm_bw, Solve solve, 
     }
     if (hi - lo <= 1e-12 * hi) return lo;
     const double g_lo = excess(lo), g_hi = excess(hi);
-    if (g_lo > 0) return lo;   // rounding at the proven lower end
+    if (g_lo > 0) return lo;  // rounding at the proven lower end
     if (g_hi <= 0) return hi;  // the upper end is itself feasible
     return last_feasible(excess, lo, g_lo, hi, g_hi, 1e-12);
 }
@@ -105,7 +105,7 @@ namespace detail {
 struct BatchShape {
     DecodeDemand avg;
     double cpu_tok = 0, link_tok = 0;  // s per sequence: max(CPU compute, DRAM), the busier link direction
-    StepShape shape;                   // w left 0: set per batch (MoE)
+    StepShape shape;  // w left 0: set per batch (MoE)
 };
 
 [[nodiscard]] inline BatchShape batch_shape(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
@@ -177,9 +177,9 @@ inline void batch_ceilings(const PreparedScenario& ps, const MixDemand& md, cons
     const double b1 = std::min(b0, r.b_cap_dram);
     const bool slo_ok = !slo || (!all && std::isfinite(b1) && step_at(b1) <= slo->raw());
     r.b_slo = !slo_ok ? batch_with_weights(
-                                            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
-                                            [&](double b) { return step_at(b) - slo->raw(); })
-                                      : kUnbounded;
+                            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
+                            [&](double b) { return step_at(b) - slo->raw(); })
+                      : kUnbounded;
     r.batch = r.b_cap_hbm;
     r.batch_limit = Resource::hbm_capacity;
     if (r.b_cap_dram < r.batch) {

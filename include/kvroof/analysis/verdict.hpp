@@ -17,7 +17,7 @@ inline constexpr double kGainThreshold = 1.02;
 
 struct Band {
     ServingPoint conservative;  // ov = 0
-    ServingPoint optimistic;    // ov = 1
+    ServingPoint optimistic;  // ov = 1
 };
 
 [[nodiscard]] inline Band band(const PreparedScenario& ps, double f) {
@@ -47,11 +47,11 @@ struct Band {
 }
 
 enum class VerdictKind {
-    offload,               // bankable: the conservative end gains
+    offload,  // bankable: the conservative end gains
     offload_with_overlap,  // only the optimistic end gains: needs a layer-ahead pipeline
-    keep_on_gpu,           // no end of the band gains
-    does_not_fit,          // weights exceed HBM, or one session's KV fits at no f
-    infeasible,            // no batch meets the SLOs even without offload
+    keep_on_gpu,  // no end of the band gains
+    does_not_fit,  // weights exceed HBM, or one session's KV fits at no f
+    infeasible,  // no batch meets the SLOs even without offload
 };
 
 // The spelling in JSON, CSV and reports.
@@ -69,9 +69,9 @@ enum class VerdictKind {
 struct Calibration {
     double measured_tps = 0;
     double f = 0;
-    std::optional<double> ov;          // empty: outside the band
+    std::optional<double> ov;  // empty: outside the band
     double band_low = 0, band_high = 0;  // tok/s at f, ov = 0 and 1
-    double calibrated_gain = 0;         // measured / baseline
+    double calibrated_gain = 0;  // measured / baseline
     std::optional<ServingPoint> best_at_ov;  // best f at the fitted ov
 };
 
@@ -79,11 +79,11 @@ struct Verdict {
     VerdictKind kind = VerdictKind::keep_on_gpu;
     bool session_does_not_fit = false;  // does_not_fit because of one session's KV, not the weights
     bool f_fixed = false;  // the user chose f; no optimisation
-    double f = 0;          // the recommended (or chosen) offload fraction
-    Band baseline;         // f = 0
-    Band at_f;             // at the recommended f
+    double f = 0;  // the recommended (or chosen) offload fraction
+    Band baseline;  // f = 0
+    Band at_f;  // at the recommended f
     ServingPoint best_conservative;  // f*_con at ov = 0
-    ServingPoint best_optimistic;    // f*_opt at ov = 1
+    ServingPoint best_optimistic;  // f*_opt at ov = 1
     double gain_conservative = 1, gain_optimistic = 1;  // at f
     // Idle sessions: the verdict's policy and what parking alone (f = 0) gives.
     IdlePolicy idle = IdlePolicy::hold;

@@ -60,9 +60,9 @@ public:
     [[nodiscard]] const std::string& temp_path() const noexcept { return tmp_; }
 
 private:
-    std::string path_;    // as given, for messages
+    std::string path_;  // as given, for messages
     std::string target_;  // the file the rename replaces (links followed)
-    std::string tmp_;     // empty when writing straight through
+    std::string tmp_;  // empty when writing straight through
     int fd_ = -1;
     TempRegistration reg_;
 };

@@ -39,8 +39,8 @@ struct PrefillInputs {
 // --- layer offload ---
 struct LayersInputs {
     std::vector<std::string> checkpoints;  // empty: the configs/layers_budget.json set
-    std::optional<std::string> model, weight_bits, tp, hardware, budget, link, link_bw, compute_ms, copy_ms, rows, prefill_compute_ms,
-        target_tps, offload_layers;
+    std::optional<std::string> model, weight_bits, tp, hardware, budget, link, link_bw, compute_ms, copy_ms, rows,
+        prefill_compute_ms, target_tps, offload_layers;
     GivenFlags given;
 };
 // Throws InputError naming the flag on any bad value.

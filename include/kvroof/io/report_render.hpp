@@ -52,10 +52,12 @@ struct SummaryPicks {
 };
 
 [[nodiscard]] std::string concurrent_mix_md(const std::vector<ReferenceScenario>& refs);
-[[nodiscard]] std::string walkthrough_md(const Walkthrough& w, const std::string& ladder_description, const std::vector<LadderRow>& ladder);
+[[nodiscard]] std::string walkthrough_md(const Walkthrough& w, const std::string& ladder_description,
+                                         const std::vector<LadderRow>& ladder);
 [[nodiscard]] std::string ceiling_md(const std::vector<CeilingLine>& rows);
-[[nodiscard]] std::string summary_md(const std::vector<ReferenceScenario>& refs, const SummaryPicks& picks, const std::vector<LadderRow>& ladder,
-                                     const std::string& prefill_answer, const std::string& layers_answer);
+[[nodiscard]] std::string summary_md(const std::vector<ReferenceScenario>& refs, const SummaryPicks& picks,
+                                     const std::vector<LadderRow>& ladder, const std::string& prefill_answer,
+                                     const std::string& layers_answer);
 [[nodiscard]] Plots report_plots(const PlotData& d);
 
 }  // namespace kvroof::io

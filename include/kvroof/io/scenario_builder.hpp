@@ -50,7 +50,7 @@ private:
 struct BuiltScenario {
     Scenario scenario;
     std::vector<std::pair<std::string, std::string>> overrides;  // flag -> value as given
-    std::string workload_label;                                  // what the user asked for
+    std::string workload_label;  // what the user asked for
 };
 
 // Decoded values by knob_index, fallbacks included: what a scenario is assembled from.

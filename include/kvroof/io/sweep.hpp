@@ -19,19 +19,19 @@
 namespace kvroof::io {
 
 struct GridAxis {
-    std::string knob;                  // CLI spelling without dashes: "hbm-bw", "f", "model"
-    std::string column;                // CSV header, with its unit: "hbm_bw_TBps"
-    const Knob* row = nullptr;         // its row of the knob table
-    std::string entry;                 // the --grid entry as given, for provenance
+    std::string knob;  // CLI spelling without dashes: "hbm-bw", "f", "model"
+    std::string column;  // CSV header, with its unit: "hbm_bw_TBps"
+    const Knob* row = nullptr;  // its row of the knob table
+    std::string entry;  // the --grid entry as given, for provenance
     // A list keeps its values; a range "lo:hi:step" is generated on demand, so
     // an axis of 10^8 values costs no memory.
     std::vector<std::string> values;  // list: as given (units allowed)
-    std::vector<double> numbers;       // list: in the column's unit (numeric knobs)
+    std::vector<double> numbers;  // list: in the column's unit (numeric knobs)
     bool is_range = false;
-    double lo = 0, step = 0;      // range, in SI units
-    double bare = 1;              // SI value of one bare unit (e.g. 1e12 for TB/s)
-    double to_column = 1;         // SI -> column unit (1 / bare)
-    std::uint64_t count = 0;      // range length
+    double lo = 0, step = 0;  // range, in SI units
+    double bare = 1;  // SI value of one bare unit (e.g. 1e12 for TB/s)
+    double to_column = 1;  // SI -> column unit (1 / bare)
+    std::uint64_t count = 0;  // range length
 
     [[nodiscard]] std::uint64_t size() const noexcept { return is_range ? count : values.size(); }
     [[nodiscard]] double number(std::uint64_t i) const noexcept {
@@ -59,7 +59,7 @@ struct SweepSpec {
     SweepFormat format = SweepFormat::csv;
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
-    std::string description;               // a sweep file's, carried into the provenance
+    std::string description;  // a sweep file's, carried into the provenance
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of

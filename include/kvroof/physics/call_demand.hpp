@@ -30,9 +30,9 @@ namespace kvroof {
 struct ModelConstants {
     Bytes kv_per_token;
     Flop linear_per_token;
-    double attn_decode_per_key = 0;   // FLOP
+    double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
-    Bytes weights;                    // all weights
+    Bytes weights;  // all weights
     LinkBytesPerToken link_per_token;
     // Weight bytes one step streams at batch B. Dense: all but the gathered
     // input embedding. MoE: the non-routed weights plus the expected fraction
@@ -77,7 +77,7 @@ struct DecodeDemand {  // per token of one sequence, in seconds of each resource
 struct PrefillDemand {  // per call
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
     double link_d2h, link_h2d;  // before the first token
-    double link_park_save;      // D2H after the call: the GPU share parked for the idle gap
+    double link_park_save;  // D2H after the call: the GPU share parked for the idle gap
     double ttft;
     double gpu_part, offload_part;  // the two operands of the TTFT combine
 };
@@ -104,9 +104,9 @@ struct PrefillDemand {  // per call
     PrefillDemand d{};
     const double kv = mc.kv_per_token.raw();
     const double A = c.a_append, Sc = c.s_cached;
-    const double cpu_resident = p.f * Sc;               // cached tokens whose KV lives in CPU DRAM
-    const double on_cpu = (1.0 - p.r) * cpu_resident;   // attended in place by the CPU
-    const double reloaded = p.r * cpu_resident;         // copied back over the link
+    const double cpu_resident = p.f * Sc;  // cached tokens whose KV lives in CPU DRAM
+    const double on_cpu = (1.0 - p.r) * cpu_resident;  // attended in place by the CPU
+    const double reloaded = p.r * cpu_resident;  // copied back over the link
     const double parked = p.idle == IdlePolicy::park ? (1.0 - p.f) * Sc : 0.0;  // GPU share parked while idle
     d.link_h2d = (reloaded + parked) * kv / sys.link_bandwidth.raw();
     d.link_d2h = p.f * A * kv / sys.link_bandwidth.raw();

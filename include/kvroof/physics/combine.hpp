@@ -12,8 +12,6 @@ namespace kvroof {
 // Two activities that may overlap: ov = 0 runs them back to back (a + b),
 // ov = 1 hides the shorter one completely (max(a, b)); in between linearly.
 // Seed 000, "How a result reads".
-[[nodiscard]] constexpr Seconds combine(Seconds a, Seconds b, double ov) noexcept {
-    return a + b - ov * min(a, b);
-}
+[[nodiscard]] constexpr Seconds combine(Seconds a, Seconds b, double ov) noexcept { return a + b - ov * min(a, b); }
 
 }  // namespace kvroof

@@ -33,10 +33,10 @@ namespace kvroof {
 inline constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 
 struct StepShape {
-    double w = 0;   // s, weight read per step
+    double w = 0;  // s, weight read per step
     double gc = 0;  // s per sequence, GPU compute
     double gm = 0;  // s per sequence, HBM (KV) traffic
-    double k = 0;   // s per sequence, offloaded path (CPU + link)
+    double k = 0;  // s per sequence, offloaded path (CPU + link)
     double ov = 0;
     double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
 
@@ -83,7 +83,7 @@ struct StepShape {
 struct StepPieces {
     StepShape sh;
     std::array<double, 3> bp, step_bp;  // the first n are set
-    std::size_t n = 0;                  // finite breakpoints
+    std::size_t n = 0;  // finite breakpoints
     double step0 = 0;
 
     StepPieces() noexcept {}  // NOLINT: bp and step_bp are read only below n
@@ -126,8 +126,7 @@ double solve_on_pieces(const StepPieces& p, double target, H h, Root piece_root)
 [[nodiscard]] inline double batch_for_step_time(const StepPieces& p, double slo) noexcept {
     if (p.step0 >= slo) return 0.0;
     return detail::solve_on_pieces(
-        p, slo, [](double, double step) { return step; },
-        [&](double s, double i) { return s > 0 ? (slo - i) / s : kUnbounded; });
+        p, slo, [](double, double step) { return step; }, [&](double s, double i) { return s > 0 ? (slo - i) / s : kUnbounded; });
 }
 [[nodiscard]] inline double batch_for_step_time(const StepShape& sh, double slo) noexcept {
     return batch_for_step_time(StepPieces(sh), slo);

@@ -14,12 +14,12 @@
 namespace kvroof {
 
 struct ParamCounts {
-    double total = 0;        // every weight
-    double active = 0;       // weights a token touches (MoE: routed experts_active of experts)
-    double routed = 0;       // routed-expert weights (MoE), part of total
-    double per_expert = 0;   // weights of one routed expert in one layer
+    double total = 0;  // every weight
+    double active = 0;  // weights a token touches (MoE: routed experts_active of experts)
+    double routed = 0;  // routed-expert weights (MoE), part of total
+    double per_expert = 0;  // weights of one routed expert in one layer
     int moe_layers = 0;
-    double embedding = 0;    // input embedding table (looked up, not multiplied)
+    double embedding = 0;  // input embedding table (looked up, not multiplied)
 };
 
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {

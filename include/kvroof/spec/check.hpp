@@ -20,8 +20,9 @@ inline std::string show(double v) {
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
     std::array<char, 32> buf{};
     const double a = std::fabs(v);
-    const auto res = a == 0 || (a >= 1e-4 && a < 1e15) ? std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed)
-                                                       : std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    const auto res = a == 0 || (a >= 1e-4 && a < 1e15)
+                         ? std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed)
+                         : std::to_chars(buf.data(), buf.data() + buf.size(), v);
     return std::string(buf.data(), res.ptr);
 }
 
@@ -47,7 +48,8 @@ inline void open_unit_interval_right(std::string_view field, double v) {
 // The documented range of a field, both ends included (docs/model.md, "Input ranges").
 inline void in_range(std::string_view field, double v, double lo, double hi) {
     finite(field, v);
-    if (v < lo || v > hi) throw InputError(std::string(field) + ": must be in [" + show(lo) + ", " + show(hi) + "], got " + show(v));
+    if (v < lo || v > hi)
+        throw InputError(std::string(field) + ": must be in [" + show(lo) + ", " + show(hi) + "], got " + show(v));
 }
 // A whole number in [lo, hi], checked before any conversion to int.
 inline int whole_in_range(std::string_view field, double v, int lo, int hi) {

@@ -18,32 +18,32 @@ namespace kvroof {
 // of them overflows, underflows to 0 or divides by a denormal.
 namespace limits {
 inline constexpr int kMaxGpus = 100'000;
-inline constexpr double kMinFlops = 1e6, kMaxFlops = 1e21;             // FLOP/s per device (1 MFLOP/s .. 1 ZFLOP/s)
-inline constexpr double kMinBandwidth = 1e3, kMaxBandwidth = 1e18;     // bytes/s (1 KB/s .. 1 EB/s)
-inline constexpr double kMinCapacity = 1e6, kMaxCapacity = 1e18;       // bytes (1 MB .. 1 EB)
-inline constexpr double kMinEta = 1e-3, kMaxEta = 1.0;                 // achievable fraction of a peak
-inline constexpr double kMinCpusPerGpu = 1e-3, kMaxCpusPerGpu = 1e3;   // CPU sockets per GPU
-inline constexpr double kMaxLinkLatency = 1.0;                          // s per round trip (measured: ~1 µs)
+inline constexpr double kMinFlops = 1e6, kMaxFlops = 1e21;  // FLOP/s per device (1 MFLOP/s .. 1 ZFLOP/s)
+inline constexpr double kMinBandwidth = 1e3, kMaxBandwidth = 1e18;  // bytes/s (1 KB/s .. 1 EB/s)
+inline constexpr double kMinCapacity = 1e6, kMaxCapacity = 1e18;  // bytes (1 MB .. 1 EB)
+inline constexpr double kMinEta = 1e-3, kMaxEta = 1.0;  // achievable fraction of a peak
+inline constexpr double kMinCpusPerGpu = 1e-3, kMaxCpusPerGpu = 1e3;  // CPU sockets per GPU
+inline constexpr double kMaxLinkLatency = 1.0;  // s per round trip (measured: ~1 µs)
 }  // namespace limits
 
 struct HardwareSpec {
-    std::string name;              // preset name or "custom"
-    int gpus = 1;                  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
-    FlopPerSecond gpu_flops;       // dense BF16 peak per GPU
-    FlopPerSecond prefill_flops;   // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
-    Bytes hbm_capacity;            // per GPU
+    std::string name;  // preset name or "custom"
+    int gpus = 1;  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
+    FlopPerSecond gpu_flops;  // dense BF16 peak per GPU
+    FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
+    Bytes hbm_capacity;  // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
     BytesPerSecond nvlink_bandwidth;  // per GPU, per direction: reported only (TP is modelled ideal)
-    BytesPerSecond link_bandwidth;    // GPU<->CPU link available to one GPU, per direction, sustained (no η)
-    std::string link_name;            // "nvlink-c2c", "pcie-gen5", ...
-    Seconds link_latency;             // round trip of one layer's offload exchange (query down, partial output up)
-    FlopPerSecond cpu_flops;          // per CPU socket (BF16 peak)
+    BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
+    std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
+    Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
+    FlopPerSecond cpu_flops;  // per CPU socket (BF16 peak)
     BytesPerSecond cpu_dram_bandwidth;  // per CPU socket
-    Bytes cpu_memory;                   // per CPU socket
+    Bytes cpu_memory;  // per CPU socket
     std::string cpu_name;
     double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
-    double eta_compute = 0.5;   // achievable fraction of peak FLOP/s (GPU and CPU)
-    double eta_mem = 0.5;       // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
+    double eta_compute = 0.5;  // achievable fraction of peak FLOP/s (GPU and CPU)
+    double eta_mem = 0.5;  // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
     Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
 
     // Every figure within its documented range (limits below, docs/model.md
@@ -77,7 +77,8 @@ inline void HardwareSpec::check_validity() const {
     check::open_unit_interval_right("eta-mem", eta_mem);
     check::in_range("eta-mem", eta_mem, kMinEta, kMaxEta);
     check::non_negative("hbm-reserve", hbm_reserve.raw());
-    if (!(hbm_reserve < hbm_capacity)) throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
+    if (!(hbm_reserve < hbm_capacity))
+        throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
 }
 
 // Effective (η-scaled) rates and capacities of the whole system: `gpus` GPUs

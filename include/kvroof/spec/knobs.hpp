@@ -47,10 +47,10 @@ struct Knob;
 enum class UnitKind { bytes, bandwidth, flop_rate, time };
 
 enum class KnobType {
-    number,    // a plain number ("0.5")
-    whole,     // a whole number ("4")
+    number,  // a plain number ("0.5")
+    whole,  // a whole number ("4")
     quantity,  // a number with a unit ("4.8TB/s"; a bare number is in `bare`)
-    text,      // a name or a string decoded to a preset ("h200", "long:0.7,short:0.3")
+    text,  // a name or a string decoded to a preset ("h200", "long:0.7,short:0.3")
 };
 
 // Where a knob's value may come from besides the command line.
@@ -77,22 +77,22 @@ struct KnobAccess {
 inline constexpr double kNoBound = std::numeric_limits<double>::infinity();
 
 struct Knob {
-    std::string_view name{};    // flag without dashes: "c2c-bw"; the --grid knob and sweep file key
+    std::string_view name{};  // flag without dashes: "c2c-bw"; the --grid knob and sweep file key
     std::string_view column{};  // sweep CSV column / JSON Lines key, with the bare unit: "c2c_bw_GBps"
     KnobType type = KnobType::number;
     UnitKind unit = UnitKind::bytes;  // quantity knobs only
-    std::string_view bare{};            // unit of a bare number, of the column and of preset_key ("GB/s")
-    std::string_view fallback{};        // applied when not given ("gb200", "50ms"); empty: the preset's or spec's value stands
-    std::string_view shown_default{};   // the default --help shows ("0.5", "from --hardware")
+    std::string_view bare{};  // unit of a bare number, of the column and of preset_key ("GB/s")
+    std::string_view fallback{};  // applied when not given ("gb200", "50ms"); empty: the preset's or spec's value stands
+    std::string_view shown_default{};  // the default --help shows ("0.5", "from --hardware")
     double lo = -kNoBound, hi = kNoBound;  // documented range of the SI value (docs/model.md, "Input ranges")
     std::string_view help{};
-    std::string_view group{};           // --help section
+    std::string_view group{};  // --help section
     PresetFile preset = PresetFile::none;
-    std::string_view preset_key{};      // key in that preset file, in the bare unit ("hbm_bandwidth_TBps")
-    bool preset_required = false;     // every entry of that file must have the key (else the spec's default stands)
-    bool grid_only = false;           // f and ov: sweep axes, not scenario flags
-    char list_sep = ',';              // separator of a --grid list (';' where values hold commas)
-    std::string_view none_text{};       // text meaning "no value" ("none" for an SLO), or empty
+    std::string_view preset_key{};  // key in that preset file, in the bare unit ("hbm_bandwidth_TBps")
+    bool preset_required = false;  // every entry of that file must have the key (else the spec's default stands)
+    bool grid_only = false;  // f and ov: sweep axes, not scenario flags
+    char list_sep = ',';  // separator of a --grid list (';' where values hold commas)
+    std::string_view none_text{};  // text meaning "no value" ("none" for an SLO), or empty
     // Text knobs: text -> value, throwing InputError naming `flag`.
     KnobValue (*decode)(std::string_view flag, std::string_view text) = nullptr;
     KnobAccess access{};

@@ -37,9 +37,9 @@ struct ModelSpec {
     int layers = 0;
     int hidden = 0;
     int heads = 0;
-    int kv_heads = 0;       // GQA only
-    int head_dim = 0;       // GQA only
-    int intermediate = 0;   // dense MLP width (dense layers)
+    int kv_heads = 0;  // GQA only
+    int head_dim = 0;  // GQA only
+    int intermediate = 0;  // dense MLP width (dense layers)
     int vocab = 0;
     bool tied_embeddings = false;
     // MoE (experts == 0 means dense)
@@ -116,12 +116,15 @@ inline void ModelSpec::check_validity(std::string_view where) const {
                              std::to_string(v));
     }
     if (attention == Attention::gqa && heads % kv_heads != 0)
-        throw InputError(at + "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" + std::to_string(kv_heads) + ")");
+        throw InputError(at + "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" +
+                         std::to_string(kv_heads) + ")");
     if (is_moe()) {
         if (experts_active > experts)
-            throw InputError(at + "experts_active (" + std::to_string(experts_active) + ") must be <= experts (" + std::to_string(experts) + ")");
+            throw InputError(at + "experts_active (" + std::to_string(experts_active) + ") must be <= experts (" +
+                             std::to_string(experts) + ")");
         if (first_dense_layers > layers)
-            throw InputError(at + "first_dense_layers (" + std::to_string(first_dense_layers) + ") must be <= layers (" + std::to_string(layers) + ")");
+            throw InputError(at + "first_dense_layers (" + std::to_string(first_dense_layers) + ") must be <= layers (" +
+                             std::to_string(layers) + ")");
     }
     if ((!is_moe() || first_dense_layers > 0) && intermediate < 1)
         throw InputError(at + "intermediate must be >= 1 for " + (is_moe() ? "the dense layers" : "a dense model") + ", got " +

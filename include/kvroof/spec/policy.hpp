@@ -13,8 +13,8 @@ namespace kvroof {
 
 // Documented ranges of the policy (docs/model.md, "Input ranges").
 namespace limits {
-inline constexpr double kMinSparse = 1e-6;                 // fraction of the context KV read per token
-inline constexpr double kMinSloS = 1e-6, kMaxSloS = 1e6;   // seconds
+inline constexpr double kMinSparse = 1e-6;  // fraction of the context KV read per token
+inline constexpr double kMinSloS = 1e-6, kMaxSloS = 1e6;  // seconds
 }  // namespace limits
 
 enum class IdlePolicy {
@@ -24,10 +24,10 @@ enum class IdlePolicy {
 [[nodiscard]] inline const char* to_string(IdlePolicy p) noexcept { return p == IdlePolicy::hold ? "hold" : "park"; }
 
 struct PolicySpec {
-    double f = 0.0;       // fraction of decode-attention KV handled by the CPU
+    double f = 0.0;  // fraction of decode-attention KV handled by the CPU
     double sparse = 1.0;  // fraction of the context KV that attention reads per token (GPU and CPU alike)
-    double r = 1.0;       // fraction of CPU-resident KV reloaded to the GPU for append-prefill
-    double ov = 0.0;      // overlap: 0 = offloaded work serialised, 1 = perfectly hidden
+    double r = 1.0;  // fraction of CPU-resident KV reloaded to the GPU for append-prefill
+    double ov = 0.0;  // overlap: 0 = offloaded work serialised, 1 = perfectly hidden
     DType kv_dtype = DType::bf16;
     DType weight_dtype = DType::bf16;
     std::optional<Seconds> slo_tpot;  // none = unconstrained

@@ -15,15 +15,15 @@ namespace kvroof {
 
 // Documented ranges of a call class (docs/model.md, "Input ranges").
 namespace limits {
-inline constexpr double kMaxTokens = 1e9;     // S_c, A and O each
-inline constexpr double kMaxIdleGapS = 1e9;   // seconds (about 32 years)
+inline constexpr double kMaxTokens = 1e9;  // S_c, A and O each
+inline constexpr double kMaxIdleGapS = 1e9;  // seconds (about 32 years)
 }  // namespace limits
 
 struct CallClass {
     std::string name;
-    double s_cached = 0;   // S_c, tokens
-    double a_append = 0;   // A, tokens
-    double o_output = 1;   // O, tokens
+    double s_cached = 0;  // S_c, tokens
+    double a_append = 0;  // A, tokens
+    double o_output = 1;  // O, tokens
     Seconds idle_gap{0.0};  // mean gap between this call and the session's next one
 
     [[nodiscard]] double context() const noexcept { return s_cached + a_append; }  // S = S_c + A
