@@ -39,6 +39,7 @@ struct MixDemand {
     double f = 0;
     std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
     double sum_p_o = 0;                          // Σ p·O
+    double inv_sum_p_o = 0;                      // 1 / Σ p·O
     double held_decode = 0, held_idle = 0;       // Σ p·O·S, Σ p·idle·S
     double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
     double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
@@ -95,6 +96,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
         m.held_decode += po * S;
         m.held_idle += p * e.cls.idle_gap.raw() * S;
     }
+    m.inv_sum_p_o = 1.0 / m.sum_p_o;
     return m;
 }
 
@@ -231,6 +233,7 @@ struct PreparedScenario {
     detail::line_fields(m, base, l.slope, f, l.classes);
     for (std::size_t i = 0; i < l.classes; ++i) detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i]);
     m.sum_p_o = l.at_zero.sum_p_o;  // independent of f
+    m.inv_sum_p_o = l.at_zero.inv_sum_p_o;
     m.held_decode = l.at_zero.held_decode;
     m.held_idle = l.at_zero.held_idle;
     return m;

@@ -109,7 +109,7 @@ struct BatchShape {
 };
 
 [[nodiscard]] inline BatchShape batch_shape(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
-    const double inv = 1.0 / md.sum_p_o;
+    const double inv = md.inv_sum_p_o;
     const DecodeDemand& m = md.batch_mix;
     BatchShape b;
     b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv, m.cpu_compute * inv, m.cpu_dram * inv, m.link_d2h * inv, m.link_h2d * inv};
@@ -142,7 +142,7 @@ struct Ceilings {
 
 [[nodiscard]] inline Ceilings batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov,
                                              Detail level) {
-    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = 1.0 / md.sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
+    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = md.inv_sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
     const bool park = ps.idle == IdlePolicy::park;
     const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
     // Bytes held per decoding sequence (m1) and per unit of decode rate (m2).
