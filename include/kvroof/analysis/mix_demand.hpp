@@ -71,7 +71,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
     pol.f = f;
     pol.idle = idle;
     pol.ov = 0;  // the TTFT combine is redone per ov from its operands
-    MixDemand m{};
+    MixDemand m;
     m.f = f;
     for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const auto& e = sc.mix.entries[i];
@@ -110,9 +110,9 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
 // real arithmetic, within a few ulps in floating point: serving_test.cpp).
 // At f = 0 the values are the direct ones (slope·0 adds nothing).
 struct MixLines {
-    MixDemand at_zero{};  // f = 0, computed directly
-    MixDemand at0{};      // the lines' values extended to f = 0 from the right
-    MixDemand slope{};    // d/df on (0, 1]; TTFT operands and their sums unused
+    MixDemand at_zero;  // f = 0, computed directly
+    MixDemand at0;      // the lines' values extended to f = 0 from the right
+    MixDemand slope;    // d/df on (0, 1]; TTFT operands and their sums unused
     std::array<double, kMaxClasses> p{}, S{};  // class probability and context S = S_c + A
     std::size_t classes = 0;
 };
@@ -146,12 +146,12 @@ inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, 
 
 [[nodiscard]] inline MixLines mix_lines(const Scenario& sc, const ModelConstants& mc, const SystemRates& sys, IdlePolicy idle) {
     MixLines l;
+    l.at_zero = mix_demand_direct(sc, mc, sys, idle, 0.0);
     l.classes = sc.mix.entries.size();
     for (std::size_t i = 0; i < l.classes; ++i) {
         l.p[i] = sc.mix.entries[i].weight;
         l.S[i] = sc.mix.entries[i].cls.context();
     }
-    l.at_zero = mix_demand_direct(sc, mc, sys, idle, 0.0);
     const MixDemand one = mix_demand_direct(sc, mc, sys, idle, 1.0), half = mix_demand_direct(sc, mc, sys, idle, 0.5);
     line_fields(l.slope, one, half, -1.0, l.classes);     // value(1) − value(1/2)
     line_fields(l.slope, l.slope, l.slope, 1.0, l.classes);  // ·2, exactly
@@ -178,12 +178,17 @@ struct PreparedScenario {
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
-    explicit PreparedScenario(const Scenario& s)
-        : scenario(&s), sys(system_rates(s.hardware)), mc(model_constants(s.model, s.policy)), idle(s.policy.idle) {
+    explicit PreparedScenario(const Scenario& s) : PreparedScenario(s, s.policy.idle) {}
+    // The scenario under idle policy p (nothing but `lines` depends on it).
+    PreparedScenario(const Scenario& s, IdlePolicy p)
+        : scenario(&s),
+          sys(system_rates(s.hardware)),
+          mc(model_constants(s.model, s.policy)),
+          idle(p),
+          lines(detail::mix_lines(s, mc, sys, p)),
+          dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
         for (const auto& e : s.mix.entries)
             session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
-        lines = detail::mix_lines(s, mc, sys, idle);
-        dense_weight_time = mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw();
     }
 
     // w of StepShape at batch b: the weight read per step over the HBM bandwidth.
@@ -193,12 +198,7 @@ struct PreparedScenario {
 
     // The same scenario under another idle policy: identical to preparing a
     // copy of the scenario with policy.idle changed, without the copy.
-    [[nodiscard]] PreparedScenario with_idle(IdlePolicy p) const {
-        PreparedScenario o = *this;
-        o.idle = p;
-        if (p != idle) o.lines = detail::mix_lines(*scenario, mc, sys, p);  // parking changes the prefill link
-        return o;
-    }
+    [[nodiscard]] PreparedScenario with_idle(IdlePolicy p) const { return p == idle ? *this : PreparedScenario(*scenario, p); }
 
     // HBM left for KV after the weights (negative when they do not fit).
     [[nodiscard]] double hbm_free_bytes() const noexcept { return sys.hbm_capacity.raw() - mc.weights.raw(); }
