@@ -32,7 +32,9 @@ struct ServingPoint {
     double tpot = 0;           // s, decode step time at B
     double tpot_observed = 0;  // s, B / throughput: the step stretched by interleaved prefill and any other bound
     double ttft = 0;           // s, call-weighted mean
-    std::array<double, kMaxClasses> ttft_class{};
+    // The first mix.size() are set by evaluate (the rest are left unset: zero-filling
+    // them was a tenth of a band's time).
+    std::array<double, kMaxClasses> ttft_class;  // NOLINT(cppcoreguidelines-pro-type-member-init)
     double lambda_max = 0;  // calls/s
     double throughput = 0;  // output tokens/s
     double gpu_timeline = 0;  // s of GPU time per call (prefill + share of decode steps)
@@ -288,6 +290,7 @@ namespace detail {
     r.weights = ps.mc.weights;
     r.hbm_free = ps.sys.hbm_capacity - ps.mc.weights;
     if (r.hbm_free.raw() <= 0) {
+        std::fill_n(r.ttft_class.begin(), ps.lines.classes, 0.0);
         r.fits = r.feasible = false;
         r.binding = r.batch_limit = r.headline = Resource::hbm_capacity;
         return r;
