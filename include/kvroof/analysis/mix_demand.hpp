@@ -107,7 +107,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
 // demands are affine, so every field of MixDemand but the TTFT operands
 // (maxima of such lines, per class) and their sums is at0 + slope·f on (0, 1],
 // with slope = 2·(value(1) − value(1/2)) and at0 = value(1) − slope (exact in
-// real arithmetic, within a few ulps in floating point: serving_test.cpp).
+// real arithmetic, within a few ulps in floating point: monotonicity_test.cpp).
 // At f = 0 the values are the direct ones (slope·0 adds nothing).
 struct MixLines {
     MixDemand at_zero;  // f = 0, computed directly
