@@ -267,3 +267,91 @@ TEST_CASE("MoE batch ceiling: the footprint at b_cap_hbm equals the free HBM", "
     const double held = kv * c.context() * (p.batch + p.batch / p.tpot * (p.ttft + c.idle_gap.raw()) / c.o_output);
     CHECK(held == Approx(p.hbm_free.raw()).epsilon(1e-9));
 }
+
+TEST_CASE("the mix's demand from its lines in f equals the direct per-call demand (300 seeded scenarios)",
+          "[serving][property]") {
+    // mix_demand evaluates each field as at0 + slope·f (mix_demand.hpp); the
+    // per-call demands are affine in f on (0, 1] with a jump at 0, so the lines
+    // must agree with the direct computation at every f, to rounding (relative
+    // to the field's size over [0, 1]), and exactly at f = 0.
+    using Field = double (*)(const MixDemand&);
+    static const Field aggregates[] = {
+        [](const MixDemand& m) { return m.sum_p_o; },         [](const MixDemand& m) { return m.held_decode; },
+        [](const MixDemand& m) { return m.held_idle; },       [](const MixDemand& m) { return m.ttft_gpu; },
+        [](const MixDemand& m) { return m.ttft_off; },        [](const MixDemand& m) { return m.ttft_min; },
+        [](const MixDemand& m) { return m.held_gpu; },        [](const MixDemand& m) { return m.held_off; },
+        [](const MixDemand& m) { return m.held_min; },        [](const MixDemand& m) { return m.batch_mix.gpu_compute; },
+        [](const MixDemand& m) { return m.batch_mix.gpu_hbm; },  [](const MixDemand& m) { return m.batch_mix.cpu_compute; },
+        [](const MixDemand& m) { return m.batch_mix.cpu_dram; }, [](const MixDemand& m) { return m.batch_mix.link_d2h; },
+        [](const MixDemand& m) { return m.batch_mix.link_h2d; }, [](const MixDemand& m) { return m.link_h2d; },
+        [](const MixDemand& m) { return m.link_d2h; },
+        [](const MixDemand& m) { return m.per_call_prefill[Resource::gpu_compute]; },
+        [](const MixDemand& m) { return m.per_call_prefill[Resource::gpu_hbm]; },
+        [](const MixDemand& m) { return m.per_call_prefill[Resource::cpu_compute]; },
+        [](const MixDemand& m) { return m.per_call_prefill[Resource::cpu_dram]; },
+    };
+    using ClassField = double (*)(const PrefillDemand&);
+    static const ClassField per_class[] = {
+        [](const PrefillDemand& q) { return q.gpu_compute; }, [](const PrefillDemand& q) { return q.gpu_hbm; },
+        [](const PrefillDemand& q) { return q.cpu_compute; }, [](const PrefillDemand& q) { return q.cpu_dram; },
+        [](const PrefillDemand& q) { return q.link_d2h; },    [](const PrefillDemand& q) { return q.link_h2d; },
+        [](const PrefillDemand& q) { return q.link_park_save; }, [](const PrefillDemand& q) { return q.gpu_part; },
+        [](const PrefillDemand& q) { return q.offload_part; },
+    };
+    Rng rng{424242};
+    const double fs[] = {0.0, 1e-12, 1e-6, 0.013, 0.25, 0.5, 0.77, 0.999999, 1.0};
+    int checks = 0;
+    for (int n = 0; n < 300; ++n) {
+        const Drawn d = draw(rng);
+        Scenario s = io::build_scenario(d.in).scenario;
+        s.policy.r = std::vector<double>{0.0, 0.3, 1.0}[rng.index(3)];  // the CPU's prefill share too
+        const PreparedScenario held(s);
+        for (const PreparedScenario& ps : {held, held.with_idle(IdlePolicy::park), held.with_idle(IdlePolicy::hold)}) {
+            const MixDemand ends[] = {detail::mix_demand_direct(s, ps.mc, ps.sys, ps.idle, 0.0),
+                                      detail::mix_demand_direct(s, ps.mc, ps.sys, ps.idle, 1.0)};
+            for (double f : fs) {
+                const MixDemand fast = mix_demand(ps, f);
+                const MixDemand direct = detail::mix_demand_direct(s, ps.mc, ps.sys, ps.idle, f);
+                INFO("kvroof verdict " << d.flags << " --r " << s.policy.r << " idle " << to_string(ps.idle) << " at f=" << f);
+                const double tol = f == 0.0 ? 0.0 : 1e-12;
+                for (Field get : aggregates) {
+                    const double scale = std::max({std::abs(get(ends[0])), std::abs(get(ends[1])), std::abs(get(direct))});
+                    CHECK(std::abs(get(fast) - get(direct)) <= tol * scale);
+                    ++checks;
+                }
+                for (size_t i = 0; i < s.mix.entries.size(); ++i) {
+                    for (ClassField get : per_class) {
+                        const double scale =
+                            std::max({std::abs(get(ends[0].pre[i])), std::abs(get(ends[1].pre[i])), std::abs(get(direct.pre[i]))});
+                        CHECK(std::abs(get(fast.pre[i]) - get(direct.pre[i])) <= tol * scale);
+                    }
+                }
+            }
+        }
+    }
+    CHECK(checks > 50000);
+}
+
+TEST_CASE("a band as a row equals the full band in every field a row shows (300 seeded scenarios)", "[serving][property]") {
+    Rng rng{31337};
+    for (int n = 0; n < 300; ++n) {
+        const Drawn d = draw(rng);
+        const Scenario s = io::build_scenario(d.in).scenario;
+        const PreparedScenario ps(s);
+        for (int i = 0; i <= 20; ++i) {
+            const double f = i / 20.0;
+            const Band full = band(ps, f), row = band_row(ps, f);
+            INFO("kvroof verdict " << d.flags << " at f=" << f);
+            for (const auto& [a, b] : {std::pair{full.conservative, row.conservative}, std::pair{full.optimistic, row.optimistic}}) {
+                CHECK(b.throughput == a.throughput);
+                CHECK(b.batch == a.batch);
+                CHECK(b.tpot == a.tpot);
+                CHECK(b.ttft == a.ttft);
+                CHECK(b.batch_limit == a.batch_limit);
+                CHECK(b.binding == a.binding);
+                CHECK(b.headline == a.headline);
+                CHECK(b.feasible == a.feasible);
+            }
+        }
+    }
+}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Throughput of the core: one concurrent-mix evaluation (in full, and its
-// throughput alone), the f* search at both band ends, and one full verdict
+// throughput alone), one band at f, the f* search at both band ends, and one full verdict
 // (f optimised at both ends of the band, parking baseline included).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -52,6 +52,33 @@ void BM_MixThroughput(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_MixThroughput);
+
+// One band at f, both ends in full: what each row of a sweep with an f axis
+// computes (f sweeping [0, 1] in steps that revisit no point for 10^6 rows).
+void BM_Band(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(state.range(0) == 1 ? nullptr : "long:0.5,mid:0.3,short:0.2");
+    const kvroof::PreparedScenario ps(s);
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::band(ps, f));
+        f = f >= 1.0 ? 0.0 : f + 0.000001;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Band)->Arg(1)->Arg(3)->ArgName("classes");
+
+// The same band with only the batch ceilings that bind solved (band_row).
+void BM_BandRow(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    const kvroof::PreparedScenario ps(s);
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::band_row(ps, f));
+        f = f >= 1.0 ? 0.0 : f + 0.000001;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BandRow);
 
 // f* at both ends of the band, the bulk of a verdict.
 void BM_OptimiseBand(benchmark::State& state) {

@@ -34,7 +34,135 @@ struct Scenario {
     }
 };
 
-// Everything that does not depend on (f, ov), computed once per scenario.
+// What the calls ask at offload fraction f, before the overlap is chosen:
+// everything that does not depend on ov, so both ends of a band share it.
+struct MixDemand {
+    double f = 0;
+    std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
+    double sum_p_o = 0;                          // Σ p·O
+    double inv_sum_p_o = 0;                      // 1 / Σ p·O
+    double held_decode = 0, held_idle = 0;       // Σ p·O·S, Σ p·idle·S
+    double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
+    double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
+    DecodeDemand batch_mix{};  // per-token demand summed with weights p·O
+    PerResource<double> per_call_prefill;  // rate resources but the link (counted per direction below)
+    double link_h2d = 0, link_d2h = 0;
+};
+
+namespace detail {
+// The TTFT operands of class i and their p- and p·S-weighted sums.
+inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) noexcept {
+    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm);
+    // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
+    q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + std::max(q.link_h2d, q.link_d2h);
+    q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
+    const double lo = std::min(q.gpu_part, q.offload_part);
+    m.ttft_gpu += p * q.gpu_part;
+    m.ttft_off += p * q.offload_part;
+    m.ttft_min += p * lo;
+    m.held_gpu += p * S * q.gpu_part;
+    m.held_off += p * S * q.offload_part;
+    m.held_min += p * S * lo;
+}
+
+// The mix's demand at f straight from the per-call demands (call_demand.hpp).
+[[nodiscard]] inline MixDemand mix_demand_direct(const Scenario& sc, const ModelConstants& mc, const SystemRates& sys,
+                                                 IdlePolicy idle, double f) {
+    PolicySpec pol = sc.policy;
+    pol.f = f;
+    pol.idle = idle;
+    pol.ov = 0;  // the TTFT combine is redone per ov from its operands
+    MixDemand m;
+    m.f = f;
+    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
+        const auto& e = sc.mix.entries[i];
+        const double p = e.weight, O = e.cls.o_output, S = e.cls.context(), po = p * O;
+        const DecodeDemand d = decode_demand(mc, sys, pol, S);
+        m.pre[i] = prefill_demand(mc, sys, pol, e.cls);
+        const auto& q = m.pre[i];
+        add_ttft_terms(m, m.pre[i], p, S);
+        m.sum_p_o += po;
+        m.batch_mix.gpu_compute += po * d.gpu_compute;
+        m.batch_mix.gpu_hbm += po * d.gpu_hbm;
+        m.batch_mix.cpu_compute += po * d.cpu_compute;
+        m.batch_mix.cpu_dram += po * d.cpu_dram;
+        m.batch_mix.link_d2h += po * d.link_d2h;
+        m.batch_mix.link_h2d += po * d.link_h2d;
+        m.per_call_prefill[Resource::gpu_compute] += p * q.gpu_compute;
+        m.per_call_prefill[Resource::gpu_hbm] += p * q.gpu_hbm;
+        m.per_call_prefill[Resource::cpu_compute] += p * q.cpu_compute;
+        m.per_call_prefill[Resource::cpu_dram] += p * q.cpu_dram;
+        m.link_h2d += p * q.link_h2d;
+        m.link_d2h += p * (q.link_d2h + q.link_park_save);
+        m.held_decode += po * S;
+        m.held_idle += p * e.cls.idle_gap.raw() * S;
+    }
+    m.inv_sum_p_o = 1.0 / m.sum_p_o;
+    return m;
+}
+
+// Every per-call demand is affine in f on (0, 1]: in call_demand.hpp f enters
+// only as f or 1 − f times an f-free factor, and a term that comes with
+// offload (the link's per-token query and output, prefill's CPU share) is
+// switched on by f > 0 alone: a jump at f = 0, no kink inside. Sums of affine
+// demands are affine, so every field of MixDemand but the TTFT operands
+// (maxima of such lines, per class) and their sums is at0 + slope·f on (0, 1],
+// with slope = 2·(value(1) − value(1/2)) and at0 = value(1) − slope (exact in
+// real arithmetic, within a few ulps in floating point: monotonicity_test.cpp).
+// At f = 0 the values are the direct ones (slope·0 adds nothing).
+struct MixLines {
+    MixDemand at_zero;  // f = 0, computed directly
+    MixDemand at0;      // the lines' values extended to f = 0 from the right
+    MixDemand slope;    // d/df on (0, 1]; TTFT operands and their sums unused
+    std::array<double, kMaxClasses> p{}, S{};  // class probability and context S = S_c + A
+    std::size_t classes = 0;
+};
+
+// out = a + s·u for every field that is linear in f.
+inline void line_fields(DecodeDemand& out, const DecodeDemand& a, const DecodeDemand& s, double u) noexcept {
+    out.gpu_compute = a.gpu_compute + s.gpu_compute * u;
+    out.gpu_hbm = a.gpu_hbm + s.gpu_hbm * u;
+    out.cpu_compute = a.cpu_compute + s.cpu_compute * u;
+    out.cpu_dram = a.cpu_dram + s.cpu_dram * u;
+    out.link_d2h = a.link_d2h + s.link_d2h * u;
+    out.link_h2d = a.link_h2d + s.link_h2d * u;
+}
+inline void line_fields(PrefillDemand& out, const PrefillDemand& a, const PrefillDemand& s, double u) noexcept {
+    out.gpu_compute = a.gpu_compute + s.gpu_compute * u;
+    out.gpu_hbm = a.gpu_hbm + s.gpu_hbm * u;
+    out.cpu_compute = a.cpu_compute + s.cpu_compute * u;
+    out.cpu_dram = a.cpu_dram + s.cpu_dram * u;
+    out.link_d2h = a.link_d2h + s.link_d2h * u;
+    out.link_h2d = a.link_h2d + s.link_h2d * u;
+    out.link_park_save = a.link_park_save + s.link_park_save * u;
+}
+inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, double u, std::size_t classes) noexcept {
+    for (std::size_t i = 0; i < classes; ++i) line_fields(out.pre[i], a.pre[i], s.pre[i], u);
+    line_fields(out.batch_mix, a.batch_mix, s.batch_mix, u);
+    for (Resource r : {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram})
+        out.per_call_prefill[r] = a.per_call_prefill[r] + s.per_call_prefill[r] * u;
+    out.link_h2d = a.link_h2d + s.link_h2d * u;
+    out.link_d2h = a.link_d2h + s.link_d2h * u;
+}
+
+[[nodiscard]] inline MixLines mix_lines(const Scenario& sc, const ModelConstants& mc, const SystemRates& sys, IdlePolicy idle) {
+    MixLines l;
+    l.at_zero = mix_demand_direct(sc, mc, sys, idle, 0.0);
+    l.classes = sc.mix.entries.size();
+    for (std::size_t i = 0; i < l.classes; ++i) {
+        l.p[i] = sc.mix.entries[i].weight;
+        l.S[i] = sc.mix.entries[i].cls.context();
+    }
+    const MixDemand one = mix_demand_direct(sc, mc, sys, idle, 1.0), half = mix_demand_direct(sc, mc, sys, idle, 0.5);
+    line_fields(l.slope, one, half, -1.0, l.classes);     // value(1) − value(1/2)
+    line_fields(l.slope, l.slope, l.slope, 1.0, l.classes);  // ·2, exactly
+    line_fields(l.at0, one, l.slope, -1.0, l.classes);    // value(1) − slope
+    return l;
+}
+}  // namespace detail
+
+// Everything that does not depend on (f, ov), computed once per scenario
+// (its members are not to be changed afterwards: `lines` follows from them).
 struct PreparedScenario {
     const Scenario* scenario = nullptr;
     SystemRates sys;
@@ -42,28 +170,35 @@ struct PreparedScenario {
 
     double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S
     // The idle policy evaluated: the scenario's own, or the other one for the
-    // parking comparison (nothing above depends on it, see with_idle).
+    // parking comparison (see with_idle).
     IdlePolicy idle = IdlePolicy::hold;
     // k0 of StepShape, s per step on the offloaded path when f > 0: one link
     // round trip per layer (query down, partial attention output up), L per step.
     double offload_step_latency = 0;
+    detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
+    double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
-    explicit PreparedScenario(const Scenario& s)
+    explicit PreparedScenario(const Scenario& s) : PreparedScenario(s, s.policy.idle) {}
+    // The scenario under idle policy p (nothing but `lines` depends on it).
+    PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
           sys(system_rates(s.hardware)),
           mc(model_constants(s.model, s.policy)),
-          idle(s.policy.idle),
-          offload_step_latency(s.model.layers * s.hardware.link_latency.raw()) {
-        for (const auto& e : s.mix.entries) session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+          idle(p),
+          lines(detail::mix_lines(s, mc, sys, p)),
+          dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
+        for (const auto& e : s.mix.entries)
+            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+    }
+
+    // w of StepShape at batch b: the weight read per step over the HBM bandwidth.
+    [[nodiscard]] double weight_time(double b) const noexcept {
+        return mc.moe ? mc.weights_read(b).raw() / sys.hbm_bandwidth.raw() : dense_weight_time;
     }
 
     // The same scenario under another idle policy: identical to preparing a
     // copy of the scenario with policy.idle changed, without the copy.
-    [[nodiscard]] PreparedScenario with_idle(IdlePolicy p) const noexcept {
-        PreparedScenario o = *this;
-        o.idle = p;
-        return o;
-    }
+    [[nodiscard]] PreparedScenario with_idle(IdlePolicy p) const { return p == idle ? *this : PreparedScenario(*scenario, p); }
 
     // HBM left for KV after the weights (negative when they do not fit).
     [[nodiscard]] double hbm_free_bytes() const noexcept { return sys.hbm_capacity.raw() - mc.weights.raw(); }
@@ -88,58 +223,19 @@ struct PreparedScenario {
     }
 };
 
-// What the calls ask at offload fraction f, before the overlap is chosen:
-// everything that does not depend on ov, so both ends of a band share it.
-struct MixDemand {
-    double f = 0;
-    std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
-    double sum_p_o = 0;  // Σ p·O
-    double held_decode = 0, held_idle = 0;  // Σ p·O·S, Σ p·idle·S
-    double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
-    double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
-    DecodeDemand batch_mix{};  // per-token demand summed with weights p·O
-    PerResource<double> per_call_prefill;  // rate resources but the link (counted per direction below)
-    double link_h2d = 0, link_d2h = 0;
-};
-
+// The mix's demand at offload fraction f: each linear field from its line
+// (detail::MixLines), the TTFT operands per class from those.
 [[nodiscard]] inline MixDemand mix_demand(const PreparedScenario& ps, double f) {
-    const Scenario& sc = *ps.scenario;
-    PolicySpec pol = sc.policy;
-    pol.f = f;
-    pol.idle = ps.idle;
-    pol.ov = 0;  // the TTFT combine is redone per ov from its operands
+    const detail::MixLines& l = ps.lines;
+    const MixDemand& base = f > 0 ? l.at0 : l.at_zero;
     MixDemand m;
     m.f = f;
-    for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
-        const auto& e = sc.mix.entries[i];
-        const double p = e.weight, O = e.cls.o_output, S = e.cls.context();
-        const DecodeDemand d = decode_demand(ps.mc, ps.sys, pol, S);
-        m.pre[i] = prefill_demand(ps.mc, ps.sys, pol, e.cls);
-        const auto& q = m.pre[i];
-        const double po = p * O;
-        const double lo = std::min(q.gpu_part, q.offload_part);
-        m.sum_p_o += po;
-        m.ttft_gpu += p * q.gpu_part;
-        m.ttft_off += p * q.offload_part;
-        m.ttft_min += p * lo;
-        m.held_gpu += p * S * q.gpu_part;
-        m.held_off += p * S * q.offload_part;
-        m.held_min += p * S * lo;
-        m.batch_mix.gpu_compute += po * d.gpu_compute;
-        m.batch_mix.gpu_hbm += po * d.gpu_hbm;
-        m.batch_mix.cpu_compute += po * d.cpu_compute;
-        m.batch_mix.cpu_dram += po * d.cpu_dram;
-        m.batch_mix.link_d2h += po * d.link_d2h;
-        m.batch_mix.link_h2d += po * d.link_h2d;
-        m.per_call_prefill[Resource::gpu_compute] += p * q.gpu_compute;
-        m.per_call_prefill[Resource::gpu_hbm] += p * q.gpu_hbm;
-        m.per_call_prefill[Resource::cpu_compute] += p * q.cpu_compute;
-        m.per_call_prefill[Resource::cpu_dram] += p * q.cpu_dram;
-        m.link_h2d += p * q.link_h2d;
-        m.link_d2h += p * (q.link_d2h + q.link_park_save);
-        m.held_decode += po * S;
-        m.held_idle += p * e.cls.idle_gap.raw() * S;
-    }
+    detail::line_fields(m, base, l.slope, f, l.classes);
+    for (std::size_t i = 0; i < l.classes; ++i) detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i]);
+    m.sum_p_o = l.at_zero.sum_p_o;  // independent of f
+    m.inv_sum_p_o = l.at_zero.inv_sum_p_o;
+    m.held_decode = l.at_zero.held_decode;
+    m.held_idle = l.at_zero.held_idle;
     return m;
 }
 

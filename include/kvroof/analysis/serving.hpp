@@ -31,8 +31,10 @@ struct ServingPoint {
     double b_cap_hbm = 0, b_cap_dram = 0, b_slo = 0;
     double tpot = 0;  // s, decode step time at B
     double tpot_observed = 0;  // s, B / throughput: the step stretched by interleaved prefill and any other bound
-    double ttft = 0;  // s, call-weighted mean
-    std::array<double, kMaxClasses> ttft_class{};
+    double ttft = 0;           // s, call-weighted mean
+    // The first mix.size() are set by evaluate (the rest are left unset: zero-filling
+    // them was a tenth of a band's time).
+    std::array<double, kMaxClasses> ttft_class;  // NOLINT(cppcoreguidelines-pro-type-member-init)
     double lambda_max = 0;  // calls/s
     double throughput = 0;  // output tokens/s
     double gpu_timeline = 0;  // s of GPU time per call (prefill + share of decode steps)
@@ -109,7 +111,7 @@ struct BatchShape {
 };
 
 [[nodiscard]] inline BatchShape batch_shape(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
-    const double inv = 1.0 / md.sum_p_o;
+    const double inv = md.inv_sum_p_o;
     const DecodeDemand& m = md.batch_mix;
     BatchShape b;
     b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv, m.cpu_compute * inv, m.cpu_dram * inv, m.link_d2h * inv, m.link_h2d * inv};
@@ -125,18 +127,24 @@ struct BatchShape {
 
 // The step at batch b with the weight read of b itself (MoE: experts touched).
 [[nodiscard]] inline StepShape shape_at(const PreparedScenario& ps, StepShape s, double b) noexcept {
-    s.w = ps.mc.weights_read(b).raw() / ps.sys.hbm_bandwidth.raw();
+    s.w = ps.weight_time(b);
     return s;
 }
 
-// b_cap_hbm, b_cap_dram, b_slo and B = their minimum, with what sets it.
 // How much of a serving point to compute: its throughput alone (the batch, not
-// every ceiling; no attribution), or everything a renderer shows.
-enum class Detail { throughput, full };
+// every ceiling; no attribution); a table row (every field but the ceilings
+// that do not set B, left unbounded); or everything a renderer shows.
+enum class Detail { throughput, row, full };
 
-inline void batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov, Detail level,
-                           ServingPoint& r) {
-    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = 1.0 / md.sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
+// b_cap_hbm, b_cap_dram, b_slo and B = their minimum, with what sets it.
+struct Ceilings {
+    double b_cap_hbm = kUnbounded, b_cap_dram = kUnbounded, b_slo = kUnbounded, batch = 0;
+    Resource batch_limit = Resource::hbm_capacity;
+};
+
+[[nodiscard]] inline Ceilings batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov,
+                                             Detail level) {
+    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = md.inv_sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
     const bool park = ps.idle == IdlePolicy::park;
     const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
     // Bytes held per decoding sequence (m1) and per unit of decode rate (m2).
@@ -170,44 +178,64 @@ inline void batch_ceilings(const PreparedScenario& ps, const MixDemand& md, cons
     // far violates its constraint: each feasible set is [0, ceiling], so a
     // batch that meets it is already below it (its ceiling is then left unbounded).
     const bool all = level == Detail::full;
-    r.b_cap_hbm = capacity_ceiling(r.hbm_free.raw(), m1_hbm, m2_hbm);
-    const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = r.b_cap_hbm;
+    Ceilings c;
+    c.b_cap_hbm = capacity_ceiling(ps.hbm_free_bytes(), m1_hbm, m2_hbm);
+    const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = c.b_cap_hbm;
     const bool dram_ok = !all && std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
-    r.b_cap_dram = !dram_ok ? capacity_ceiling(cpu_mem, m1_dram, m2_dram) : kUnbounded;
-    const double b1 = std::min(b0, r.b_cap_dram);
+    if (!dram_ok) c.b_cap_dram = capacity_ceiling(cpu_mem, m1_dram, m2_dram);
+    const double b1 = std::min(b0, c.b_cap_dram);
     const bool slo_ok = !slo || (!all && std::isfinite(b1) && step_at(b1) <= slo->raw());
-    r.b_slo = !slo_ok ? batch_with_weights(
-                            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
-                            [&](double b) { return step_at(b) - slo->raw(); })
-                      : kUnbounded;
-    r.batch = r.b_cap_hbm;
-    r.batch_limit = Resource::hbm_capacity;
-    if (r.b_cap_dram < r.batch) {
-        r.batch = r.b_cap_dram;
-        r.batch_limit = Resource::dram_capacity;
+    if (!slo_ok)
+        c.b_slo = batch_with_weights(
+            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
+            [&](double b) { return step_at(b) - slo->raw(); });
+    c.batch = c.b_cap_hbm;
+    if (c.b_cap_dram < c.batch) {
+        c.batch = c.b_cap_dram;
+        c.batch_limit = Resource::dram_capacity;
     }
-    if (r.b_slo < r.batch) {
-        r.batch = r.b_slo;
-        r.batch_limit = Resource::slo_tpot;
+    if (c.b_slo < c.batch) {
+        c.batch = c.b_slo;
+        c.batch_limit = Resource::slo_tpot;
     }
+    return c;
 }
 
-// At the batch r.batch: TPOT, utilisation-seconds per call, the GPU timeline,
-// Λ_max and throughput.
-inline void account(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
+// At the batch B (step shape `at_b`, its w that of B): TPOT, the offloaded
+// resources' utilisation-seconds per call, the GPU timeline, Λ_max and throughput.
+struct Rates {
+    double tpot, cpu_compute, cpu_dram, link, gpu_timeline, lambda_max, throughput;
+};
+
+[[nodiscard]] inline Rates rates(const MixDemand& md, const BatchShape& bs, const StepShape& at_b, double B, double ttft) noexcept {
     const DecodeDemand& avg = bs.avg;
+    const double sum_p_o = md.sum_p_o;
+    Rates x{};
+    x.tpot = at_b.step(B);
+    x.cpu_compute = md.per_call_prefill[Resource::cpu_compute] + sum_p_o * avg.cpu_compute;
+    x.cpu_dram = md.per_call_prefill[Resource::cpu_dram] + sum_p_o * avg.cpu_dram;
+    x.link = std::max(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h);
+    x.gpu_timeline = ttft + sum_p_o * x.tpot / B;
+    x.lambda_max = 1.0 / std::max(x.gpu_timeline, std::max(std::max(x.cpu_compute, x.cpu_dram), x.link));
+    x.throughput = x.lambda_max * sum_p_o;
+    return x;
+}
+
+// The rates at the batch r.batch, with the GPU's utilisation-seconds.
+inline void account(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
     const double B = r.batch, sum_p_o = md.sum_p_o;
-    const double w = ps.mc.weights_read(B).raw() / ps.sys.hbm_bandwidth.raw();
-    r.tpot = shape_at(ps, bs.shape, B).step(B);
+    const StepShape at_b = shape_at(ps, bs.shape, B);
+    const Rates x = rates(md, bs, at_b, B, r.ttft);
+    r.tpot = x.tpot;
     r.util_sec = md.per_call_prefill;
-    r.util_sec[Resource::gpu_compute] += sum_p_o * avg.gpu_compute;
-    r.util_sec[Resource::gpu_hbm] += sum_p_o * (avg.gpu_hbm + w / B);
-    r.util_sec[Resource::cpu_compute] += sum_p_o * avg.cpu_compute;
-    r.util_sec[Resource::cpu_dram] += sum_p_o * avg.cpu_dram;
-    r.util_sec[Resource::link] = std::max(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h);
-    r.gpu_timeline = r.ttft + sum_p_o * r.tpot / B;
-    r.lambda_max = 1.0 / std::max(r.gpu_timeline, r.util_sec.max(kOffloadResources));
-    r.throughput = r.lambda_max * sum_p_o;
+    r.util_sec[Resource::gpu_compute] += sum_p_o * bs.avg.gpu_compute;
+    r.util_sec[Resource::gpu_hbm] += sum_p_o * (bs.avg.gpu_hbm + at_b.w / B);
+    r.util_sec[Resource::cpu_compute] = x.cpu_compute;
+    r.util_sec[Resource::cpu_dram] = x.cpu_dram;
+    r.util_sec[Resource::link] = x.link;
+    r.gpu_timeline = x.gpu_timeline;
+    r.lambda_max = x.lambda_max;
+    r.throughput = x.throughput;
     r.tpot_observed = B / r.throughput;
 }
 
@@ -241,11 +269,20 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
 }  // namespace detail
 
 namespace detail {
-// The serving point; with Detail::throughput the attribution of the GPU
-// timeline and the binding are skipped (every number that sets the
-// throughput is computed the same way either way).
-[[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov, Detail level) {
-    const Scenario& sc = *ps.scenario;
+// The call-weighted mean TTFT, Σ p·combine(gpu, off, ov).
+[[nodiscard]] inline double mean_ttft(const MixDemand& md, double ov) noexcept { return md.ttft_gpu + md.ttft_off - ov * md.ttft_min; }
+
+// Whether some class's TTFT exceeds the TTFT SLO.
+[[nodiscard]] inline bool ttft_violated(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
+    const auto& slo = ps.scenario->policy.slo_ttft;
+    if (!slo) return false;
+    for (std::size_t i = 0; i < ps.lines.classes; ++i)
+        if (combine(Seconds(md.pre[i].gpu_part), Seconds(md.pre[i].offload_part), ov).raw() > slo->raw()) return true;
+    return false;
+}
+
+// The serving point at Detail::row or Detail::full.
+[[nodiscard]] inline ServingPoint evaluate_full(const PreparedScenario& ps, const MixDemand& md, double ov, Detail level) {
     const double f = md.f;
     ServingPoint r;
     r.f = f;
@@ -253,24 +290,26 @@ namespace detail {
     r.weights = ps.mc.weights;
     r.hbm_free = ps.sys.hbm_capacity - ps.mc.weights;
     if (r.hbm_free.raw() <= 0) {
+        std::fill_n(r.ttft_class.begin(), ps.lines.classes, 0.0);
         r.fits = r.feasible = false;
         r.binding = r.batch_limit = r.headline = Resource::hbm_capacity;
         return r;
     }
-    for (size_t i = 0; i < sc.mix.entries.size(); ++i)
+    for (size_t i = 0; i < ps.lines.classes; ++i)
         r.ttft_class[i] = combine(Seconds(md.pre[i].gpu_part), Seconds(md.pre[i].offload_part), ov).raw();
-    r.ttft = md.ttft_gpu + md.ttft_off - ov * md.ttft_min;  // Σ p·combine(gpu, off, ov)
+    r.ttft = mean_ttft(md, ov);
 
-    const detail::BatchShape bs = detail::batch_shape(ps, md, ov);
-    detail::batch_ceilings(ps, md, bs.shape, ov, level, r);
-    if (sc.policy.slo_ttft) {
-        for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
-            if (r.ttft_class[i] > sc.policy.slo_ttft->raw()) {
-                r.feasible = false;
-                r.binding = r.headline = Resource::slo_ttft;
-                return r;
-            }
-        }
+    const BatchShape bs = batch_shape(ps, md, ov);
+    const Ceilings c = batch_ceilings(ps, md, bs.shape, ov, level);
+    r.b_cap_hbm = c.b_cap_hbm;
+    r.b_cap_dram = c.b_cap_dram;
+    r.b_slo = c.b_slo;
+    r.batch = c.batch;
+    r.batch_limit = c.batch_limit;
+    if (ttft_violated(ps, md, ov)) {
+        r.feasible = false;
+        r.binding = r.headline = Resource::slo_ttft;
+        return r;
     }
     if (!ps.session_fits_hbm(f) || !ps.session_fits_dram(f)) {
         r.feasible = false;
@@ -284,20 +323,28 @@ namespace detail {
         r.binding = r.headline = r.batch_limit;
         return r;
     }
-    detail::account(ps, md, bs, r);
-    if (level == Detail::full) detail::attribute(ps, md, bs, r);
+    account(ps, md, bs, r);
+    attribute(ps, md, bs, r);
     return r;
 }
 }  // namespace detail
 
 // The serving point for the demand md (at its f) and overlap ov.
 [[nodiscard]] inline ServingPoint evaluate(const PreparedScenario& ps, const MixDemand& md, double ov) {
-    return detail::evaluate(ps, md, ov, detail::Detail::full);
+    return detail::evaluate_full(ps, md, ov, detail::Detail::full);
 }
 
-// Its throughput alone (output tokens/s), as evaluate(...).throughput, cheaper.
+// Its throughput alone (output tokens/s), as evaluate(...).throughput, cheaper:
+// the same numbers on the same path, with no ServingPoint, the infeasible cases
+// first, only the ceilings that bind, and no attribution.
 [[nodiscard]] inline double throughput(const PreparedScenario& ps, const MixDemand& md, double ov) {
-    return detail::evaluate(ps, md, ov, detail::Detail::throughput).throughput;
+    const double f = md.f;
+    if (ps.hbm_free_bytes() <= 0 || !ps.session_fits_hbm(f) || !ps.session_fits_dram(f) || detail::ttft_violated(ps, md, ov))
+        return 0.0;
+    const detail::BatchShape bs = detail::batch_shape(ps, md, ov);
+    const double B = detail::batch_ceilings(ps, md, bs.shape, ov, detail::Detail::throughput).batch;
+    if (!(B > 0) || !std::isfinite(B)) return 0.0;
+    return detail::rates(md, bs, detail::shape_at(ps, bs.shape, B), B, detail::mean_ttft(md, ov)).throughput;
 }
 
 // The serving point at offload fraction f and overlap ov.

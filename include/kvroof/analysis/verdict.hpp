@@ -25,6 +25,15 @@ struct Band {
     return {evaluate(ps, d, 0.0), evaluate(ps, d, 1.0)};
 }
 
+// The band as a table row needs it (a sweep's): every field of band(ps, f)
+// but the batch ceilings that do not set the batch, left unbounded (a ceiling
+// is solved only where the batch so far violates its constraint). The same
+// throughput, batch, TPOT, TTFT and bindings as band(ps, f), cheaper.
+[[nodiscard]] inline Band band_row(const PreparedScenario& ps, double f) {
+    const MixDemand d = mix_demand(ps, f);
+    return {detail::evaluate_full(ps, d, 0.0, detail::Detail::row), detail::evaluate_full(ps, d, 1.0, detail::Detail::row)};
+}
+
 [[nodiscard]] inline double gain(const ServingPoint& at_f, const ServingPoint& baseline) noexcept {
     if (!(baseline.throughput > 0)) return at_f.throughput > 0 ? kUnbounded : 1.0;
     return at_f.throughput / baseline.throughput;
