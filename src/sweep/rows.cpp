@@ -103,7 +103,7 @@ const CachedPoint& RowWorker::point() {
 void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     const Verdict& v = p.verdict;
     const double f = f_axis_ >= 0 ? spec_.axes[static_cast<size_t>(f_axis_)].number(idx_[static_cast<size_t>(f_axis_)]) : v.f;
-    const Band b = f_axis_ < 0 ? v.at_f : band(*p.prepared, f);
+    const Band b = f_axis_ < 0 ? v.at_f : band_row(*p.prepared, f);  // the fields a row shows, equal to band()'s
     const ServingPoint& con = b.conservative;
     const ServingPoint& opt = b.optimistic;
     // A gain over a baseline that serves nothing is undefined: an empty cell, null in JSON.

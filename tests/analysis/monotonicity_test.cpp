@@ -276,14 +276,22 @@ TEST_CASE("the mix's demand from its lines in f equals the direct per-call deman
     // to the field's size over [0, 1]), and exactly at f = 0.
     using Field = double (*)(const MixDemand&);
     static const Field aggregates[] = {
-        [](const MixDemand& m) { return m.sum_p_o; },         [](const MixDemand& m) { return m.held_decode; },
-        [](const MixDemand& m) { return m.held_idle; },       [](const MixDemand& m) { return m.ttft_gpu; },
-        [](const MixDemand& m) { return m.ttft_off; },        [](const MixDemand& m) { return m.ttft_min; },
-        [](const MixDemand& m) { return m.held_gpu; },        [](const MixDemand& m) { return m.held_off; },
-        [](const MixDemand& m) { return m.held_min; },        [](const MixDemand& m) { return m.batch_mix.gpu_compute; },
-        [](const MixDemand& m) { return m.batch_mix.gpu_hbm; },  [](const MixDemand& m) { return m.batch_mix.cpu_compute; },
-        [](const MixDemand& m) { return m.batch_mix.cpu_dram; }, [](const MixDemand& m) { return m.batch_mix.link_d2h; },
-        [](const MixDemand& m) { return m.batch_mix.link_h2d; }, [](const MixDemand& m) { return m.link_h2d; },
+        [](const MixDemand& m) { return m.sum_p_o; },
+        [](const MixDemand& m) { return m.held_decode; },
+        [](const MixDemand& m) { return m.held_idle; },
+        [](const MixDemand& m) { return m.ttft_gpu; },
+        [](const MixDemand& m) { return m.ttft_off; },
+        [](const MixDemand& m) { return m.ttft_min; },
+        [](const MixDemand& m) { return m.held_gpu; },
+        [](const MixDemand& m) { return m.held_off; },
+        [](const MixDemand& m) { return m.held_min; },
+        [](const MixDemand& m) { return m.batch_mix.gpu_compute; },
+        [](const MixDemand& m) { return m.batch_mix.gpu_hbm; },
+        [](const MixDemand& m) { return m.batch_mix.cpu_compute; },
+        [](const MixDemand& m) { return m.batch_mix.cpu_dram; },
+        [](const MixDemand& m) { return m.batch_mix.link_d2h; },
+        [](const MixDemand& m) { return m.batch_mix.link_h2d; },
+        [](const MixDemand& m) { return m.link_h2d; },
         [](const MixDemand& m) { return m.link_d2h; },
         [](const MixDemand& m) { return m.per_call_prefill[Resource::gpu_compute]; },
         [](const MixDemand& m) { return m.per_call_prefill[Resource::gpu_hbm]; },
@@ -292,9 +300,9 @@ TEST_CASE("the mix's demand from its lines in f equals the direct per-call deman
     };
     using ClassField = double (*)(const PrefillDemand&);
     static const ClassField per_class[] = {
-        [](const PrefillDemand& q) { return q.gpu_compute; }, [](const PrefillDemand& q) { return q.gpu_hbm; },
-        [](const PrefillDemand& q) { return q.cpu_compute; }, [](const PrefillDemand& q) { return q.cpu_dram; },
-        [](const PrefillDemand& q) { return q.link_d2h; },    [](const PrefillDemand& q) { return q.link_h2d; },
+        [](const PrefillDemand& q) { return q.gpu_compute; },    [](const PrefillDemand& q) { return q.gpu_hbm; },
+        [](const PrefillDemand& q) { return q.cpu_compute; },    [](const PrefillDemand& q) { return q.cpu_dram; },
+        [](const PrefillDemand& q) { return q.link_d2h; },       [](const PrefillDemand& q) { return q.link_h2d; },
         [](const PrefillDemand& q) { return q.link_park_save; }, [](const PrefillDemand& q) { return q.gpu_part; },
         [](const PrefillDemand& q) { return q.offload_part; },
     };
@@ -321,8 +329,8 @@ TEST_CASE("the mix's demand from its lines in f equals the direct per-call deman
                 }
                 for (size_t i = 0; i < s.mix.entries.size(); ++i) {
                     for (ClassField get : per_class) {
-                        const double scale =
-                            std::max({std::abs(get(ends[0].pre[i])), std::abs(get(ends[1].pre[i])), std::abs(get(direct.pre[i]))});
+                        const double scale = std::max(
+                            {std::abs(get(ends[0].pre[i])), std::abs(get(ends[1].pre[i])), std::abs(get(direct.pre[i]))});
                         CHECK(std::abs(get(fast.pre[i]) - get(direct.pre[i])) <= tol * scale);
                     }
                 }
@@ -342,7 +350,8 @@ TEST_CASE("a band as a row equals the full band in every field a row shows (300 
             const double f = i / 20.0;
             const Band full = band(ps, f), row = band_row(ps, f);
             INFO("kvroof verdict " << d.flags << " at f=" << f);
-            for (const auto& [a, b] : {std::pair{full.conservative, row.conservative}, std::pair{full.optimistic, row.optimistic}}) {
+            for (const auto& [a, b] :
+                 {std::pair{full.conservative, row.conservative}, std::pair{full.optimistic, row.optimistic}}) {
                 CHECK(b.throughput == a.throughput);
                 CHECK(b.batch == a.batch);
                 CHECK(b.tpot == a.tpot);

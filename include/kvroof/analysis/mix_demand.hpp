@@ -39,9 +39,9 @@ struct Scenario {
 struct MixDemand {
     double f = 0;
     std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
-    double sum_p_o = 0;                          // Σ p·O
-    double inv_sum_p_o = 0;                      // 1 / Σ p·O
-    double held_decode = 0, held_idle = 0;       // Σ p·O·S, Σ p·idle·S
+    double sum_p_o = 0;  // Σ p·O
+    double inv_sum_p_o = 0;  // 1 / Σ p·O
+    double held_decode = 0, held_idle = 0;  // Σ p·O·S, Σ p·idle·S
     double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
     double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
     DecodeDemand batch_mix{};  // per-token demand summed with weights p·O
@@ -112,8 +112,8 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
 // At f = 0 the values are the direct ones (slope·0 adds nothing).
 struct MixLines {
     MixDemand at_zero;  // f = 0, computed directly
-    MixDemand at0;      // the lines' values extended to f = 0 from the right
-    MixDemand slope;    // d/df on (0, 1]; TTFT operands and their sums unused
+    MixDemand at0;  // the lines' values extended to f = 0 from the right
+    MixDemand slope;  // d/df on (0, 1]; TTFT operands and their sums unused
     std::array<double, kMaxClasses> p{}, S{};  // class probability and context S = S_c + A
     std::size_t classes = 0;
 };
@@ -154,9 +154,9 @@ inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, 
         l.S[i] = sc.mix.entries[i].cls.context();
     }
     const MixDemand one = mix_demand_direct(sc, mc, sys, idle, 1.0), half = mix_demand_direct(sc, mc, sys, idle, 0.5);
-    line_fields(l.slope, one, half, -1.0, l.classes);     // value(1) − value(1/2)
+    line_fields(l.slope, one, half, -1.0, l.classes);  // value(1) − value(1/2)
     line_fields(l.slope, l.slope, l.slope, 1.0, l.classes);  // ·2, exactly
-    line_fields(l.at0, one, l.slope, -1.0, l.classes);    // value(1) − slope
+    line_fields(l.at0, one, l.slope, -1.0, l.classes);  // value(1) − slope
     return l;
 }
 }  // namespace detail
@@ -185,10 +185,10 @@ struct PreparedScenario {
           sys(system_rates(s.hardware)),
           mc(model_constants(s.model, s.policy)),
           idle(p),
+          offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
-        for (const auto& e : s.mix.entries)
-            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+        for (const auto& e : s.mix.entries) session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
     }
 
     // w of StepShape at batch b: the weight read per step over the HBM bandwidth.

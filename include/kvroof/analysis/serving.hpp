@@ -31,7 +31,7 @@ struct ServingPoint {
     double b_cap_hbm = 0, b_cap_dram = 0, b_slo = 0;
     double tpot = 0;  // s, decode step time at B
     double tpot_observed = 0;  // s, B / throughput: the step stretched by interleaved prefill and any other bound
-    double ttft = 0;           // s, call-weighted mean
+    double ttft = 0;  // s, call-weighted mean
     // The first mix.size() are set by evaluate (the rest are left unset: zero-filling
     // them was a tenth of a band's time).
     std::array<double, kMaxClasses> ttft_class;  // NOLINT(cppcoreguidelines-pro-type-member-init)
@@ -207,7 +207,8 @@ struct Rates {
     double tpot, cpu_compute, cpu_dram, link, gpu_timeline, lambda_max, throughput;
 };
 
-[[nodiscard]] inline Rates rates(const MixDemand& md, const BatchShape& bs, const StepShape& at_b, double B, double ttft) noexcept {
+[[nodiscard]] inline Rates rates(const MixDemand& md, const BatchShape& bs, const StepShape& at_b, double B,
+                                 double ttft) noexcept {
     const DecodeDemand& avg = bs.avg;
     const double sum_p_o = md.sum_p_o;
     Rates x{};
@@ -270,7 +271,9 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
 
 namespace detail {
 // The call-weighted mean TTFT, Σ p·combine(gpu, off, ov).
-[[nodiscard]] inline double mean_ttft(const MixDemand& md, double ov) noexcept { return md.ttft_gpu + md.ttft_off - ov * md.ttft_min; }
+[[nodiscard]] inline double mean_ttft(const MixDemand& md, double ov) noexcept {
+    return md.ttft_gpu + md.ttft_off - ov * md.ttft_min;
+}
 
 // Whether some class's TTFT exceeds the TTFT SLO.
 [[nodiscard]] inline bool ttft_violated(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
