@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+"""Sanity check for serving_points.json: counts, required fields, exclusions."""
+import json, os, sys
+from collections import Counter
+
+here = os.path.dirname(os.path.abspath(__file__))
+doc = json.load(open(os.path.join(here, "serving_points.json")))
+models = json.load(open(os.path.join(here, "..", "models.json")))
+pts = doc["points"]
+GPUS = {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090"}
+MOE = {"mixtral-8x7b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "glm-4.5"}
+KEYS = ["id", "source", "engine", "engine_version", "gpu", "gpus", "tp", "pp", "ep", "model", "weight_dtype",
+        "kv_dtype", "isl", "osl", "prefix", "load", "measured", "notes"]
+
+ids = [p["id"] for p in pts]
+assert len(ids) == len(set(ids)), "duplicate ids"
+for p in pts:
+    assert list(p) == KEYS, (p["id"], list(p))
+    assert p["gpu"] in GPUS, p["id"]
+    assert p["model"] in models, (p["id"], p["model"])
+    assert p["model"] not in ("llama-3.1-70b", "llama-3.3-70b"), p["id"]
+    for k in ("weight_dtype", "isl", "osl"):
+        assert p[k] is not None, (p["id"], k)
+    assert p["source"]["key"] and p["source"]["url"], p["id"]
+    m = p["measured"]
+    assert any(m[k] is not None for k in ("itl_ms", "tpot_ms", "ttft_ms", "e2e_ms", "throughput_tok_s")), p["id"]
+    assert p["load"]["mode"] in ("batch", "concurrency", "max_throughput", "request_rate"), p["id"]
+
+src = Counter(p["source"]["key"] for p in pts)
+gpus = Counter(p["gpu"] for p in pts)
+mods = Counter(p["model"] for p in pts)
+moe = sorted(set(mods) & MOE)
+print(f"points: {len(pts)}")
+print(f"sources ({len(src)}): {dict(src)}")
+print(f"gpus ({len(gpus)}): {dict(gpus)}")
+print(f"models ({len(mods)}): {dict(mods)}")
+print(f"moe models: {moe}")
+assert len(pts) >= 30 and len(src) >= 4 and len(gpus) >= 3 and len(mods) >= 3 and moe
+print("OK")
