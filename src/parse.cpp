@@ -145,8 +145,9 @@ DType parse_dtype(std::string_view flag, std::string_view text) {
     const std::string t = trim(text);
     if (iequals(t, "bf16") || iequals(t, "fp16")) return DType::bf16;
     if (iequals(t, "fp8")) return DType::fp8;
-    if (iequals(t, "int4") || iequals(t, "fp4")) return DType::int4;
-    throw InputError(fmt::format("{}: must be one of bf16, fp8, int4, got '{}'", flag, text));
+    if (iequals(t, "int4")) return DType::int4;
+    if (iequals(t, "fp4") || iequals(t, "nvfp4") || iequals(t, "mxfp4")) return DType::fp4;
+    throw InputError(fmt::format("{}: must be one of bf16, fp16, fp8, int4, fp4, got '{}'", flag, text));
 }
 
 IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text) {

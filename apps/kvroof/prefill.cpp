@@ -46,7 +46,7 @@ Action setup_prefill(CLI::App& app) {
     add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
     add("--prefill-flops", &io::PrefillInputs::prefill_flops,
         "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
-    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp8, int4 [default: bf16]");
+    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int4, fp4 [default: bf16]");
     add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");

@@ -74,8 +74,15 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"cpu_flops_per_s", hw.cpu_flops.raw()},
                   {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},
                   {"cpu_memory_bytes", hw.cpu_memory.raw()},
+                  {"gpu_flops_fp8_per_s", hw.gpu_flops_fp8.raw()},
+                  {"gpu_flops_fp4_per_s", hw.gpu_flops_fp4.raw()},
+                  {"gemm_flops_per_s", gemm_peak(hw, gemm_dtype(p)).raw()},
                   {"eta_compute", hw.eta_compute},
-                  {"eta_mem", hw.eta_mem}}},
+                  {"eta_mem", hw.eta_mem},
+                  {"eta_cpu_compute", hw.eta_cpu_compute},
+                  {"eta_dram", hw.eta_cpu_dram},
+                  {"eta_link", hw.eta_link},
+                  {"step_overhead_s", hw.step_overhead.raw()}}},
                 {"model",
                  {{"name", m.name},
                   {"attention", m.attention == Attention::gqa ? "gqa" : "mla"},
@@ -92,6 +99,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"r", p.r},
                   {"kv_dtype", to_string(p.kv_dtype)},
                   {"weight_dtype", to_string(p.weight_dtype)},
+                  {"compute_dtype", to_string(gemm_dtype(p))},
                   {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
                   {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
                   {"idle", to_string(p.idle)}}},
@@ -105,13 +113,15 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const PolicySpec& p = sc.policy;
     std::string s;
     s += fmt::format("Inputs\n");
-    s += fmt::format("  hardware  {} x{}: GPU {} | HBM {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
-                     format_flops(hw.gpu_flops.raw()), format_bytes(hw.hbm_capacity.raw()),
-                     format_bandwidth(hw.hbm_bandwidth.raw()), format_bytes(hw.hbm_reserve.raw()), hw.link_name,
-                     format_bandwidth(hw.link_bandwidth.raw()));
-    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {} | eta compute {:g}, memory {:g}\n", hw.cpu_name,
-                     hw.cpus_per_gpu, format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
-                     format_bandwidth(hw.cpu_dram_bandwidth.raw()), hw.eta_compute, hw.eta_mem);
+    s += fmt::format("  hardware  {} x{}: GPU {} {} | HBM {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
+                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), to_string(gemm_dtype(p)),
+                     format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
+                     format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
+    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
+                     format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
+                     format_bandwidth(hw.cpu_dram_bandwidth.raw()));
+    s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms\n",
+                     hw.eta_compute, hw.eta_mem, hw.eta_cpu_compute, hw.eta_cpu_dram, hw.eta_link, hw.step_overhead.raw() * 1e3);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",

@@ -57,7 +57,7 @@ TEST_CASE("mix strings give positive weights", "[parse][mix]") {
 TEST_CASE("dtypes and idle policies", "[parse]") {
     CHECK(parse_dtype("--kv-dtype", "fp8") == DType::fp8);
     CHECK(parse_dtype("--kv-dtype", "int4") == DType::int4);
-    CHECK_THROWS_WITH(parse_dtype("--kv-dtype", "fp3"), Catch::Contains("bf16, fp8, int4"));
+    CHECK_THROWS_WITH(parse_dtype("--kv-dtype", "fp3"), Catch::Contains("bf16, fp16, fp8, int4, fp4"));
     CHECK(parse_idle_policy("--idle", "park") == IdlePolicy::park);
     CHECK_THROWS_WITH(parse_idle_policy("--idle", "sleep"), Catch::Contains("hold, park"));
 }

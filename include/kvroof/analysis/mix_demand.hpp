@@ -169,12 +169,14 @@ struct PreparedScenario {
     ModelConstants mc;
 
     double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S
+    double session_kv_peak = 0;  // bytes, the same at the end of its output: kv·max (S + O)
     // The idle policy evaluated: the scenario's own, or the other one for the
     // parking comparison (see with_idle).
     IdlePolicy idle = IdlePolicy::hold;
     // k0 of StepShape, s per step on the offloaded path when f > 0: one link
     // round trip per layer (query down, partial attention output up), L per step.
     double offload_step_latency = 0;
+    double step_overhead = 0;  // c0 of StepShape: s per decode step (launch, scheduling)
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
@@ -182,13 +184,17 @@ struct PreparedScenario {
     // The scenario under idle policy p (nothing but `lines` depends on it).
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
-          sys(system_rates(s.hardware)),
+          sys(system_rates(s.hardware, gemm_dtype(s.policy))),
           mc(model_constants(s.model, s.policy)),
           idle(p),
           offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
+          step_overhead(s.hardware.step_overhead.raw()),
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
-        for (const auto& e : s.mix.entries) session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+        for (const auto& e : s.mix.entries) {
+            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
+            session_kv_peak = std::max(session_kv_peak, mc.kv_per_token.raw() * (e.cls.context() + e.cls.o_output));
+        }
     }
 
     // w of StepShape at batch b: the weight read per step over the HBM bandwidth.
@@ -212,6 +218,12 @@ struct PreparedScenario {
     [[nodiscard]] bool session_fits_dram(double f) const noexcept {
         const double share = idle == IdlePolicy::park ? 1.0 : f;
         return share * session_kv_max <= sys.cpu_memory.raw();
+    }
+    // The same with the context grown by the whole output (operating points,
+    // which model context growth).
+    [[nodiscard]] bool session_fits_hbm_peak(double f) const noexcept { return (1.0 - f) * session_kv_peak <= hbm_free_bytes(); }
+    [[nodiscard]] bool session_fits_dram_peak(double f) const noexcept {
+        return (idle == IdlePolicy::park ? 1.0 : f) * session_kv_peak <= sys.cpu_memory.raw();
     }
     // Whether some f in [0, 1] fits one session, and the smallest such f.
     [[nodiscard]] std::optional<double> smallest_f_that_fits() const noexcept {

@@ -122,6 +122,7 @@ struct BatchShape {
     b.shape.k = b.cpu_tok + b.link_tok;
     b.shape.k0 = md.f > 0 ? ps.offload_step_latency : 0.0;
     b.shape.ov = ov;
+    b.shape.c0 = ps.step_overhead;
     return b;
 }
 

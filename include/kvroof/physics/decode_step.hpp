@@ -3,13 +3,14 @@
 // The time of one batched decode step as a function of the batch B, and the
 // inverse problems the capacity and SLO ceilings need.
 //
-//   step(B) = combine( max(gc·B, w + gm·B),  k0 + k·B,  ov )
+//   step(B) = combine( max(gc·B, w + gm·B),  k0 + k·B,  ov ) + c0
 //
 // gc: GPU FLOP-time per sequence, gm: HBM time per sequence (its KV share),
 // w: the weight read (once per step), k: the offloaded path per sequence
 // (max(CPU compute, CPU DRAM) + link), k0: a constant time per step on the
 // offloaded path (L layers × a per-layer link latency; 0 until a latency is
-// given). All coefficients in seconds, all >= 0.
+// given), c0: a fixed time per step outside both paths (kernel launch and
+// scheduling; 0 unless given). All coefficients in seconds, all >= 0.
 //
 // For fixed w the step is continuous, increasing and piecewise linear in B:
 // it is built from three lines, gc·B, w + gm·B and k0 + k·B, by max and
@@ -39,11 +40,12 @@ struct StepShape {
     double k = 0;  // s per sequence, offloaded path (CPU + link)
     double ov = 0;
     double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
+    double c0 = 0;  // s per step, serial overhead outside both paths (launch, scheduling)
 
     [[nodiscard]] double gpu_path(double b) const noexcept { return std::max(gc * b, w + gm * b); }
     [[nodiscard]] double offload_path(double b) const noexcept { return k0 + k * b; }
     [[nodiscard]] double step(double b) const noexcept {
-        return combine(Seconds(gpu_path(b)), Seconds(offload_path(b)), ov).raw();
+        return combine(Seconds(gpu_path(b)), Seconds(offload_path(b)), ov).raw() + c0;
     }
 
     struct Line {

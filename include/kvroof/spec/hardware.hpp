@@ -7,8 +7,10 @@
 // a field's initialiser is its default where a preset does not give it.
 
 #include <string>
+#include <utility>
 
 #include "kvroof/spec/check.hpp"
+#include "kvroof/spec/model.hpp"
 #include "kvroof/units.hpp"
 
 namespace kvroof {
@@ -24,12 +26,15 @@ inline constexpr double kMinCapacity = 1e6, kMaxCapacity = 1e18;  // bytes (1 MB
 inline constexpr double kMinEta = 1e-3, kMaxEta = 1.0;  // achievable fraction of a peak
 inline constexpr double kMinCpusPerGpu = 1e-3, kMaxCpusPerGpu = 1e3;  // CPU sockets per GPU
 inline constexpr double kMaxLinkLatency = 1.0;  // s per round trip (measured: ~1 µs)
+inline constexpr double kMaxStepOverhead = 1.0;  // s per decode step (measured: well under 10 ms)
 }  // namespace limits
 
 struct HardwareSpec {
     std::string name;  // preset name or "custom"
     int gpus = 1;  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
-    FlopPerSecond gpu_flops;  // dense BF16 peak per GPU
+    FlopPerSecond gpu_flops;  // dense BF16/FP16 tensor peak per GPU
+    FlopPerSecond gpu_flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at gpu_flops)
+    FlopPerSecond gpu_flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at gpu_flops)
     FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;  // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
@@ -42,8 +47,14 @@ struct HardwareSpec {
     Bytes cpu_memory;  // per CPU socket
     std::string cpu_name;
     double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
-    double eta_compute = 0.5;  // achievable fraction of peak FLOP/s (GPU and CPU)
-    double eta_mem = 0.5;  // achievable fraction of peak bandwidth (HBM, DRAM); the link is taken as given
+    // Achievable fraction of each peak (docs/model.md, "Efficiencies").
+    // Defaults from public measurements (data/README.md and docs/model.md cite each).
+    double eta_compute = 0.7;  // GPU GEMM FLOP/s: large FP8 GEMMs on H100 reach 0.70-0.73 of peak, BF16 0.80
+    double eta_mem = 0.85;  // HBM bandwidth: STREAM Triad 0.83-0.89 of peak on A100, H100, H200
+    double eta_cpu_compute = 0.5;  // CPU FLOP/s: ASSUMED, no measured figure for attention on Grace or AMX
+    double eta_cpu_dram = 0.5;  // CPU DRAM bandwidth where the host preset has no measured eta_dram: ASSUMED
+    double eta_link = 1.0;  // GPU<->CPU link, per direction (link presets are measured sustained figures)
+    Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
     Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
 
     // Every figure within its documented range (limits below, docs/model.md
@@ -61,6 +72,8 @@ inline void HardwareSpec::check_validity() const {
     };
     rate("gpu-flops", gpu_flops.raw(), kMinFlops, kMaxFlops);
     rate("prefill-flops", prefill_flops.raw(), kMinFlops, kMaxFlops);
+    for (auto [f, v] : {std::pair{"gpu-flops-fp8", gpu_flops_fp8.raw()}, std::pair{"gpu-flops-fp4", gpu_flops_fp4.raw()}})
+        if (v != 0) rate(f, v, kMinFlops, kMaxFlops);  // 0: the GPU has no such math
     rate("hbm-cap", hbm_capacity.raw(), kMinCapacity, kMaxCapacity);
     rate("hbm-bw", hbm_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
@@ -72,17 +85,31 @@ inline void HardwareSpec::check_validity() const {
     rate("cpu-dram-bw", cpu_dram_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     rate("cpu-mem", cpu_memory.raw(), kMinCapacity, kMaxCapacity);
     rate("cpus-per-gpu", cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
-    check::open_unit_interval_right("eta-compute", eta_compute);
-    check::in_range("eta-compute", eta_compute, kMinEta, kMaxEta);
-    check::open_unit_interval_right("eta-mem", eta_mem);
-    check::in_range("eta-mem", eta_mem, kMinEta, kMaxEta);
+    for (auto [f, v] :
+         {std::pair{"eta-compute", eta_compute}, std::pair{"eta-mem", eta_mem}, std::pair{"eta-cpu-compute", eta_cpu_compute},
+          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}}) {
+        check::open_unit_interval_right(f, v);
+        check::in_range(f, v, kMinEta, kMaxEta);
+    }
+    check::non_negative("step-overhead", step_overhead.raw());
+    check::in_range("step-overhead", step_overhead.raw(), 0.0, kMaxStepOverhead);
     check::non_negative("hbm-reserve", hbm_reserve.raw());
     if (!(hbm_reserve < hbm_capacity))
         throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
 }
 
+// The GPU's dense tensor peak for GEMMs in `math` precision: FP8 and FP4 run
+// at their own peak where the GPU has one, otherwise at the BF16 peak (weights
+// are then dequantised into BF16 GEMMs, as engines do on GPUs without them).
+[[nodiscard]] inline FlopPerSecond gemm_peak(const HardwareSpec& hw, DType math) noexcept {
+    if (math == DType::fp4 && hw.gpu_flops_fp4.raw() > 0) return hw.gpu_flops_fp4;
+    if (math == DType::fp8 && hw.gpu_flops_fp8.raw() > 0) return hw.gpu_flops_fp8;
+    return hw.gpu_flops;
+}
+
 // Effective (η-scaled) rates and capacities of the whole system: `gpus` GPUs
-// pooled as one tensor-parallel group, with gpus·cpus_per_gpu CPU sockets.
+// pooled as one tensor-parallel group, with gpus·cpus_per_gpu CPU sockets,
+// the GPUs' GEMMs in `math` precision.
 struct SystemRates {
     FlopPerSecond gpu_flops;
     BytesPerSecond hbm_bandwidth;
@@ -93,17 +120,17 @@ struct SystemRates {
     BytesPerSecond link_bandwidth;  // per direction, all GPUs together
 };
 
-[[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw) noexcept {
+[[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
     const double g = hw.gpus;
     const double cpus = g * hw.cpus_per_gpu;
     return SystemRates{
-        hw.gpu_flops * (g * hw.eta_compute),
+        gemm_peak(hw, math) * (g * hw.eta_compute),
         hw.hbm_bandwidth * (g * hw.eta_mem),
         (hw.hbm_capacity - hw.hbm_reserve) * g,
-        hw.cpu_flops * (cpus * hw.eta_compute),
-        hw.cpu_dram_bandwidth * (cpus * hw.eta_mem),
+        hw.cpu_flops * (cpus * hw.eta_cpu_compute),
+        hw.cpu_dram_bandwidth * (cpus * hw.eta_cpu_dram),
         hw.cpu_memory * cpus,
-        hw.link_bandwidth * g,
+        hw.link_bandwidth * (g * hw.eta_link),
     };
 }
 

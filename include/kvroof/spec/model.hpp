@@ -12,13 +12,16 @@
 namespace kvroof {
 
 enum class Attention { gqa, mla };
-enum class DType { bf16, fp8, int4 };
+// Storage precisions (weights, KV) and GEMM math precisions. bf16 stands for
+// the 16-bit floats (BF16 and FP16 have the same size and tensor peak).
+enum class DType { bf16, fp8, int4, fp4 };
 
 [[nodiscard]] constexpr double bytes_per_element(DType d) noexcept {
     switch (d) {
         case DType::bf16: return 2.0;
         case DType::fp8: return 1.0;
         case DType::int4: return 0.5;
+        case DType::fp4: return 0.5;
     }
     return 2.0;
 }
@@ -27,6 +30,7 @@ enum class DType { bf16, fp8, int4 };
         case DType::bf16: return "bf16";
         case DType::fp8: return "fp8";
         case DType::int4: return "int4";
+        case DType::fp4: return "fp4";
     }
     return "bf16";
 }

@@ -30,6 +30,7 @@ struct PolicySpec {
     double ov = 0.0;  // overlap: 0 = offloaded work serialised, 1 = perfectly hidden
     DType kv_dtype = DType::bf16;
     DType weight_dtype = DType::bf16;
+    std::optional<DType> compute_dtype;  // GEMM math precision; none: follows the weights (gemm_dtype)
     std::optional<Seconds> slo_tpot;  // none = unconstrained
     std::optional<Seconds> slo_ttft;
     IdlePolicy idle = IdlePolicy::hold;
@@ -50,5 +51,13 @@ struct PolicySpec {
         }
     }
 };
+
+// The precision the GEMMs run in: --compute-dtype when given, else the
+// weights' own (FP8 weights → FP8 GEMMs, FP4 → FP4); INT4 weights are
+// dequantised into BF16 GEMMs (W4A16), as engines run them.
+[[nodiscard]] inline DType gemm_dtype(const PolicySpec& p) noexcept {
+    if (p.compute_dtype) return *p.compute_dtype;
+    return p.weight_dtype == DType::int4 ? DType::bf16 : p.weight_dtype;
+}
 
 }  // namespace kvroof
