@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
 // `kvroof verdict`: the one-shot answer for one scenario.
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
+#include <fmt/format.h>
 #include "commands.hpp"
+
 #include "kvroof/analysis/verdict_report.hpp"
 #include "kvroof/io/parse.hpp"
+#include "kvroof/io/point_render.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
@@ -18,10 +23,77 @@ struct VerdictOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
     std::optional<std::string> f, ov, measured_tps;
+    // The operating point and the benchmark's single-class workload.
+    std::optional<std::string> batch, concurrency, isl, osl, prefix, prefill, chunk;
 };
 
+double whole_tokens(const char* flag, const std::string& text, double lo) {
+    const double v = io::parse_number(flag, text);
+    if (!(v >= lo) || v > limits::kMaxTokens || v != std::floor(v))
+        throw InputError(
+            fmt::format("{}: must be a whole number of tokens in [{:g}, {:g}], got '{}'", flag, lo, limits::kMaxTokens, text));
+    return v;
+}
+
+// --isl/--osl/--prefix: one class in a benchmark's words (prefix = cached tokens of the input; no idle gap).
+void apply_benchmark_workload(const VerdictOptionsText& o, io::BuiltScenario& built) {
+    if (!o.isl && !o.osl && !o.prefix) return;
+    if (!o.isl || !o.osl)
+        throw InputError(fmt::format("{}: needs both --isl and --osl", o.isl ? "--isl" : o.osl ? "--osl" : "--prefix"));
+    if (o.scenario.given("workload") || o.scenario.given("mix"))
+        throw InputError(fmt::format("--isl: replaces --{}; give one of them", o.scenario.given("mix") ? "mix" : "workload"));
+    const double isl = whole_tokens("--isl", *o.isl, 1), osl = whole_tokens("--osl", *o.osl, 1);
+    const double prefix = o.prefix ? whole_tokens("--prefix", *o.prefix, 0) : 0.0;
+    if (prefix > isl) throw InputError(fmt::format("--prefix: must be <= --isl ({:g}), got '{}'", isl, *o.prefix));
+    CallClass c;
+    c.name = "benchmark";
+    c.s_cached = prefix;
+    c.a_append = isl - prefix;
+    c.o_output = osl;
+    built.scenario.mix = Mix{{MixEntry{c, 1.0}}};
+    built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
+}
+
+// --batch / --concurrency with --prefill and --prefill-chunk; empty without a load.
+std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
+    if (o.batch && o.concurrency) throw InputError("--batch: give --batch or --concurrency, not both");
+    if (!o.batch && !o.concurrency) {
+        if (o.prefill || o.chunk)
+            throw InputError(fmt::format("{}: needs --batch or --concurrency (the solved mode runs prefill as separate passes)",
+                                         o.prefill ? "--prefill" : "--prefill-chunk"));
+        return std::nullopt;
+    }
+    LoadSpec l;
+    l.mode = o.batch ? LoadMode::batch : LoadMode::concurrency;
+    const char* flag = o.batch ? "--batch" : "--concurrency";
+    l.value = io::parse_number(flag, o.batch ? *o.batch : *o.concurrency);
+    check::positive(flag, l.value);
+    check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
+    if (o.prefill) {
+        if (*o.prefill == "chunked")
+            l.prefill = PrefillMode::chunked;
+        else if (*o.prefill == "separate")
+            l.prefill = PrefillMode::separate;
+        else
+            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
+    }
+    if (o.chunk) {
+        l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
+        check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
+    }
+    if (o.measured_tps) throw InputError(fmt::format("--measured-tps: not available with {}", flag));
+    if (o.ov) throw InputError(fmt::format("--ov: not available with {} (the point is shown at both ends of the band)", flag));
+    return l;
+}
+
 void run_verdict(const VerdictOptionsText& o) {
-    const io::BuiltScenario built = io::build_scenario(o.scenario);
+    io::BuiltScenario built = io::build_scenario(o.scenario);
+    apply_benchmark_workload(o, built);
+    const std::optional<LoadSpec> load = load_spec(o);
+    if (load && load->mode == LoadMode::batch &&
+        std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
+                    [](const MixEntry& e) { return e.cls.o_output <= 1; }))
+        throw InputError("--batch: every call has one output token, so no sequence decodes; use --concurrency or --osl >= 2");
     VerdictOptions vo;
     if (o.f) {
         vo.fixed_f = io::parse_number("--f", *o.f);
@@ -36,6 +108,13 @@ void run_verdict(const VerdictOptionsText& o) {
         vo.measured_tps = io::parse_number("--measured-tps", *o.measured_tps);
         check::positive("--measured-tps", *vo.measured_tps);
         check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
+    }
+    if (load) {
+        const io::PointReport r = io::point_report(built.scenario, *load, vo.fixed_f);
+        emit_lazy(
+            o.output, [&] { return io::render_point_text(r, built); },
+            [&] { return io::point_report_json(r, built).dump(2) + "\n"; }, [&] { return io::render_point_markdown(r, built); });
+        return;
     }
     const VerdictReport r = verdict_report(built.scenario, vo, ov);
     emit_lazy(
@@ -54,7 +133,9 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload \"s_cached=16000,a_append=2000,o_output=400\"\n"
         "  kvroof verdict --hardware h200 --model qwen3-235b-a22b --gpus 4 --kv-dtype fp8 --json\n"
         "  kvroof verdict --f 0.5 --measured-tps 420    # calibrate ov against one measurement\n"
-        "  kvroof verdict --model ./config.json --report verdict.md");
+        "  kvroof verdict --model ./config.json --report verdict.md\n"
+        "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --concurrency 32 --isl 2000 --osl 500\n"
+        "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) {
         sub->add_option_function<std::string>(
@@ -65,6 +146,20 @@ Action setup_verdict(CLI::App& app) {
     add("--f", o->f, "evaluate this offload fraction instead of optimising f");
     add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]");
     add("--measured-tps", o->measured_tps, "one measured co-execution throughput [tok/s]: fit ov to it");
+    auto add_point = [&](const char* flag, std::optional<std::string>& t, const char* help) {
+        sub->add_option_function<std::string>(
+               flag, [&t](const std::string& v) { t = v; }, help)
+            ->type_name("N")
+            ->group("Operating point (a benchmark's load)");
+    };
+    add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes");
+    add_point("--concurrency", o->concurrency, "C closed-loop clients, each sending its next request when the last completes");
+    add_point("--isl", o->isl, "input tokens per request (with --osl: one class replacing --workload, no idle gap)");
+    add_point("--osl", o->osl, "output tokens per request");
+    add_point("--prefix", o->prefix, "tokens of the input already cached (prefix hit) [default: 0]");
+    add_point("--prefill", o->prefill,
+              "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked]");
+    add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked) [default: 2048]");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };
 }

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The offload question at a fixed operating point (operating_point.hpp): the
+// point at f = 0 and at the best f, each at both ends of the overlap band, the
+// smallest f at which the point fits, and the verdict.
+
+#include <optional>
+
+#include "kvroof/analysis/operating_point.hpp"
+#include "kvroof/analysis/verdict.hpp"
+
+namespace kvroof {
+
+struct PointBand {
+    OperatingPoint conservative;  // ov = 0
+    OperatingPoint optimistic;  // ov = 1
+};
+
+struct PointStudy {
+    LoadSpec load;
+    PointBand baseline;  // f = 0
+    PointBand at_f;  // at the recommended (or given) f
+    std::optional<double> smallest_f_that_fits;  // on the scan grid, at ov = 0
+    VerdictKind kind = VerdictKind::keep_on_gpu;
+    bool f_fixed = false;
+    double f = 0;
+    double gain_conservative = 1, gain_optimistic = 1;  // throughput at f over f = 0 (0 fits nothing: kUnbounded)
+};
+
+// f is scanned on a grid of this step: the point's throughput is not smooth in
+// f where the memory fit changes, and a scan finds the best fitting f plainly.
+inline constexpr double kPointFStep = 0.01;
+
+[[nodiscard]] inline PointBand point_band(const PreparedScenario& ps, const LoadSpec& load, double f) {
+    return {operating_point(ps, load, f, 0.0), operating_point(ps, load, f, 1.0)};
+}
+
+namespace detail {
+[[nodiscard]] inline double point_gain(const OperatingPoint& at, const OperatingPoint& base) noexcept {
+    if (!at.fits) return 0.0;
+    if (!base.fits || !(base.throughput > 0)) return kUnbounded;
+    return at.throughput / base.throughput;
+}
+}  // namespace detail
+
+[[nodiscard]] inline PointStudy point_study(const Scenario& sc, const LoadSpec& load, std::optional<double> fixed_f = {}) {
+    sc.check_validity();
+    load.check_validity();
+    const PreparedScenario ps(sc);
+    PointStudy s;
+    s.load = load;
+    s.baseline = point_band(ps, load, 0.0);
+    // The best fitting f at each end of the band, and the smallest that fits.
+    std::optional<OperatingPoint> best_con, best_opt;
+    const int steps = static_cast<int>(std::lround(1.0 / kPointFStep));
+    for (int i = 0; i <= steps; ++i) {
+        const double f = i * kPointFStep;
+        const PointBand b = point_band(ps, load, f);
+        if (b.conservative.fits && !s.smallest_f_that_fits) s.smallest_f_that_fits = f;
+        if (b.conservative.fits && (!best_con || b.conservative.throughput > best_con->throughput)) best_con = b.conservative;
+        if (b.optimistic.fits && (!best_opt || b.optimistic.throughput > best_opt->throughput)) best_opt = b.optimistic;
+    }
+    if (fixed_f) {
+        s.f_fixed = true;
+        s.f = *fixed_f;
+    } else if (best_con) {
+        const bool con_gains = detail::point_gain(*best_con, s.baseline.conservative) >= kGainThreshold;
+        s.f = con_gains || !best_opt ? best_con->f : best_opt->f;
+    }
+    s.at_f = point_band(ps, load, s.f);
+    s.gain_conservative = detail::point_gain(s.at_f.conservative, s.baseline.conservative);
+    s.gain_optimistic = detail::point_gain(s.at_f.optimistic, s.baseline.optimistic);
+    if (!s.smallest_f_that_fits && !s.at_f.optimistic.fits)
+        s.kind = VerdictKind::does_not_fit;
+    else if (s.f > 0 && s.gain_conservative >= kGainThreshold)
+        s.kind = VerdictKind::offload;
+    else if (s.f > 0 && s.gain_optimistic >= kGainThreshold)
+        s.kind = VerdictKind::offload_with_overlap;
+    else
+        s.kind = VerdictKind::keep_on_gpu;
+    return s;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+// The offload question at a fixed operating point: text, JSON and markdown.
+#include "kvroof/io/point_render.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kvroof/io/verdict_render.hpp"
+#include "render_util.hpp"
+
+namespace kvroof::io {
+namespace {
+using nlohmann::json;
+using render::finite_or_null;
+
+std::string load_text(const LoadSpec& l) {
+    const std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
+                                                                  : std::string("prefill as separate passes");
+    if (l.mode == LoadMode::batch) return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
+    return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
+}
+
+std::string fits_text(const OperatingPoint& p) {
+    if (!p.weights_fit) return "no: the weights exceed HBM";
+    if (!p.session_fits) return "no: one session at its longest does not fit";
+    if (p.hbm_used > p.hbm_capacity) return "no: HBM over capacity";
+    if (p.dram_used > p.dram_capacity) return "no: CPU DRAM over capacity";
+    return "yes";
+}
+
+// One column of the table: a value at f = 0 and at the chosen f (a band when the ends differ).
+std::string band_cell(double lo, double hi, const char* spec, double scale) {
+    const std::string a = fmt::format(fmt::runtime(spec), lo * scale), b = fmt::format(fmt::runtime(spec), hi * scale);
+    return a == b ? a : a + " – " + b;
+}
+
+struct Row {
+    const char* label;
+    double (*get)(const OperatingPoint&);
+    const char* spec;
+    double scale;
+};
+
+const Row kRows[] = {
+    {"batch decoding (mean)", [](const OperatingPoint& p) { return p.batch; }, "{:.1f}", 1.0},
+    {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3},
+    {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3},
+    {"TTFT, ms", [](const OperatingPoint& p) { return p.ttft; }, "{:.1f}", 1e3},
+    {"end-to-end, s", [](const OperatingPoint& p) { return p.e2e; }, "{:.2f}", 1.0},
+    {"throughput, tok/s", [](const OperatingPoint& p) { return p.throughput; }, "{:.0f}", 1.0},
+    {"per GPU, tok/s", [](const OperatingPoint& p) { return p.throughput_per_gpu; }, "{:.0f}", 1.0},
+    {"per user, tok/s", [](const OperatingPoint& p) { return p.throughput_per_user; }, "{:.1f}", 1.0},
+    {"requests/s", [](const OperatingPoint& p) { return p.requests_per_s; }, "{:.2f}", 1.0},
+    {"HBM used, GB", [](const OperatingPoint& p) { return p.hbm_used; }, "{:.1f}", 1e-9},
+    {"DRAM used, GB", [](const OperatingPoint& p) { return p.dram_used; }, "{:.1f}", 1e-9},
+};
+
+std::string table(const PointStudy& s, bool markdown) {
+    const std::string head = s.f_fixed ? fmt::format("f = {:.2f} (given)", s.f) : fmt::format("best f = {:.2f}", s.f);
+    std::string out = markdown ? fmt::format("| | f = 0 | {} |\n|---|---|---|\n", head)
+                               : fmt::format("  {:<24}{:>22}{:>26}\n", "", "f = 0", head);
+    for (const Row& r : kRows) {
+        const std::string a = band_cell(r.get(s.baseline.conservative), r.get(s.baseline.optimistic), r.spec, r.scale);
+        const std::string b = band_cell(r.get(s.at_f.conservative), r.get(s.at_f.optimistic), r.spec, r.scale);
+        out += markdown ? fmt::format("| {} | {} | {} |\n", r.label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", r.label, a, b);
+    }
+    const std::string fa = fits_text(s.baseline.conservative), fb = fits_text(s.at_f.conservative);
+    const std::string ba(name(s.baseline.conservative.binding)), bb(name(s.at_f.conservative.binding));
+    out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
+                    : fmt::format("  {:<24}{:>22}{:>26}\n  {:<24}{:>22}{:>26}\n", "fits", fa, fb, "step bound by", ba, bb);
+    return out;
+}
+
+std::string notes(const PointReport& r) {
+    const PointStudy& s = r.study;
+    std::string out;
+    out += "Ranges are the overlap band: offloaded work serialised (ov = 0) – perfectly hidden (ov = 1).\n";
+    out += "The batch is the mean number of sequences decoding in a step (a fluid mean, so it may be fractional).\n";
+    if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
+        out += fmt::format(
+            "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "
+            "reached{}.\n",
+            s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
+    if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
+        out += fmt::format("At f = 0 the point does not fit; it needs f >= {:.2f} to fit.\n", *s.smallest_f_that_fits);
+    return out;
+}
+}  // namespace
+
+PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional<double> fixed_f) {
+    const PreparedScenario ps(sc);
+    return {point_study(sc, load, fixed_f), scenario_facts(ps)};
+}
+
+std::string point_verdict_line(const PointStudy& s) {
+    const std::string at =
+        s.load.mode == LoadMode::batch ? fmt::format("batch {:g}", s.load.value) : fmt::format("concurrency {:g}", s.load.value);
+    switch (s.kind) {
+        case VerdictKind::does_not_fit: return fmt::format("VERDICT: does not fit at {} at any f\n", at);
+        case VerdictKind::offload:
+            if (!std::isfinite(s.gain_conservative))
+                return fmt::format(
+                    "VERDICT: offload f = {:.2f} at {}: needed to fit (f = 0 does not), {:.0f} tok/s (conservative)\n", s.f, at,
+                    s.at_f.conservative.throughput);
+            return fmt::format("VERDICT: offload f = {:.2f} at {}: {} throughput (conservative)\n", s.f, at,
+                               render::fmt_gain(s.gain_conservative));
+        case VerdictKind::offload_with_overlap:
+            return fmt::format("VERDICT: offload f = {:.2f} at {} only with overlap: {} throughput at ov = 1\n", s.f, at,
+                               render::fmt_gain(s.gain_optimistic));
+        default:
+            return fmt::format("VERDICT: keep KV on the GPU at {}: ITL {:.2f} ms, {:.0f} tok/s\n", at,
+                               s.baseline.conservative.itl * 1e3, s.baseline.conservative.throughput);
+    }
+}
+
+std::string render_point_text(const PointReport& r, const BuiltScenario& built) {
+    std::string s = render::inputs_text(built, r.facts) + "\n";
+    s += "Operating point: " + load_text(r.study.load) + "\n";
+    s += table(r.study, false) + "\n" + notes(r) + point_verdict_line(r.study);
+    return s;
+}
+
+std::string render_point_markdown(const PointReport& r, const BuiltScenario& built) {
+    std::string s =
+        "# Operating point\n\n" + load_text(r.study.load) + "\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts);
+    s += "```\n\n## At f = 0 and at the chosen f\n\n" + table(r.study, true) + "\n" + notes(r) + "\n`" +
+         point_verdict_line(r.study).substr(0, point_verdict_line(r.study).size() - 1) + "`\n";
+    return s;
+}
+
+json operating_point_json(const OperatingPoint& p) {
+    return json{{"f", p.f},
+                {"ov", p.ov},
+                {"fits", p.fits},
+                {"weights_fit", p.weights_fit},
+                {"session_fits", p.session_fits},
+                {"prefill_bound", p.prefill_bound},
+                {"batch", p.batch},
+                {"concurrency", finite_or_null(p.concurrency)},
+                {"prefill_tokens_per_step", p.prefill_tokens_per_step},
+                {"itl_s", p.itl},
+                {"step_s", p.step},
+                {"step_bare_s", p.step_bare},
+                {"ttft_s", p.ttft},
+                {"queue_wait_s", p.queue_wait},
+                {"e2e_s", p.e2e},
+                {"requests_per_s", p.requests_per_s},
+                {"throughput_tok_s", p.throughput},
+                {"throughput_per_gpu_tok_s", p.throughput_per_gpu},
+                {"throughput_per_user_tok_s", p.throughput_per_user},
+                {"kv_tokens", p.kv_tokens},
+                {"hbm_used_bytes", p.hbm_used},
+                {"hbm_capacity_bytes", p.hbm_capacity},
+                {"dram_used_bytes", p.dram_used},
+                {"dram_capacity_bytes", p.dram_capacity},
+                {"step_bound_by", name(p.binding)}};
+}
+
+json point_report_json(const PointReport& r, const BuiltScenario& built) {
+    const PointStudy& s = r.study;
+    auto band = [](const PointBand& b) {
+        return json{{"conservative", operating_point_json(b.conservative)}, {"optimistic", operating_point_json(b.optimistic)}};
+    };
+    return json{{"inputs", inputs_json(built, r.facts)},
+                {"load",
+                 {{"mode", name(s.load.mode)},
+                  {"value", s.load.value},
+                  {"prefill", name(s.load.prefill)},
+                  {"prefill_chunk_tokens", s.load.chunk}}},
+                {"baseline", band(s.baseline)},
+                {"at_f", band(s.at_f)},
+                {"f", s.f},
+                {"f_fixed", s.f_fixed},
+                {"smallest_f_that_fits", s.smallest_f_that_fits ? json(*s.smallest_f_that_fits) : json(nullptr)},
+                {"gain_conservative", finite_or_null(s.gain_conservative)},
+                {"gain_optimistic", finite_or_null(s.gain_optimistic)},
+                {"verdict", name(s.kind)},
+                {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+// Operating points (--batch, --concurrency): hand-checked steps, the peer
+// case, Little's law and the limits of the chunked and separate prefill.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/point_study.hpp"
+
+namespace kvroof {
+namespace {
+
+// One class in a benchmark's words: isl input tokens (prefix of them cached), osl output.
+Scenario bench(const char* hardware, const char* model, double isl, double osl, double prefix = 0,
+               void (*edit)(io::ScenarioInputs&) = nullptr) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    if (edit) edit(in);
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.s_cached = prefix;
+    c.a_append = isl - prefix;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+LoadSpec load(LoadMode m, double v, PrefillMode p = PrefillMode::chunked, double chunk = 2048) {
+    LoadSpec l;
+    l.mode = m;
+    l.value = v;
+    l.prefill = p;
+    l.chunk = chunk;
+    return l;
+}
+
+}  // namespace
+
+TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: the step is the hand roofline", "[point]") {
+    // Hand roofline (LLM-Viewer, llm-analysis, GenZ): (weights + B·S·kv) / HBM bandwidth.
+    // Weights: 68.98B params minus the 0.26B input embedding (gathered) in fp16;
+    // kv = 2·80·8·128·2 = 327,680 B/token; H100 SXM 3.35 TB/s per GPU.
+    const std::string model = std::string(KVROOF_TEST_FIXTURES) + "/hf_llama_2_70b_config.json";
+    for (int gpus : {1, 2}) {
+        const Scenario s = bench("h100-sxm", model.c_str(), 4096, 2, 0, [](io::ScenarioInputs& in) {
+            in.set("eta", "1");
+            in.set("step-overhead", "0");
+        });
+        Scenario g = s;
+        g.hardware.gpus = gpus;
+        const PreparedScenario ps(g);
+        const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 8, PrefillMode::separate), 0.0, 0.0);
+        const double weights = 2.0 * (68.98e9 - 32000.0 * 8192.0);
+        const double hand = (weights + 8 * 4096 * 327680.0) / (gpus * 3.35e12);
+        CHECK(p.batch == Approx(8.0));
+        CHECK(p.step_bare == Approx(hand).epsilon(0.02));
+        CHECK(p.weights_fit == (gpus == 2));  // 138 GB of weights exceed one 80 GB H100
+    }
+}
+
+TEST_CASE("a fixed batch's bare step: weights once, every sequence's KV at its mean context, plus the overhead", "[point]") {
+    const Scenario s = bench("h200", "llama-3.1-8b", 1000, 201);
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 16), 0.0, 0.0);
+    // Decode token j reads S + j keys: mean S + O/2 = 1100.5, plus the token written.
+    const double kv = 131072, bw = 0.85 * 4.8e12;
+    const double w = ps.mc.weights_read(16).raw() / bw;
+    CHECK(p.step_bare == Approx(1.5e-3 + w + 16 * (1100.5 + 1) * kv / bw).epsilon(1e-9));
+    CHECK(p.batch == Approx(16));
+    CHECK(p.starts_per_step == Approx(16.0 / 200.0));  // each request decodes O − 1 steps
+    // Output tokens: one per decoding sequence per step plus each request's first.
+    CHECK(p.throughput == Approx(p.starts_per_step * 201 / p.itl).epsilon(1e-12));
+    CHECK(p.itl >= p.step_bare);
+}
+
+TEST_CASE("closed loop: Little's law holds and more clients never lower throughput", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const PreparedScenario ps(s);
+    double last = 0;
+    for (double c : {1.0, 4.0, 32.0, 128.0, 512.0}) {
+        for (PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
+            const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, c, m), 0.0, 0.0);
+            // C = requests/s × (TTFT + (O − 1)·ITL): every client is in one request.
+            CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(c).epsilon(1e-6));
+            CHECK(p.batch < c);
+            CHECK(p.ttft > 0);
+            if (m == PrefillMode::chunked) {
+                CHECK(p.throughput >= last * (1 - 1e-9));
+                last = p.throughput;
+            }
+        }
+    }
+}
+
+TEST_CASE("one client sees the bare roofline: batch below one, TTFT of a lone prefill", "[point]") {
+    const Scenario s =
+        bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("weight-dtype", "fp8"); });
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    CHECK(p.batch < 1.0);
+    CHECK(p.batch > 0.9);
+    // Prefill of 2,000 tokens: 2·(8.03B − 0.53B embedding) FLOP each at the FP8 peak 0.7·1978.9 TFLOP/s,
+    // hidden under nothing (one client): TTFT ≈ ½ step + the step carrying the prompt.
+    const double prefill = 2000 * ps.mc.linear_per_token.raw() / (0.7 * 1978.9e12);
+    CHECK(p.ttft > prefill);
+    CHECK(p.ttft < prefill + 2 * p.step_bare + 2e-3);
+}
+
+TEST_CASE("the chunk budget caps the starts: prefill-bound points queue, fixed batches shrink", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
+    const PreparedScenario ps(s);
+    // 8,000 prompt tokens per request and 512 per step: at most 1/15.6 starts per step.
+    const OperatingPoint c = operating_point(ps, load(LoadMode::concurrency, 64, PrefillMode::chunked, 512), 0.0, 0.0);
+    CHECK(c.prefill_bound);
+    CHECK(c.starts_per_step == Approx(512.0 / 8000.0));
+    CHECK(c.queue_wait > 0);
+    CHECK(c.requests_per_s * (c.ttft + c.itl) == Approx(64).epsilon(1e-6));
+    const OperatingPoint b = operating_point(ps, load(LoadMode::batch, 64, PrefillMode::chunked, 512), 0.0, 0.0);
+    CHECK(b.prefill_bound);
+    CHECK(b.batch == Approx(512.0 / 8000.0));
+}
+
+TEST_CASE("separate prefill stalls decode: ITL = bare step + the prefill passes per step", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 101);
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
+    const double tau = mix_demand(ps, 0.0).pre[0].ttft;
+    CHECK(p.itl == Approx(p.step_bare + (32.0 / 100.0) * tau).epsilon(1e-12));
+    CHECK(p.ttft == Approx(tau + 0.5 * p.step_bare).epsilon(1e-12));
+    // Chunked prefill reads the weights once per step for both: never slower here.
+    const OperatingPoint c = operating_point(ps, load(LoadMode::batch, 32), 0.0, 0.0);
+    CHECK(c.itl < p.itl);
+}
+
+TEST_CASE("memory is the fluid occupancy; a point that does not fit says so and the study finds the f that fits", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 100000, 1000);
+    const PreparedScenario ps(s);
+    // 1,024 sequences of ~100k tokens hold ~13 TB of KV: far beyond 78 GB of HBM.
+    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 1024), 0.0, 0.0);
+    CHECK_FALSE(p.fits);
+    CHECK(p.hbm_used > p.hbm_capacity);
+    const PointStudy st = point_study(s, load(LoadMode::batch, 4));
+    // Decoding sequences hold S + O/2 tokens on average, prefilling ones S_c + A/2 (fluid occupancy).
+    CHECK(st.baseline.conservative.kv_tokens ==
+          Approx(4 * (100000 + 500.0) + st.baseline.conservative.requests_per_s * st.baseline.conservative.ttft * 50000)
+              .epsilon(1e-9));
+    const PointStudy big = point_study(s, load(LoadMode::batch, 12));
+    REQUIRE_FALSE(big.baseline.conservative.fits);
+    if (big.smallest_f_that_fits) {
+        CHECK(*big.smallest_f_that_fits > 0);
+        CHECK(big.kind != VerdictKind::keep_on_gpu);
+    } else {
+        CHECK(big.kind == VerdictKind::does_not_fit);
+    }
+}
+
+TEST_CASE("GEMMs run at the peak of their precision; INT4 weights compute in BF16", "[point][dtype]") {
+    HardwareSpec h;
+    h.gpu_flops = FlopPerSecond(1e15);
+    h.gpu_flops_fp8 = FlopPerSecond(2e15);
+    h.gpu_flops_fp4 = FlopPerSecond(4e15);
+    CHECK(gemm_peak(h, DType::bf16).raw() == 1e15);
+    CHECK(gemm_peak(h, DType::fp8).raw() == 2e15);
+    CHECK(gemm_peak(h, DType::fp4).raw() == 4e15);
+    h.gpu_flops_fp4 = FlopPerSecond(0.0);  // a GPU without FP4 math (Hopper) dequantises into BF16 GEMMs
+    CHECK(gemm_peak(h, DType::fp4).raw() == 1e15);
+    PolicySpec p;
+    p.weight_dtype = DType::fp8;
+    CHECK(gemm_dtype(p) == DType::fp8);
+    p.weight_dtype = DType::int4;
+    CHECK(gemm_dtype(p) == DType::bf16);  // W4A16
+    p.compute_dtype = DType::fp8;
+    CHECK(gemm_dtype(p) == DType::fp8);
+    // The prefill of FP8 weights on an H100 is charged at the FP8 peak: half the BF16 time.
+    const Scenario bf = bench("h100-sxm", "llama-3.1-8b", 4000, 2);
+    const Scenario f8 =
+        bench("h100-sxm", "llama-3.1-8b", 4000, 2, 0, [](io::ScenarioInputs& in) { in.set("compute-dtype", "fp8"); });
+    CHECK(mix_demand(PreparedScenario(f8), 0.0).pre[0].gpu_compute ==
+          Approx(mix_demand(PreparedScenario(bf), 0.0).pre[0].gpu_compute * 989.4 / 1978.9).epsilon(1e-12));
+}
+
+}  // namespace kvroof
