@@ -24,7 +24,7 @@ struct VerdictOptionsText {
     OutputOptions output;
     std::optional<std::string> f, ov, measured_tps;
     // The operating point and the benchmark's single-class workload.
-    std::optional<std::string> batch, concurrency, isl, osl, prefix, prefill, chunk;
+    std::optional<std::string> batch, concurrency, rate, isl, osl, prefix, prefill, chunk;
 };
 
 double whole_tokens(const char* flag, const std::string& text, double lo) {
@@ -56,19 +56,27 @@ void apply_benchmark_workload(const VerdictOptionsText& o, io::BuiltScenario& bu
 
 // --batch / --concurrency with --prefill and --prefill-chunk; empty without a load.
 std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
-    if (o.batch && o.concurrency) throw InputError("--batch: give --batch or --concurrency, not both");
-    if (!o.batch && !o.concurrency) {
+    if ((o.batch ? 1 : 0) + (o.concurrency ? 1 : 0) + (o.rate ? 1 : 0) > 1)
+        throw InputError(
+            fmt::format("{}: give one of --batch, --concurrency, --request-rate", o.batch ? "--batch" : "--concurrency"));
+    if (!o.batch && !o.concurrency && !o.rate) {
         if (o.prefill || o.chunk)
-            throw InputError(fmt::format("{}: needs --batch or --concurrency (the solved mode runs prefill as separate passes)",
-                                         o.prefill ? "--prefill" : "--prefill-chunk"));
+            throw InputError(fmt::format(
+                "{}: needs --batch, --concurrency or --request-rate (the solved mode runs prefill as separate passes)",
+                o.prefill ? "--prefill" : "--prefill-chunk"));
         return std::nullopt;
     }
     LoadSpec l;
-    l.mode = o.batch ? LoadMode::batch : LoadMode::concurrency;
-    const char* flag = o.batch ? "--batch" : "--concurrency";
-    l.value = io::parse_number(flag, o.batch ? *o.batch : *o.concurrency);
-    check::positive(flag, l.value);
-    check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
+    l.mode = o.batch ? LoadMode::batch : o.rate ? LoadMode::request_rate : LoadMode::concurrency;
+    const char* flag = o.batch ? "--batch" : o.rate ? "--request-rate" : "--concurrency";
+    const std::string& text = o.batch ? *o.batch : o.rate ? *o.rate : *o.concurrency;
+    if (o.concurrency && text == "max") {
+        l.mode = LoadMode::saturate;
+    } else {
+        l.value = io::parse_number(flag, text);
+        check::positive(flag, l.value);
+        check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
+    }
     if (o.prefill) {
         if (*o.prefill == "chunked")
             l.prefill = PrefillMode::chunked;
@@ -153,7 +161,10 @@ Action setup_verdict(CLI::App& app) {
             ->group("Operating point (a benchmark's load)");
     };
     add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes");
-    add_point("--concurrency", o->concurrency, "C closed-loop clients, each sending its next request when the last completes");
+    add_point("--concurrency", o->concurrency,
+              "C closed-loop clients, each sending its next request when the last completes; max: as many as fit in memory "
+              "(an offline benchmark submitting every request at once)");
+    add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate");
     add_point("--isl", o->isl, "input tokens per request (with --osl: one class replacing --workload, no idle gap)");
     add_point("--osl", o->osl, "output tokens per request");
     add_point("--prefix", o->prefix, "tokens of the input already cached (prefix hit) [default: 0]");

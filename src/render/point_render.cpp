@@ -17,8 +17,13 @@ using render::finite_or_null;
 std::string load_text(const LoadSpec& l) {
     const std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
                                                                   : std::string("prefill as separate passes");
-    if (l.mode == LoadMode::batch) return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
-    return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
+    switch (l.mode) {
+        case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
+        case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
+        case LoadMode::request_rate: return fmt::format("request rate {:g}/s (open loop), {}", l.value, prefill);
+        case LoadMode::saturate: return fmt::format("concurrency max (as many requests as fit in memory), {}", prefill);
+    }
+    return prefill;
 }
 
 std::string fits_text(const OperatingPoint& p) {
@@ -44,6 +49,7 @@ struct Row {
 
 const Row kRows[] = {
     {"batch decoding (mean)", [](const OperatingPoint& p) { return p.batch; }, "{:.1f}", 1.0},
+    {"requests in flight", [](const OperatingPoint& p) { return p.concurrency; }, "{:.1f}", 1.0},
     {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3},
     {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3},
     {"TTFT, ms", [](const OperatingPoint& p) { return p.ttft; }, "{:.1f}", 1e3},
@@ -82,6 +88,10 @@ std::string notes(const PointReport& r) {
             "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "
             "reached{}.\n",
             s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
+    if (s.baseline.conservative.saturated)
+        out +=
+            "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as full as "
+            "memory allows.\n";
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
         out += fmt::format("At f = 0 the point does not fit; it needs f >= {:.2f} to fit.\n", *s.smallest_f_that_fits);
     return out;
@@ -94,8 +104,9 @@ PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional
 }
 
 std::string point_verdict_line(const PointStudy& s) {
-    const std::string at =
-        s.load.mode == LoadMode::batch ? fmt::format("batch {:g}", s.load.value) : fmt::format("concurrency {:g}", s.load.value);
+    const std::string at = s.load.mode == LoadMode::saturate       ? std::string("concurrency max")
+                           : s.load.mode == LoadMode::request_rate ? fmt::format("request rate {:g}/s", s.load.value)
+                                                                   : fmt::format("{} {:g}", name(s.load.mode), s.load.value);
     switch (s.kind) {
         case VerdictKind::does_not_fit: return fmt::format("VERDICT: does not fit at {} at any f\n", at);
         case VerdictKind::offload:
@@ -136,6 +147,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"weights_fit", p.weights_fit},
                 {"session_fits", p.session_fits},
                 {"prefill_bound", p.prefill_bound},
+                {"saturated", p.saturated},
                 {"batch", p.batch},
                 {"concurrency", finite_or_null(p.concurrency)},
                 {"prefill_tokens_per_step", p.prefill_tokens_per_step},

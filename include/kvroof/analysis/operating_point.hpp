@@ -40,12 +40,25 @@
 namespace kvroof {
 
 enum class PrefillMode { chunked, separate };
-enum class LoadMode { batch, concurrency };
+enum class LoadMode {
+    batch,  // B sequences decoding together
+    concurrency,  // C closed-loop clients
+    request_rate,  // requests arriving at R per second (open loop, below saturation)
+    saturate,  // every request submitted at once: as many running as fit in memory and the chunk budget starts
+};
 
 [[nodiscard]] constexpr std::string_view name(PrefillMode m) noexcept {
     return m == PrefillMode::chunked ? "chunked" : "separate";
 }
-[[nodiscard]] constexpr std::string_view name(LoadMode m) noexcept { return m == LoadMode::batch ? "batch" : "concurrency"; }
+[[nodiscard]] constexpr std::string_view name(LoadMode m) noexcept {
+    switch (m) {
+        case LoadMode::batch: return "batch";
+        case LoadMode::concurrency: return "concurrency";
+        case LoadMode::request_rate: return "request_rate";
+        case LoadMode::saturate: return "saturate";
+    }
+    return "?";
+}
 
 namespace limits {
 inline constexpr double kMaxLoad = 1e9;  // sequences or clients
@@ -54,13 +67,15 @@ inline constexpr double kMinChunk = 1, kMaxChunk = 1e9;  // prefill tokens per s
 
 struct LoadSpec {
     LoadMode mode = LoadMode::concurrency;
-    double value = 1;  // B sequences (batch) or C clients (concurrency)
+    double value = 1;  // B sequences (batch), C clients (concurrency), R requests/s (request_rate); unused (saturate)
     PrefillMode prefill = PrefillMode::chunked;
     double chunk = 2048;  // prefill tokens per step at most (chunked)
 
     void check_validity() const {
-        check::positive(mode == LoadMode::batch ? "batch" : "concurrency", value);
-        check::in_range(mode == LoadMode::batch ? "batch" : "concurrency", value, 0.0, limits::kMaxLoad);
+        if (mode != LoadMode::saturate) {
+            check::positive(name(mode), value);
+            check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
+        }
         check::in_range("prefill-chunk", chunk, limits::kMinChunk, limits::kMaxChunk);
     }
 };
@@ -71,6 +86,7 @@ struct OperatingPoint {
     bool session_fits = true;  // one session at its longest (S + O) fits where its KV lives
     bool fits = true;  // all of the above, and the fluid occupancy fits HBM and DRAM
     bool prefill_bound = false;  // the chunk budget, not the load asked, limits the requests started per step
+    bool saturated = false;  // request_rate: more than the system serves; shown as full as memory allows (saturate)
     double batch = 0;  // B, sequences decoding (fluid mean)
     double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
     double starts_per_step = 0;  // x
@@ -244,37 +260,99 @@ enum class StepPrefill { none, mean, own_chunk };
 }
 }  // namespace detail
 
+namespace detail {
+// The starts per step x at which the closed loop holds C clients, or the
+// chunk-capped x with the queue wait of the clients beyond it.
+inline void solve_concurrency(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f, double ov,
+                              double x_cap, double& x, double& wait, bool& capped) {
+    const double C = load.value;
+    auto excess = [&](double xx) { return clients_at(ps, in, load, f, ov, xx) - C; };
+    double hi = in.sum_pD > 0 ? C / in.sum_pD : 1.0;  // all C decoding: more than C in the system
+    while (excess(hi) < 0 && hi < 1e30) hi *= 2.0;
+    hi = std::min(hi, x_cap);
+    const double g_hi = excess(hi);
+    if (g_hi > 0) {
+        x = last_feasible(excess, 0.0, excess(0.0), hi, g_hi, 1e-12);
+        return;
+    }
+    x = hi;  // the cap binds: the clients beyond it wait for the chunk budget
+    capped = std::isfinite(x_cap) && hi >= x_cap;
+    const OperatingPoint at = point_at(ps, in, load, f, ov, x, 0.0);
+    wait = at.requests_per_s > 0 ? std::max(0.0, (C - at.concurrency) / at.requests_per_s) : 0.0;
+}
+
+// The starts per step at which requests complete at R per second; false when
+// no x up to the chunk cap reaches R (the system saturates first).
+inline bool solve_rate(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f, double ov, double x_cap,
+                       double& x) {
+    auto excess = [&](double xx) { return point_at(ps, in, load, f, ov, xx, 0.0).requests_per_s - load.value; };
+    double hi = std::min(1.0, x_cap), g_hi = excess(hi);
+    while (g_hi < 0 && hi < x_cap && hi < 1e9) {  // the rate x/ITL(x) rises towards a finite limit
+        hi = std::min(2.0 * hi, x_cap);
+        g_hi = excess(hi);
+    }
+    if (g_hi < 0) return false;
+    x = last_feasible(excess, 0.0, excess(0.0), hi, g_hi, 1e-12);
+    return true;
+}
+}  // namespace detail
+
 // The operating point for the load at offload fraction f and overlap ov.
-[[nodiscard]] inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+[[nodiscard]] inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov);
+
+namespace detail {
+// Saturate: the most clients the system can hold running: their point fits
+// in HBM and DRAM and the chunk budget still starts them all (clients beyond
+// either only queue, adding no throughput). Both conditions are monotone in C
+// (every held quantity and the starts per step grow with it); one client when
+// even one does not fit.
+[[nodiscard]] inline OperatingPoint saturated_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+    LoadSpec c = load;
+    c.mode = LoadMode::concurrency;
+    auto at = [&](double clients) {
+        c.value = clients;
+        return operating_point(ps, c, f, ov);
+    };
+    auto runs = [](const OperatingPoint& p) { return p.fits && !p.prefill_bound; };
+    double lo = 1.0, hi = 2.0;
+    if (!runs(at(lo))) return at(lo);
+    while (runs(at(hi))) {
+        lo = hi;
+        hi *= 2.0;
+        if (hi > limits::kMaxLoad) return at(lo);
+    }
+    for (int i = 0; i < 60 && hi - lo > 1e-6 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (runs(at(mid)) ? lo : hi) = mid;
+    }
+    return at(lo);
+}
+}  // namespace detail
+
+inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+    if (load.mode == LoadMode::saturate) return detail::saturated_point(ps, load, f, ov);
     const detail::PointInputs in = detail::point_inputs(ps, f, load);
     const bool chunked = load.prefill == PrefillMode::chunked;
     // The chunk budget caps the starts per step.
     const double x_cap = chunked && in.sum_pA > 0 ? load.chunk / in.sum_pA : kUnbounded;
     double x = 0, wait = 0;
     bool capped = false;
-    if (load.mode == LoadMode::batch) {
-        if (!(in.sum_pD > 0))
-            throw InputError("batch: every call has one output token (osl 1): no sequence decodes; use --concurrency");
-        x = load.value / in.sum_pD;
-        if (x > x_cap) {
-            x = x_cap;
-            capped = true;
-        }
-    } else {
-        const double C = load.value;
-        auto excess = [&](double xx) { return detail::clients_at(ps, in, load, f, ov, xx) - C; };
-        double hi = in.sum_pD > 0 ? C / in.sum_pD : 1.0;  // all C decoding: more than C in the system
-        while (excess(hi) < 0 && hi < 1e30) hi *= 2.0;
-        hi = std::min(hi, x_cap);
-        const double g_hi = excess(hi);
-        if (g_hi <= 0) {  // the cap binds: the clients beyond it wait for the chunk budget
-            x = hi;
-            capped = std::isfinite(x_cap) && hi >= x_cap;
-            const OperatingPoint at = detail::point_at(ps, in, load, f, ov, x, 0.0);
-            wait = at.requests_per_s > 0 ? std::max(0.0, (C - at.concurrency) / at.requests_per_s) : 0.0;
-        } else {
-            x = detail::last_feasible(excess, 0.0, excess(0.0), hi, g_hi, 1e-12);
-        }
+    switch (load.mode) {
+        case LoadMode::batch:
+            if (!(in.sum_pD > 0)) throw InputError("batch: every call has one output token: no sequence decodes");
+            x = load.value / in.sum_pD;
+            capped = x > x_cap;
+            x = std::min(x, x_cap);
+            break;
+        case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
+        default:
+            if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x)) {
+                // Overloaded: the queue grows without bound and the engine runs as full as memory allows.
+                OperatingPoint r = detail::saturated_point(ps, load, f, ov);
+                r.saturated = true;
+                return r;
+            }
+            break;
     }
     OperatingPoint r = detail::point_at(ps, in, load, f, ov, x, wait);
     r.prefill_bound = capped;

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The accuracy table: public measured serving points (data/measurements/
+// serving_points.json, embedded) beside kvroof's prediction at its defaults
+// and a plain roofline's, with the mean absolute percentage error per metric.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvroof/analysis/operating_point.hpp"
+
+namespace kvroof::io {
+
+struct MeasuredPoint {
+    std::string id, source_key, source_url, engine, engine_version;
+    std::string gpu, model, weight_dtype, kv_dtype;  // kv_dtype empty: not stated
+    int gpus = 1;
+    double isl = 0, osl = 0, prefix = 0;
+    std::string load;  // batch, concurrency, request_rate, max_throughput
+    double load_value = 0;  // B, C or R; 0 for max_throughput
+    std::optional<double> itl, ttft, throughput;  // s, s, output tokens/s
+};
+
+// The plain roofline with the same peaks and efficiencies: six lines, docs/model.md "Accuracy".
+struct RooflinePrediction {
+    double batch = 0, itl = 0, ttft = 0, throughput = 0;
+};
+
+struct AccuracyRow {
+    MeasuredPoint measured;
+    OperatingPoint kvroof;
+    RooflinePrediction roofline;
+    std::string compared;  // how the measurement maps onto the prediction, one phrase
+};
+
+struct MetricError {
+    std::size_t n = 0;
+    double mape_kvroof = 0, mape_roofline = 0;  // mean |predicted − measured| / measured
+};
+
+struct AccuracyTable {
+    std::vector<AccuracyRow> rows;
+    MetricError itl, ttft, throughput;  // every point
+    MetricError itl_one_gpu, throughput_one_gpu;  // single-GPU points (no tensor-parallel communication to model)
+};
+
+// Every measured point, in file order (throws InputError naming the point on a bad entry).
+[[nodiscard]] std::vector<MeasuredPoint> measured_points();
+// Each point predicted at kvroof's defaults (and by the plain roofline), with the errors.
+[[nodiscard]] AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points);
+
+[[nodiscard]] std::string render_accuracy_markdown(const AccuracyTable& t);
+
+}  // namespace kvroof::io

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// Measured serving points beside kvroof's predictions at its defaults and a plain roofline's.
+#include "kvroof/io/accuracy.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+namespace kvroof::io {
+namespace {
+using nlohmann::json;
+
+std::optional<double> ms(const json& m, const char* key) {
+    if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
+    return m.at(key).get<double>() * 1e-3;
+}
+
+MeasuredPoint decode_point(const json& p) {
+    MeasuredPoint m;
+    m.id = p.at("id").get<std::string>();
+    m.source_key = p.at("source").at("key").get<std::string>();
+    m.source_url = p.at("source").at("url").get<std::string>();
+    m.engine = p.at("engine").get<std::string>();
+    m.engine_version = p.at("engine_version").is_null() ? "" : p.at("engine_version").get<std::string>();
+    m.gpu = p.at("gpu").get<std::string>();
+    m.gpus = p.at("gpus").get<int>();
+    m.model = p.at("model").get<std::string>();
+    m.weight_dtype = p.at("weight_dtype").get<std::string>();
+    m.kv_dtype = p.at("kv_dtype").is_null() ? "" : p.at("kv_dtype").get<std::string>();
+    m.isl = p.at("isl").get<double>();
+    m.osl = p.at("osl").get<double>();
+    m.prefix = p.at("prefix").get<double>();
+    const json& l = p.at("load");
+    m.load = l.at("mode").get<std::string>();
+    if (m.load == "batch") m.load_value = l.at("batch").get<double>();
+    if (m.load == "concurrency") m.load_value = l.at("concurrency").get<double>();
+    if (m.load == "request_rate") m.load_value = l.at("rate").get<double>();
+    const json& x = p.at("measured");
+    m.itl = ms(x, "itl_ms");
+    if (!m.itl) m.itl = ms(x, "tpot_ms");
+    m.ttft = ms(x, "ttft_ms");
+    if (x.contains("throughput_tok_s") && !x.at("throughput_tok_s").is_null())
+        m.throughput = x.at("throughput_tok_s").get<double>();
+    return m;
+}
+
+Scenario scenario_for(const MeasuredPoint& m) {
+    ScenarioInputs in;
+    in.set("hardware", m.gpu);
+    in.set("gpus", std::to_string(m.gpus));
+    in.set("model", m.model);
+    in.set("weight-dtype", m.weight_dtype);
+    if (!m.kv_dtype.empty()) in.set("kv-dtype", m.kv_dtype);
+    Scenario s = build_scenario(in).scenario;
+    CallClass c;
+    c.name = "measured";
+    c.s_cached = m.prefix;
+    c.a_append = m.isl - m.prefix;
+    c.o_output = m.osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+// The load kvroof is asked at, and which of its figures a measured one compares with.
+LoadSpec load_for(const MeasuredPoint& m, std::string& compared) {
+    LoadSpec l;
+    if (m.load == "batch") {  // lockstep sessions (LMDeploy's static benchmark): prefill, then decode together
+        l.mode = LoadMode::batch;
+        l.prefill = PrefillMode::separate;
+        compared = "static batch: ITL vs the decode step alone, prefill as separate passes";
+    } else if (m.load == "concurrency") {
+        l.mode = LoadMode::concurrency;
+        compared = "closed loop";
+    } else if (m.load == "request_rate") {
+        l.mode = LoadMode::request_rate;
+        compared = "open loop";
+    } else {
+        l.mode = LoadMode::saturate;
+        compared = "every request at once: as many in flight as fit";
+    }
+    l.value = m.load_value > 0 ? m.load_value : 1.0;
+    return l;
+}
+
+RooflinePrediction roofline(const Scenario& s, const MeasuredPoint& m) {
+    // 1. weights, KV per token   2. peaks × the same efficiencies   3. the batch the load implies
+    // 4. step = max(FLOP, bytes)  5. TTFT = one prefill pass          6. throughput = B·O / (TTFT + O·step)
+    const HardwareSpec& h = s.hardware;
+    const double W = weight_bytes(s.model, s.policy.weight_dtype).raw(),
+                 kv = kv_bytes_per_token(s.model, s.policy.kv_dtype).raw();
+    const double P = param_counts(s.model).active, S = m.isl, O = m.osl;
+    const double F = h.gpus * gemm_peak(h, gemm_dtype(s.policy)).raw() * h.eta_compute,
+                 BW = h.gpus * h.hbm_bandwidth.raw() * h.eta_mem;
+    const double free = h.gpus * (h.hbm_capacity - h.hbm_reserve).raw() - W;
+    double B = m.load == "max_throughput" ? free / (kv * (S + O)) : m.load_value;
+    if (m.load == "request_rate") B = m.load_value * O * W / BW;  // λ·O·step at the weight-bound step
+    B = std::max(B, 1.0);
+    RooflinePrediction r;
+    r.batch = B;
+    r.itl = std::max(2 * P * B / F, (W + B * kv * S) / BW);
+    r.ttft = std::max(2 * P * S / F, W / BW);
+    r.throughput = B * O / (r.ttft + O * r.itl);
+    return r;
+}
+
+void add(MetricError& e, std::optional<double> measured, double kvroof, double roof) {
+    if (!measured || !(*measured > 0)) return;
+    ++e.n;
+    e.mape_kvroof += std::abs(kvroof - *measured) / *measured;
+    e.mape_roofline += std::abs(roof - *measured) / *measured;
+}
+void finish(MetricError& e) {
+    if (e.n == 0) return;
+    e.mape_kvroof /= static_cast<double>(e.n);
+    e.mape_roofline /= static_cast<double>(e.n);
+}
+}  // namespace
+
+std::vector<MeasuredPoint> measured_points() {
+    const json doc = parse_json_text("data/measurements/serving_points.json", embedded_file("serving_points"));
+    std::vector<MeasuredPoint> out;
+    for (const json& p : doc.at("points")) {
+        try {
+            out.push_back(decode_point(p));
+        } catch (const json::exception& e) {
+            throw InputError(fmt::format("serving_points.json: point {}: {}", p.value("id", std::string("?")), e.what()));
+        }
+    }
+    return out;
+}
+
+AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
+    AccuracyTable t;
+    for (const MeasuredPoint& m : points) {
+        AccuracyRow row;
+        row.measured = m;
+        const Scenario s = scenario_for(m);
+        const LoadSpec load = load_for(m, row.compared);
+        row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
+        row.roofline = roofline(s, m);
+        const double itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
+        add(t.itl, m.itl, itl, row.roofline.itl);
+        add(t.throughput, m.throughput, row.kvroof.throughput, row.roofline.throughput);
+        if (m.gpus == 1) {
+            add(t.itl_one_gpu, m.itl, itl, row.roofline.itl);
+            add(t.throughput_one_gpu, m.throughput, row.kvroof.throughput, row.roofline.throughput);
+        }
+        // TTFT of a static batch or of every request submitted at once is mostly queueing: not compared.
+        if (load.mode == LoadMode::concurrency || load.mode == LoadMode::request_rate)
+            add(t.ttft, m.ttft, row.kvroof.ttft, row.roofline.ttft);
+        t.rows.push_back(std::move(row));
+    }
+    finish(t.itl);
+    finish(t.ttft);
+    finish(t.throughput);
+    finish(t.itl_one_gpu);
+    finish(t.throughput_one_gpu);
+    return t;
+}
+
+}  // namespace kvroof::io

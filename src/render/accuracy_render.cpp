@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// outputs/accuracy.md: each measured point beside kvroof's and the plain roofline's prediction.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+#include "kvroof/io/accuracy.hpp"
+
+namespace kvroof::io {
+namespace {
+
+std::string err(std::optional<double> measured, double predicted) {
+    if (!measured || !(*measured > 0)) return "";
+    return fmt::format("{:+.0f}%", 100.0 * (predicted - *measured) / *measured);
+}
+std::string val(std::optional<double> v, double scale, const char* spec) {
+    return v ? fmt::format(fmt::runtime(spec), *v * scale) : std::string("—");
+}
+std::string load_text(const MeasuredPoint& m) {
+    if (m.load == "batch") return fmt::format("batch {:g}", m.load_value);
+    if (m.load == "concurrency") return fmt::format("conc. {:g}", m.load_value);
+    if (m.load == "request_rate") return fmt::format("{:g} req/s", m.load_value);
+    return "max";
+}
+std::string pct(double x) { return fmt::format("{:.1f}%", 100.0 * x); }
+
+std::string summary(const AccuracyTable& t) {
+    std::string s = "| metric | points | kvroof MAPE | plain roofline MAPE |\n|---|---|---|---|\n";
+    const std::pair<const char*, const MetricError*> rows[] = {{"ITL (TPOT), single GPU", &t.itl_one_gpu},
+                                                               {"output throughput, single GPU", &t.throughput_one_gpu},
+                                                               {"ITL (TPOT), all", &t.itl},
+                                                               {"output throughput, all", &t.throughput},
+                                                               {"TTFT (closed and open loop only)", &t.ttft}};
+    for (const auto& [name, e] : rows)
+        s += fmt::format("| {} | {} | {} | {} |\n", name, e->n, pct(e->mape_kvroof), pct(e->mape_roofline));
+    return s;
+}
+
+std::string by_source(const AccuracyTable& t) {
+    struct Acc {
+        int n = 0, n_itl = 0, n_tput = 0;
+        double itl = 0, tput = 0;
+        std::string url;
+    };
+    std::map<std::string, Acc> m;
+    for (const AccuracyRow& r : t.rows) {
+        Acc& a = m[r.measured.source_key];
+        a.url = r.measured.source_url;
+        ++a.n;
+        const double itl = r.measured.load == "batch" ? r.kvroof.step_bare : r.kvroof.itl;
+        if (r.measured.itl) {
+            ++a.n_itl;
+            a.itl += std::abs(itl - *r.measured.itl) / *r.measured.itl;
+        }
+        if (r.measured.throughput) {
+            ++a.n_tput;
+            a.tput += std::abs(r.kvroof.throughput - *r.measured.throughput) / *r.measured.throughput;
+        }
+    }
+    std::string s = "| source | points | kvroof ITL MAPE | kvroof throughput MAPE |\n|---|---|---|---|\n";
+    for (const auto& [key, a] : m)
+        s += fmt::format("| [{}]({}) | {} | {} | {} |\n", key, a.url, a.n, a.n_itl ? pct(a.itl / a.n_itl) : "—",
+                         a.n_tput ? pct(a.tput / a.n_tput) : "—");
+    return s;
+}
+
+std::string points(const AccuracyTable& t) {
+    std::string s =
+        "| point | engine | GPU | model | weights/KV | ISL/OSL | load | ITL ms: measured | kvroof | roofline | throughput tok/s: "
+        "measured | kvroof | roofline | TTFT ms: measured | kvroof "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const AccuracyRow& r : t.rows) {
+        const MeasuredPoint& m = r.measured;
+        const double itl = m.load == "batch" ? r.kvroof.step_bare : r.kvroof.itl;
+        const bool ttft = m.load == "concurrency" || m.load == "request_rate";
+        s += fmt::format(
+            "| {} | {} {} | {}×{} | {} | {}/{} | {:g}/{:g} | {} | {} | {:.1f} ({}) | {:.1f} ({}) | {} | {:.0f} ({}) | {:.0f} "
+            "({}) | {} | {} |\n",
+            m.id, m.engine, m.engine_version, m.gpus, m.gpu, m.model, m.weight_dtype, m.kv_dtype.empty() ? "—" : m.kv_dtype,
+            m.isl, m.osl, load_text(m), val(m.itl, 1e3, "{:.1f}"), itl * 1e3, err(m.itl, itl), r.roofline.itl * 1e3,
+            err(m.itl, r.roofline.itl), val(m.throughput, 1.0, "{:.0f}"), r.kvroof.throughput,
+            err(m.throughput, r.kvroof.throughput), r.roofline.throughput, err(m.throughput, r.roofline.throughput),
+            val(m.ttft, 1e3, "{:.0f}"),
+            ttft ? fmt::format("{:.0f} ({})", r.kvroof.ttft * 1e3, err(m.ttft, r.kvroof.ttft)) : std::string("not compared"));
+    }
+    return s;
+}
+
+}  // namespace
+
+std::string render_accuracy_markdown(const AccuracyTable& t) {
+    std::string s = "# Accuracy against measured serving points\n\n";
+    s += fmt::format(
+        "{} public measured points (data/measurements/serving_points.json; sources and conditions in "
+        "data/measurements/README.md), each predicted by `kvroof verdict` at its defaults — no input was fitted to this table — "
+        "and by a plain six-line roofline with the same peaks and efficiencies (docs/model.md, \"Accuracy\"). Error = (predicted "
+        "− "
+        "measured) / measured; MAPE = the mean of its absolute value. Llama-3.1/3.3-70B points are kept out of this table on "
+        "purpose: "
+        "they are the independent check of the defaults.\n\n",
+        t.rows.size());
+    s += "## Summary\n\n" + summary(t) + "\n## By source\n\n" + by_source(t) + "\n## Every point\n\n" + points(t);
+    s += "\nHow each load is asked: `max` = `--concurrency max` (every request submitted at once; as many in flight as fit in "
+         "memory); `conc. C` = `--concurrency C`; `R req/s` = `--request-rate R`; `batch B` = `--batch B --prefill separate` "
+         "(LMDeploy's "
+         "static benchmark runs its sessions in lockstep: its per-token latency is compared with the decode step alone and its "
+         "TTFT "
+         "is not compared). Measured ITL is the source's mean ITL, else its TPOT; some sources give medians (see the README).\n";
+    return s;
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// The accuracy table: its data holds what the issue asks of it, and its errors
+// are pinned, so a change that makes kvroof worse against measurements fails.
+#include "kvroof/io/accuracy.hpp"
+
+#include <catch2/catch.hpp>
+#include <set>
+
+namespace kvroof::io {
+
+TEST_CASE("the measured set: 30+ points, 4+ publishers, 3+ GPUs, 3+ models with an MoE, no Llama-3.1/3.3-70B", "[accuracy]") {
+    const auto points = measured_points();
+    std::set<std::string> sources, gpus, models;
+    for (const auto& p : points) {
+        sources.insert(p.source_key);
+        gpus.insert(p.gpu);
+        models.insert(p.model);
+        CHECK(p.model != "llama-3.1-70b");
+        CHECK(p.model != "llama-3.3-70b");
+        CHECK(p.isl > 0);
+        CHECK(p.osl > 0);
+        CHECK((p.itl || p.ttft || p.throughput));
+    }
+    CHECK(points.size() >= 30);
+    CHECK(sources.size() >= 4);
+    CHECK(gpus.size() >= 3);
+    CHECK(models.size() >= 3);
+    CHECK((models.count("mixtral-8x7b") + models.count("qwen3-30b-a3b") + models.count("deepseek-v3")) > 0);
+}
+
+TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, and its MAPE may not grow", "[accuracy]") {
+    const AccuracyTable t = accuracy_table(measured_points());
+    // Pinned at the values outputs/accuracy.md shows (rounded up to the next percent).
+    // The issue's goal is 15 % for ITL and throughput; see docs/model.md "Accuracy" for what is still missing.
+    CHECK(t.itl_one_gpu.n == 18);
+    CHECK(t.throughput_one_gpu.n == 49);
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.26);
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.50);
+    CHECK(t.itl.mape_kvroof <= 0.44);
+    CHECK(t.throughput.mape_kvroof <= 1.24);
+    CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
+    CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
+    CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
+    for (const auto& r : t.rows) {
+        CHECK(r.kvroof.throughput > 0);
+        CHECK(r.roofline.throughput > 0);
+    }
+}
+
+}  // namespace kvroof::io
