@@ -14,8 +14,11 @@
 // Decode token j reads the context S + j, so over a call decode reads the mean
 // context S + O/2 (context growth). One step reads the weights once for all of
 // its tokens (the MoE experts its B + P tokens touch):
-//   chunked:  T = combine(max(GPU FLOP/F, (W + KV bytes)/BW), offloaded path, ov) + c0
-//             over the B decode tokens and the P prefill tokens together;
+//   chunked:  T = combine(GEMMs + attention, offloaded path, ov) + c0 over the
+//             B decode tokens and the P prefill tokens together, where
+//             GEMMs = max(tokens·linear FLOP/F, W/BW) and attention =
+//             max(attention FLOP/F, KV bytes/BW): separate kernels, each on
+//             its own roofline, one after the other;
 //             ITL = T (the mean step), TTFT_i = ½·T + ⌈A_i/chunk⌉·T_i, T_i the
 //             step of the decode batch plus one chunk of that request (+ the
 //             queue wait when the chunk budget, not the clients, limits starts)
@@ -164,12 +167,16 @@ enum class StepPrefill { none, mean, own_chunk };
 // One step's time with x requests starting per step; `binding` gets what sets it.
 [[nodiscard]] inline double step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
                                       StepPrefill with, std::size_t own = 0, Resource* binding = nullptr) {
-    double gc = 0, gm = 0, cpu_c = 0, cpu_d = 0, h2d = 0, d2h = 0, prefill_tokens = 0;
+    // GPU: the GEMMs (every token's linear FLOP, the weights read once) and the
+    // attention (its FLOP, the KV it reads and writes) are separate kernels,
+    // each bound by its own roofline; the step runs them one after the other.
+    double attn_c = 0, attn_m = 0, cpu_c = 0, cpu_d = 0, h2d = 0, d2h = 0, prefill_tokens = 0;
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
         const double dec = x * c.p * c.D;  // decode tokens of this class in the step
-        gc += dec * c.dec.gpu_compute;
-        gm += dec * c.dec.gpu_hbm;
+        attn_c += dec * (c.dec.gpu_compute - lin);
+        attn_m += dec * c.dec.gpu_hbm;
         cpu_c += dec * c.dec.cpu_compute;
         cpu_d += dec * c.dec.cpu_dram;
         h2d += dec * c.dec.link_h2d;
@@ -179,24 +186,26 @@ enum class StepPrefill { none, mean, own_chunk };
                                                                           : 0.0;
         if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
         prefill_tokens += calls * c.A;
-        gc += calls * c.pre.gpu_compute;
-        gm += calls * c.pre_hbm_chunked;
+        attn_c += calls * (c.pre.gpu_compute - c.A * lin);
+        attn_m += calls * c.pre_hbm_chunked;
         cpu_c += calls * c.pre.cpu_compute;
         cpu_d += calls * c.pre.cpu_dram;
         h2d += calls * c.pre.link_h2d;
         d2h += calls * (c.pre.link_d2h + c.pre.link_park_save);
     }
-    gm += ps.weight_time(std::max(x * in.sum_pD + prefill_tokens, 1.0));
+    const double tokens = x * in.sum_pD + prefill_tokens;
+    const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
+    const double gpu = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
     const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + std::max(h2d, d2h);
     if (binding) {
         const Resource off = offload <= 0                                   ? Resource::gpu_hbm
                              : std::max(h2d, d2h) >= std::max(cpu_c, cpu_d) ? Resource::link
                              : cpu_c >= cpu_d                               ? Resource::cpu_compute
                                                                             : Resource::cpu_dram;
-        const double gpu = std::max(gc, gm);
-        *binding = offload > gpu ? off : gc >= gm ? Resource::gpu_compute : Resource::gpu_hbm;
+        const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (attn_c >= attn_m ? attn_c : 0.0);
+        *binding = offload > gpu ? off : 2 * compute >= gpu ? Resource::gpu_compute : Resource::gpu_hbm;
     }
-    return combine(Seconds(std::max(gc, gm)), Seconds(offload), ov).raw() + ps.step_overhead;
+    return combine(Seconds(gpu), Seconds(offload), ov).raw() + ps.step_overhead;
 }
 
 // Everything at x starts per step; queue_wait added to every TTFT.
