@@ -150,6 +150,13 @@ DType parse_dtype(std::string_view flag, std::string_view text) {
     throw InputError(fmt::format("{}: must be one of bf16, fp16, fp8, int4, fp4, got '{}'", flag, text));
 }
 
+SloTarget parse_slo_target(std::string_view flag, std::string_view text) {
+    const std::string t = trim(text);
+    if (t == "itl") return SloTarget::itl;
+    if (t == "step") return SloTarget::step;
+    throw InputError(fmt::format("{}: must be itl or step, got '{}'", flag, text));
+}
+
 IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text) {
     const std::string t = trim(text);
     if (t == "hold") return IdlePolicy::hold;

@@ -158,5 +158,6 @@ KnobValue decode_link(std::string_view flag, std::string_view text) { return loa
 KnobValue decode_dtype(std::string_view flag, std::string_view text) { return parse_dtype(flag, text); }
 
 KnobValue decode_idle(std::string_view flag, std::string_view text) { return parse_idle_policy(flag, text); }
+KnobValue decode_slo_target(std::string_view flag, std::string_view text) { return parse_slo_target(flag, text); }
 
 }  // namespace kvroof::io

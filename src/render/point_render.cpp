@@ -49,7 +49,7 @@ struct Row {
 
 const Row kRows[] = {
     {"batch decoding (mean)", [](const OperatingPoint& p) { return p.batch; }, "{:.1f}", 1.0},
-    {"requests in flight", [](const OperatingPoint& p) { return p.concurrency; }, "{:.1f}", 1.0},
+    {"requests running", [](const OperatingPoint& p) { return p.running; }, "{:.1f}", 1.0},
     {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3},
     {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3},
     {"TTFT, ms", [](const OperatingPoint& p) { return p.ttft; }, "{:.1f}", 1e3},
@@ -71,6 +71,14 @@ std::string table(const PointStudy& s, bool markdown) {
         const std::string b = band_cell(r.get(s.at_f.conservative), r.get(s.at_f.optimistic), r.spec, r.scale);
         out += markdown ? fmt::format("| {} | {} | {} |\n", r.label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", r.label, a, b);
     }
+    auto slo = [](const OperatingPoint& p) {
+        return std::string(p.within_slo_tpot ? "yes" : "no: TPOT") + (p.within_slo_ttft   ? ""
+                                                                      : p.within_slo_tpot ? "no: TTFT"
+                                                                                          : ", TTFT");
+    };
+    const std::string sa = slo(s.baseline.conservative), sb = slo(s.at_f.conservative);
+    out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb)
+                    : fmt::format("  {:<24}{:>22}{:>26}\n", "within the SLOs", sa, sb);
     const std::string fa = fits_text(s.baseline.conservative), fb = fits_text(s.at_f.conservative);
     const std::string ba(name(s.baseline.conservative.binding)), bb(name(s.at_f.conservative.binding));
     out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
@@ -88,6 +96,11 @@ std::string notes(const PointReport& r) {
             "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "
             "reached{}.\n",
             s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
+    if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
+        out += fmt::format(
+            "Not every client's request fits in memory at once: {:.0f} run at f = 0{}; the rest wait their turn (in TTFT).\n",
+            s.baseline.conservative.running,
+            s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
     if (s.baseline.conservative.saturated)
         out +=
             "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as full as "
@@ -148,6 +161,10 @@ json operating_point_json(const OperatingPoint& p) {
                 {"session_fits", p.session_fits},
                 {"prefill_bound", p.prefill_bound},
                 {"saturated", p.saturated},
+                {"memory_queued", p.memory_queued},
+                {"running", p.running},
+                {"within_slo_tpot", p.within_slo_tpot},
+                {"within_slo_ttft", p.within_slo_ttft},
                 {"batch", p.batch},
                 {"concurrency", finite_or_null(p.concurrency)},
                 {"prefill_tokens_per_step", p.prefill_tokens_per_step},

@@ -156,6 +156,23 @@ TEST_CASE("memory is the fluid occupancy; a point that does not fit says so and 
     }
 }
 
+TEST_CASE("clients beyond memory queue, as engines admit them: the point fits and Little's law still holds", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, 256), 0.0, 0.0);
+    CHECK(p.memory_queued);
+    CHECK(p.fits);
+    CHECK(p.hbm_used <= p.hbm_capacity);
+    CHECK(p.running < 256);
+    CHECK(p.queue_wait > 0);
+    CHECK(p.concurrency == 256);
+    CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(256).epsilon(1e-6));
+    // The engine runs as full as memory allows: the same as --concurrency max.
+    const OperatingPoint m = operating_point(ps, load(LoadMode::saturate, 0), 0.0, 0.0);
+    CHECK(p.throughput == Approx(m.throughput).epsilon(1e-12));
+    CHECK(p.running == Approx(m.running).epsilon(1e-12));
+}
+
 TEST_CASE("GEMMs run at the peak of their precision; INT4 weights compute in BF16", "[point][dtype]") {
     HardwareSpec h;
     h.gpu_flops = FlopPerSecond(1e15);

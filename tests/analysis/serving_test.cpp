@@ -201,3 +201,27 @@ TEST_CASE("parking idle sessions frees HBM at the cost of link traffic", "[servi
     // Reloading 64,338 cached tokens' KV over 225 GB/s adds to TTFT.
     CHECK(p.ttft == Approx(h.ttft + 64338.0 * 327680 / 225e9).epsilon(1e-9));
 }
+
+TEST_CASE("the TPOT SLO bounds the inter-token latency users see; seed 000's bounds the bare step", "[serving][slo]") {
+    for (const char* slo : {"10ms", "15ms", "20ms"}) {
+        io::ScenarioInputs in;
+        in.set("hardware", "h200");
+        in.set("model", "llama-3.1-8b");
+        in.set("workload", "s_cached=0,a_append=2000,o_output=200");
+        in.set("slo-tpot", slo);
+        const Scenario itl = io::build_scenario(in).scenario;
+        in.set("slo-tpot-bounds", "step");
+        const Scenario step = io::build_scenario(in).scenario;
+        const ServingPoint a = evaluate(PreparedScenario(itl), 0.0, 0.0);
+        const ServingPoint b = evaluate(PreparedScenario(step), 0.0, 0.0);
+        const double s = itl.policy.slo_tpot->raw();
+        INFO(slo);
+        REQUIRE(a.batch_limit == Resource::slo_tpot);
+        // At the ceiling the observed ITL, B / throughput, meets the SLO exactly.
+        CHECK(a.tpot_observed == Approx(s).epsilon(1e-9));
+        CHECK(a.tpot < s);  // the bare step alone is shorter: prefill is interleaved
+        if (b.batch_limit == Resource::slo_tpot) CHECK(b.tpot == Approx(s).epsilon(1e-9));
+        CHECK(b.tpot_observed > a.tpot_observed);  // bounding only the step admits a longer ITL
+        CHECK(a.batch < b.batch);
+    }
+}

@@ -21,7 +21,7 @@ grep -q '"version"' "$tmp/v.json" && grep -q '"overrides"' "$tmp/v.json" && ok |
 "$kvroof" verdict --report "$tmp/a.md" >/dev/null && "$kvroof" verdict --report "$tmp/b.md" >/dev/null && cmp -s "$tmp/a.md" "$tmp/b.md" && ok || bad "--report not byte-identical on rerun"
 "$kvroof" verdict --json >"$tmp/v2.json" && cmp -s "$tmp/v.json" "$tmp/v2.json" && ok || bad "--json not byte-identical on rerun"
 # Seed 000's example under its own efficiencies (0.5 for every FLOP/s and bandwidth, the link as measured, no step overhead).
-seed000="--eta 0.5 --eta-link 1 --step-overhead 0"
+seed000="--eta 0.5 --eta-link 1 --step-overhead 0 --slo-tpot-bounds step"
 "$kvroof" verdict --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" $seed000 | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.8' && ok || bad "seed example verdict"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 32 --isl 2000 --osl 500 | tail -n 1 | grep -q '^VERDICT: keep KV on the GPU at concurrency 32: ITL' && ok || bad "operating point verdict"
 "$kvroof" verdict --batch 8 --isl 4096 --osl 2 --prefill separate --json | grep -q '"mode": "batch"' && ok || bad "operating point JSON"

@@ -137,6 +137,11 @@ struct BatchShape {
 // that do not set B, left unbounded); or everything a renderer shows.
 enum class Detail { throughput, row, full };
 
+// The call-weighted mean TTFT, Σ p·combine(gpu, off, ov).
+[[nodiscard]] inline double mean_ttft(const MixDemand& md, double ov) noexcept {
+    return md.ttft_gpu + md.ttft_off - ov * md.ttft_min;
+}
+
 // b_cap_hbm, b_cap_dram, b_slo and B = their minimum, with what sets it.
 struct Ceilings {
     double b_cap_hbm = kUnbounded, b_cap_dram = kUnbounded, b_slo = kUnbounded, batch = 0;
@@ -174,7 +179,19 @@ struct Ceilings {
             ps.mc, hbm_bw, [&](double w) { return batch_for_capacity(pieces(w), capacity, m1, m2); },
             [&](double b) { return m1 * b + m2 * b / step_at(b) - capacity; });
     };
+    // The TPOT SLO bounds the inter-token latency a user sees, B / throughput:
+    //   ITL(B) = max(step(B) + κ·B, B·U / Σp·O),  κ = mean TTFT / Σp·O
+    // (the GPU timeline, prefill interleaved; or the per-call offload resources
+    // U when they bind). Both terms increase with B.
     const auto& slo = ps.scenario->policy.slo_tpot;
+    const bool on_itl = ps.scenario->policy.slo_tpot_bounds == SloTarget::itl;
+    const double kappa = on_itl ? mean_ttft(md, ov) * inv : 0.0;
+    const DecodeDemand& bm = md.batch_mix;
+    const double U = !on_itl ? 0.0
+                             : std::max({md.per_call_prefill[Resource::cpu_compute] + bm.cpu_compute,
+                                         md.per_call_prefill[Resource::cpu_dram] + bm.cpu_dram,
+                                         std::max(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h)});
+    auto itl_at = [&](double b) { return std::max(step_at(b) + kappa * b, b * U * inv); };  // the step alone when !on_itl
     // With only the batch wanted, a ceiling is solved only when the batch so
     // far violates its constraint: each feasible set is [0, ceiling], so a
     // batch that meets it is already below it (its ceiling is then left unbounded).
@@ -185,11 +202,13 @@ struct Ceilings {
     const bool dram_ok = !all && std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
     if (!dram_ok) c.b_cap_dram = capacity_ceiling(cpu_mem, m1_dram, m2_dram);
     const double b1 = std::min(b0, c.b_cap_dram);
-    const bool slo_ok = !slo || (!all && std::isfinite(b1) && step_at(b1) <= slo->raw());
-    if (!slo_ok)
+    const bool slo_ok = !slo || (!all && std::isfinite(b1) && itl_at(b1) <= slo->raw());
+    if (!slo_ok) {
         c.b_slo = batch_with_weights(
-            ps.mc, hbm_bw, [&](double w) { return batch_for_step_time(pieces(w), slo->raw()); },
-            [&](double b) { return step_at(b) - slo->raw(); });
+            ps.mc, hbm_bw, [&](double w) { return batch_for_itl(pieces(w), slo->raw(), kappa); },
+            [&](double b) { return step_at(b) + kappa * b - slo->raw(); });
+        if (U > 0) c.b_slo = std::min(c.b_slo, slo->raw() / (U * inv));
+    }
     c.batch = c.b_cap_hbm;
     if (c.b_cap_dram < c.batch) {
         c.batch = c.b_cap_dram;
@@ -271,10 +290,6 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
 }  // namespace detail
 
 namespace detail {
-// The call-weighted mean TTFT, Σ p·combine(gpu, off, ov).
-[[nodiscard]] inline double mean_ttft(const MixDemand& md, double ov) noexcept {
-    return md.ttft_gpu + md.ttft_off - ov * md.ttft_min;
-}
 
 // Whether some class's TTFT exceeds the TTFT SLO.
 [[nodiscard]] inline bool ttft_violated(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {

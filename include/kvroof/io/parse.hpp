@@ -27,6 +27,7 @@ using kvroof::UnitKind;  // spec/knobs.hpp
 
 [[nodiscard]] DType parse_dtype(std::string_view flag, std::string_view text);
 [[nodiscard]] IdlePolicy parse_idle_policy(std::string_view flag, std::string_view text);
+[[nodiscard]] SloTarget parse_slo_target(std::string_view flag, std::string_view text);
 
 // "s_cached=16000,a_append=2000,o_output=400[,idle_gap=10.5s]" -> a class
 // named `name`. s_cached, a_append and o_output are required.

@@ -81,6 +81,7 @@ void check_scenario(const Scenario& s);
 [[nodiscard]] KnobValue decode_link(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_dtype(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_idle(std::string_view flag, std::string_view text);
+[[nodiscard]] KnobValue decode_slo_target(std::string_view flag, std::string_view text);
 
 // Sets one scenario knob by its name ("cpus-per-gpu", "hardware"), as a sweep
 // file or a report config does. Throws InputError naming `where` for an unknown one.

@@ -134,6 +134,16 @@ double solve_on_pieces(const StepPieces& p, double target, H h, Root piece_root)
     return batch_for_step_time(StepPieces(sh), slo);
 }
 
+// Largest batch whose inter-token latency a user sees, step(B) + κ·B, stays
+// within `slo` seconds: κ·B is the prefill time interleaved per decode token
+// (κ = mean TTFT / Σ p·O). step + κ·B is piecewise linear on the step's pieces.
+[[nodiscard]] inline double batch_for_itl(const StepPieces& p, double slo, double kappa) noexcept {
+    if (p.step0 >= slo) return 0.0;
+    return detail::solve_on_pieces(
+        p, slo, [&](double b, double step) { return step + kappa * b; },
+        [&](double s, double i) { return s + kappa > 0 ? (slo - i) / (s + kappa) : kUnbounded; });
+}
+
 // Largest batch whose memory footprint m1·B + m2·B/step(B) stays within
 // `capacity` bytes. m1: bytes per decoding sequence; m2: byte-seconds per unit
 // of decode rate, i.e. what sessions hold while prefilling or idle (Little's

@@ -64,8 +64,8 @@ struct LinkPreset {
 
 // A knob's value decoded once from its text: a number in SI units (NaN for
 // "none"), or the decoded preset or enum of a text knob.
-using KnobValue = std::variant<double, DType, IdlePolicy, std::shared_ptr<const HardwareSpec>, std::shared_ptr<const ModelSpec>,
-                               std::shared_ptr<const Mix>, std::shared_ptr<const LinkPreset>>;
+using KnobValue = std::variant<double, DType, IdlePolicy, SloTarget, std::shared_ptr<const HardwareSpec>,
+                               std::shared_ptr<const ModelSpec>, std::shared_ptr<const Mix>, std::shared_ptr<const LinkPreset>>;
 
 // The typed accessor: apply sets the knob's field(s) from a decoded value; get
 // reads the SI value back (numeric knobs only).

@@ -23,6 +23,13 @@ enum class IdlePolicy {
 };
 [[nodiscard]] inline const char* to_string(IdlePolicy p) noexcept { return p == IdlePolicy::hold ? "hold" : "park"; }
 
+// What the TPOT SLO bounds.
+enum class SloTarget {
+    itl,  // the inter-token latency a user sees: the step plus the prefill interleaved with it
+    step,  // the bare decode step (seed 000's reference tool)
+};
+[[nodiscard]] inline const char* to_string(SloTarget t) noexcept { return t == SloTarget::itl ? "itl" : "step"; }
+
 struct PolicySpec {
     double f = 0.0;  // fraction of decode-attention KV handled by the CPU
     double sparse = 1.0;  // fraction of the context KV that attention reads per token (GPU and CPU alike)
@@ -33,6 +40,7 @@ struct PolicySpec {
     std::optional<DType> compute_dtype;  // GEMM math precision; none: follows the weights (gemm_dtype)
     std::optional<Seconds> slo_tpot;  // none = unconstrained
     std::optional<Seconds> slo_ttft;
+    SloTarget slo_tpot_bounds = SloTarget::itl;
     IdlePolicy idle = IdlePolicy::hold;
 
     void check_validity() const {

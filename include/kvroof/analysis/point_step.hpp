@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// One operating point's physics at a given number x of requests started per
+// step: the step (GEMMs and attention on their own rooflines, prefill chunked
+// in or run apart), ITL, TTFT, throughput and memory. operating_point.hpp
+// finds the x a load implies; its header comment and docs/model.md
+// ("Operating points") give the equations.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "kvroof/analysis/mix_demand.hpp"
+#include "kvroof/analysis/resource.hpp"
+
+namespace kvroof {
+
+enum class PrefillMode { chunked, separate };
+enum class LoadMode {
+    batch,  // B sequences decoding together
+    concurrency,  // C closed-loop clients
+    request_rate,  // requests arriving at R per second (open loop, below saturation)
+    saturate,  // every request submitted at once: as many running as fit in memory and the chunk budget starts
+};
+
+[[nodiscard]] constexpr std::string_view name(PrefillMode m) noexcept {
+    return m == PrefillMode::chunked ? "chunked" : "separate";
+}
+[[nodiscard]] constexpr std::string_view name(LoadMode m) noexcept {
+    switch (m) {
+        case LoadMode::batch: return "batch";
+        case LoadMode::concurrency: return "concurrency";
+        case LoadMode::request_rate: return "request_rate";
+        case LoadMode::saturate: return "saturate";
+    }
+    return "?";
+}
+
+namespace limits {
+inline constexpr double kMaxLoad = 1e9;  // sequences or clients
+inline constexpr double kMinChunk = 1, kMaxChunk = 1e9;  // prefill tokens per step
+}  // namespace limits
+
+struct LoadSpec {
+    LoadMode mode = LoadMode::concurrency;
+    double value = 1;  // B sequences (batch), C clients (concurrency), R requests/s (request_rate); unused (saturate)
+    PrefillMode prefill = PrefillMode::chunked;
+    double chunk = 2048;  // prefill tokens per step at most (chunked)
+
+    void check_validity() const {
+        if (mode != LoadMode::saturate) {
+            check::positive(name(mode), value);
+            check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
+        }
+        check::in_range("prefill-chunk", chunk, limits::kMinChunk, limits::kMaxChunk);
+    }
+};
+
+struct OperatingPoint {
+    double f = 0, ov = 0;
+    bool weights_fit = true;  // the weights fit in HBM
+    bool session_fits = true;  // one session at its longest (S + O) fits where its KV lives
+    bool fits = true;  // all of the above, and the fluid occupancy fits HBM and DRAM
+    bool prefill_bound = false;  // the chunk budget, not the load asked, limits the requests started per step
+    bool within_slo_tpot = true;  // ITL (or the bare step, --slo-tpot-bounds step) within --slo-tpot
+    bool within_slo_ttft = true;  // TTFT within --slo-ttft
+    bool saturated = false;
+    bool memory_queued = false;  // concurrency: not every client's request fits at once; the rest wait (in TTFT)
+    double running =
+        0;  // requests in the engine (decoding or prefilling); concurrency less those queued  // request_rate: more than the system serves; shown as full as memory allows (saturate)
+    double batch = 0;  // B, sequences decoding (fluid mean)
+    double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
+    double starts_per_step = 0;  // x
+    double prefill_tokens_per_step = 0;  // P (chunked), or prefill tokens per decode step (separate)
+    double step = 0;  // s, the step with its interleaved prefill (chunked) = ITL; the bare step (separate)
+    double step_bare = 0;  // s, the decode-only step at B
+    double itl = 0;  // s, mean time between a user's tokens after the first
+    double ttft = 0;  // s, call-weighted mean
+    double queue_wait = 0;  // s, in TTFT: waiting for the chunk budget (concurrency, prefill-bound)
+    double e2e = 0;  // s, TTFT + D·ITL, call-weighted mean
+    double requests_per_s = 0;
+    double throughput = 0;  // output tokens/s, all GPUs
+    double throughput_per_gpu = 0;
+    double throughput_per_user = 0;  // 1 / ITL, tokens/s one decoding user sees
+    double kv_tokens = 0;  // KV tokens held (fluid occupancy)
+    double hbm_used = 0, hbm_capacity = 0;  // bytes, weights + GPU share of the KV; capacity minus reserve
+    double dram_used = 0, dram_capacity = 0;  // bytes
+    Resource binding = Resource::gpu_hbm;  // what sets the step: gpu_compute, gpu_hbm, or the offloaded path's busiest
+};
+
+namespace detail {
+// Per class, what one request asks: decode per token at its mean context,
+// its prefill, and the counts the step sums.
+struct ClassLoad {
+    double p = 0, A = 0, D = 0, O = 0, idle = 0, S = 0, Sc = 0;
+    double chunks = 1;  // steps a prefill spans: ⌈A / chunk⌉, at least 1
+    DecodeDemand dec{};  // per decode token, at context S + O/2
+    PrefillDemand pre{};  // the per-call prefill (separate: its own pass)
+    double pre_hbm_chunked = 0;  // s of HBM per call without the weights: KV re-read per chunk, written once
+};
+
+struct PointInputs {
+    std::array<ClassLoad, kMaxClasses> cls{};
+    std::size_t n = 0;
+    double sum_pD = 0, sum_pA = 0, sum_pO = 0, sum_p_idle = 0;
+};
+
+[[nodiscard]] inline PointInputs point_inputs(const PreparedScenario& ps, double f, const LoadSpec& load) {
+    const Scenario& sc = *ps.scenario;
+    PolicySpec pol = sc.policy;
+    pol.f = f;
+    pol.ov = 0;
+    pol.idle = ps.idle;
+    PointInputs in;
+    in.n = sc.mix.entries.size();
+    const double kv = ps.mc.kv_per_token.raw(), bw = ps.sys.hbm_bandwidth.raw();
+    for (std::size_t i = 0; i < in.n; ++i) {
+        const auto& e = sc.mix.entries[i];
+        ClassLoad& c = in.cls[i];
+        c.p = e.weight;
+        c.A = e.cls.a_append;
+        c.Sc = e.cls.s_cached;
+        c.S = e.cls.context();
+        c.O = e.cls.o_output;
+        c.D = std::max(0.0, c.O - 1.0);
+        c.idle = e.cls.idle_gap.raw();
+        c.chunks = std::max(1.0, std::ceil(c.A / load.chunk));  // at least the step that yields the first token
+        c.dec = decode_demand(ps.mc, ps.sys, pol, c.S + 0.5 * c.O);
+        c.pre = prefill_demand(ps.mc, ps.sys, pol, e.cls);
+        const double gpu_cached = c.Sc * (1.0 - f * (1.0 - pol.r));  // cached tokens the GPU attends to
+        c.pre_hbm_chunked = kv * (c.chunks * gpu_cached + 0.5 * c.A * (c.chunks + 1.0)) / bw;
+        in.sum_pD += c.p * c.D;
+        in.sum_pA += c.p * c.A;
+        in.sum_pO += c.p * c.O;
+        in.sum_p_idle += c.p * c.idle;
+    }
+    return in;
+}
+
+// What one step carries besides the decode tokens of x starts per step: the
+// fluid mean of the prefill (every class's x·p prefills), or one chunk of one
+// request of class `own` (the steps that make up its TTFT), or nothing.
+enum class StepPrefill { none, mean, own_chunk };
+
+// One step's time with x requests starting per step; `binding` gets what sets it.
+[[nodiscard]] inline double step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
+                                      StepPrefill with, std::size_t own = 0, Resource* binding = nullptr) {
+    // GPU: the GEMMs (every token's linear FLOP, the weights read once) and the
+    // attention (its FLOP, the KV it reads and writes) are separate kernels,
+    // each bound by its own roofline; the step runs them one after the other.
+    double attn_c = 0, attn_m = 0, cpu_c = 0, cpu_d = 0, h2d = 0, d2h = 0, prefill_tokens = 0;
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
+    for (std::size_t i = 0; i < in.n; ++i) {
+        const ClassLoad& c = in.cls[i];
+        const double dec = x * c.p * c.D;  // decode tokens of this class in the step
+        attn_c += dec * (c.dec.gpu_compute - lin);
+        attn_m += dec * c.dec.gpu_hbm;
+        cpu_c += dec * c.dec.cpu_compute;
+        cpu_d += dec * c.dec.cpu_dram;
+        h2d += dec * c.dec.link_h2d;
+        d2h += dec * c.dec.link_d2h;
+        const double calls = with == StepPrefill::mean                    ? x * c.p
+                             : with == StepPrefill::own_chunk && i == own ? 1.0 / c.chunks
+                                                                          : 0.0;
+        if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
+        prefill_tokens += calls * c.A;
+        attn_c += calls * (c.pre.gpu_compute - c.A * lin);
+        attn_m += calls * c.pre_hbm_chunked;
+        cpu_c += calls * c.pre.cpu_compute;
+        cpu_d += calls * c.pre.cpu_dram;
+        h2d += calls * c.pre.link_h2d;
+        d2h += calls * (c.pre.link_d2h + c.pre.link_park_save);
+    }
+    const double tokens = x * in.sum_pD + prefill_tokens;
+    const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
+    const double gpu = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
+    const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + std::max(h2d, d2h);
+    if (binding) {
+        const Resource off = offload <= 0                                   ? Resource::gpu_hbm
+                             : std::max(h2d, d2h) >= std::max(cpu_c, cpu_d) ? Resource::link
+                             : cpu_c >= cpu_d                               ? Resource::cpu_compute
+                                                                            : Resource::cpu_dram;
+        const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (attn_c >= attn_m ? attn_c : 0.0);
+        *binding = offload > gpu ? off : 2 * compute >= gpu ? Resource::gpu_compute : Resource::gpu_hbm;
+    }
+    return combine(Seconds(gpu), Seconds(offload), ov).raw() + ps.step_overhead;
+}
+
+// Everything at x starts per step; queue_wait added to every TTFT.
+[[nodiscard]] inline OperatingPoint point_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
+                                             double ov, double x, double queue_wait) {
+    OperatingPoint r;
+    r.f = f;
+    r.ov = ov;
+    r.starts_per_step = x;
+    r.batch = x * in.sum_pD;
+    const bool chunked = load.prefill == PrefillMode::chunked;
+    r.step_bare = step_time(ps, in, f, ov, x, StepPrefill::none);
+    double tau = 0;  // Σ p·τ (separate)
+    for (std::size_t i = 0; i < in.n; ++i)
+        tau += in.cls[i].p * combine(Seconds(in.cls[i].pre.gpu_part), Seconds(in.cls[i].pre.offload_part), ov).raw();
+    if (chunked) {
+        r.step = step_time(ps, in, f, ov, x, StepPrefill::mean, 0, &r.binding);
+        r.itl = r.step;
+    } else {
+        (void)step_time(ps, in, f, ov, x, StepPrefill::none, 0, &r.binding);
+        r.step = r.step_bare;
+        r.itl = r.step_bare + x * tau;
+    }
+    r.prefill_tokens_per_step = x * in.sum_pA;
+    r.queue_wait = queue_wait;
+    double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
+    for (std::size_t i = 0; i < in.n; ++i) {
+        const ClassLoad& c = in.cls[i];
+        const double tau_i = combine(Seconds(c.pre.gpu_part), Seconds(c.pre.offload_part), ov).raw();
+        // Chunked: half a step's wait, then its chunks, each in a step with the decode batch.
+        const double ttft =
+            queue_wait + (chunked ? 0.5 * r.step + c.chunks * step_time(ps, in, f, ov, x, StepPrefill::own_chunk, i)
+                                  : tau_i + 0.5 * r.step_bare);
+        r.ttft += c.p * ttft;
+        r.e2e += c.p * (ttft + c.D * r.itl);
+        held_prefill += c.p * ttft * (c.Sc + 0.5 * c.A);
+        held_decode += c.p * c.D * (c.S + 0.5 * c.O);
+        held_idle += c.p * c.idle * (c.S + c.O);
+    }
+    r.requests_per_s = r.itl > 0 ? x / r.itl : 0.0;
+    r.throughput = r.requests_per_s * in.sum_pO;
+    r.throughput_per_gpu = r.throughput / ps.scenario->hardware.gpus;
+    r.throughput_per_user = r.itl > 0 ? 1.0 / r.itl : 0.0;
+    r.concurrency = r.requests_per_s * (r.e2e + in.sum_p_idle);
+    const double kv = ps.mc.kv_per_token.raw();
+    const double decoding = x * held_decode, prefilling = r.requests_per_s * held_prefill;
+    const double idle = load.mode == LoadMode::concurrency ? r.requests_per_s * held_idle : 0.0;
+    r.kv_tokens = decoding + prefilling + idle;
+    const bool park = ps.idle == IdlePolicy::park;
+    r.hbm_capacity = ps.sys.hbm_capacity.raw();
+    r.dram_capacity = ps.sys.cpu_memory.raw();
+    r.hbm_used = ps.mc.weights.raw() + (1.0 - f) * kv * (decoding + prefilling + (park ? 0.0 : idle));
+    r.dram_used = kv * (f * (decoding + prefilling) + (park ? idle : f * idle));
+    return r;
+}
+
+// Requests in the system at x starts per step (closed loop), without a queue.
+[[nodiscard]] inline double clients_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
+                                       double ov, double x) {
+    return point_at(ps, in, load, f, ov, x, 0.0).concurrency;
+}
+}  // namespace detail
+
+}  // namespace kvroof
