@@ -62,8 +62,15 @@ std::string band_text(const VerdictReport& r) {
     s += fmt::format("  {}\n", point_summary(b.conservative));
     s += fmt::format("  batch limited by {} (b_cap_hbm {}, b_cap_dram {}, b_slo {})\n", name(b.conservative.batch_limit),
                      fmt_batch(b.conservative.b_cap_hbm), fmt_batch(b.conservative.b_cap_dram), fmt_batch(b.conservative.b_slo));
-    s += fmt::format("  binding at f=0: {} = {}\n\n", name(b.conservative.headline), meaning(b.conservative.headline));
-    s += "Best offload fraction\n";
+    s += fmt::format("  binding at f=0: {} = {}\n", name(b.conservative.headline), meaning(b.conservative.headline));
+    if (!b.conservative.session_fits && v.smallest_f_that_fits)
+        s += fmt::format("  one session of the longest class does not fit at f = 0: it needs f >= {:.3f}\n",
+                         *v.smallest_f_that_fits);
+    const double shown[] = {b.conservative.batch, v.best_conservative.batch, v.best_optimistic.batch};
+    if (std::any_of(std::begin(shown), std::end(shown), [](double x) { return std::isfinite(x) && x != std::floor(x); }))
+        s += "  (a batch is the mean number of sequences decoding in a step, a fluid mean; below 1, a session decodes part of "
+             "the time)\n";
+    s += "\nBest offload fraction\n";
     s += fmt::format("  conservative (ov=0): f*={:.3f} -> {} ({})\n", v.best_conservative.f, point_summary(v.best_conservative),
                      fmt_gain(gain(v.best_conservative, b.conservative)));
     s += fmt::format("  optimistic   (ov=1): f*={:.3f} -> {} ({})\n\n", v.best_optimistic.f, point_summary(v.best_optimistic),
@@ -160,7 +167,12 @@ json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
           {"parking_gain",
            {{"conservative", finite_or_null(v.parking_gain_conservative)},
             {"optimistic", finite_or_null(v.parking_gain_optimistic)}}}}},
-        {"verdict", {{"kind", name(v.kind)}, {"f", v.f}, {"f_fixed", v.f_fixed}, {"line", verdict_line(r)}}}};
+        {"verdict",
+         {{"kind", name(v.kind)},
+          {"f", v.f},
+          {"f_fixed", v.f_fixed},
+          {"smallest_f_that_fits", v.smallest_f_that_fits ? json(*v.smallest_f_that_fits) : json(nullptr)},
+          {"line", verdict_line(r)}}}};
     if (r.at_ov) j["at_ov"] = point_json(*r.at_ov);
     if (v.calibration) {
         const auto& c = *v.calibration;

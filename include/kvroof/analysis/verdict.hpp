@@ -87,6 +87,7 @@ struct Calibration {
 struct Verdict {
     VerdictKind kind = VerdictKind::keep_on_gpu;
     bool session_does_not_fit = false;  // does_not_fit because of one session's KV, not the weights
+    std::optional<double> smallest_f_that_fits;  // the least f at which one session of the longest class fits
     bool f_fixed = false;  // the user chose f; no optimisation
     double f = 0;  // the recommended (or chosen) offload fraction
     Band baseline;  // f = 0
@@ -111,6 +112,7 @@ struct VerdictOptions {
     const PreparedScenario ps(scenario);
     Verdict v;
     v.idle = scenario.policy.idle;
+    v.smallest_f_that_fits = ps.smallest_f_that_fits();
     v.baseline = band(ps, 0.0);
     const auto best = optimise_f_band(ps);
     v.best_conservative = best[0];
