@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "kvroof/analysis/point_study.hpp"
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/io/sweep.hpp"
@@ -95,6 +96,34 @@ void BM_FullVerdict(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_FullVerdict);
+
+// One operating point per iteration (range: 0 batch, 1 concurrency, 2 concurrency max), f sweeping [0, 1].
+void BM_OperatingPoint(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    const kvroof::PreparedScenario ps(s);
+    kvroof::LoadSpec load;
+    load.mode = state.range(0) == 0   ? kvroof::LoadMode::batch
+                : state.range(0) == 1 ? kvroof::LoadMode::concurrency
+                                      : kvroof::LoadMode::saturate;
+    load.value = 4;
+    double f = 0.0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(kvroof::operating_point(ps, load, f, 0.0));
+        f = f >= 1.0 ? 0.0 : f + 0.01;
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_OperatingPoint)->Arg(0)->Arg(1)->Arg(2)->ArgName("load");
+
+// The offload question at one concurrency: 101 f × both ends of the band.
+void BM_PointStudy(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    kvroof::LoadSpec load;
+    load.value = 4;
+    for (auto _ : state) benchmark::DoNotOptimize(kvroof::point_study(s, load));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_PointStudy);
 }  // namespace
 
 // Sweep rows through the whole pipeline (grid decode, both band ends, CSV
