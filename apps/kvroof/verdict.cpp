@@ -60,11 +60,23 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
         throw InputError(
             fmt::format("{}: give one of --batch, --concurrency, --request-rate", o.batch ? "--batch" : "--concurrency"));
     if (!o.batch && !o.concurrency && !o.rate) {
-        if (o.prefill || o.chunk)
-            throw InputError(fmt::format(
-                "{}: needs --batch, --concurrency or --request-rate (the solved mode runs prefill as separate passes)",
-                o.prefill ? "--prefill" : "--prefill-chunk"));
-        return std::nullopt;
+        // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
+        if (!o.prefill && !o.chunk) return std::nullopt;
+        if (o.prefill && *o.prefill == "separate") {
+            if (o.chunk) throw InputError("--prefill-chunk: needs --prefill chunked");
+            return std::nullopt;
+        }
+        if (o.prefill && *o.prefill != "chunked")
+            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
+        LoadSpec l;
+        l.mode = LoadMode::best;
+        if (o.chunk) {
+            l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
+            check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
+        }
+        if (o.measured_tps) throw InputError("--measured-tps: not available with --prefill chunked");
+        if (o.ov) throw InputError("--ov: not available with --prefill chunked (the point is shown at both ends of the band)");
+        return l;
     }
     LoadSpec l;
     l.mode = o.batch ? LoadMode::batch : o.rate ? LoadMode::request_rate : LoadMode::concurrency;
@@ -169,7 +181,8 @@ Action setup_verdict(CLI::App& app) {
     add_point("--osl", o->osl, "output tokens per request");
     add_point("--prefix", o->prefix, "tokens of the input already cached (prefix hit) [default: 0]");
     add_point("--prefill", o->prefill,
-              "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked]");
+              "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
+              "without one, separate (seed 000's solved mode); --prefill chunked alone solves for the best load]");
     add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked) [default: 2048]");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };

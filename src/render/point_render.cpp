@@ -22,6 +22,9 @@ std::string load_text(const LoadSpec& l) {
         case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
         case LoadMode::request_rate: return fmt::format("request rate {:g}/s (open loop), {}", l.value, prefill);
         case LoadMode::saturate: return fmt::format("concurrency max (as many requests as fit in memory), {}", prefill);
+        case LoadMode::best:
+            return fmt::format("the best load: the most requests that fit in memory and meet the SLOs (solved mode), {}",
+                               prefill);
     }
     return prefill;
 }
@@ -117,7 +120,8 @@ PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional
 }
 
 std::string point_verdict_line(const PointStudy& s) {
-    const std::string at = s.load.mode == LoadMode::saturate       ? std::string("concurrency max")
+    const std::string at = s.load.mode == LoadMode::best           ? std::string("the best load")
+                           : s.load.mode == LoadMode::saturate     ? std::string("concurrency max")
                            : s.load.mode == LoadMode::request_rate ? fmt::format("request rate {:g}/s", s.load.value)
                                                                    : fmt::format("{} {:g}", name(s.load.mode), s.load.value);
     switch (s.kind) {

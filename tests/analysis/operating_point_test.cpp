@@ -173,6 +173,26 @@ TEST_CASE("clients beyond memory queue, as engines admit them: the point fits an
     CHECK(p.running == Approx(m.running).epsilon(1e-12));
 }
 
+TEST_CASE("the solved mode under engine physics: the most clients that fit and meet the SLOs, and no more", "[point]") {
+    const Scenario s =
+        bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("slo-tpot", "30ms"); });
+    const PreparedScenario ps(s);
+    LoadSpec best = load(LoadMode::best, 0);
+    const OperatingPoint b = operating_point(ps, best, 0.0, 0.0);
+    CHECK(b.fits);
+    CHECK(b.within_slo_tpot);
+    CHECK(b.itl <= 0.030);
+    // One client more breaks a constraint: here the 30 ms ITL.
+    const OperatingPoint more = operating_point(ps, load(LoadMode::concurrency, b.running * 1.01), 0.0, 0.0);
+    CHECK_FALSE(more.within_slo_tpot);
+    // Without an SLO the best load is as full as memory allows: --concurrency max.
+    const Scenario free =
+        bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("slo-tpot", "none"); });
+    const PreparedScenario pf(free);
+    CHECK(operating_point(pf, best, 0.0, 0.0).throughput ==
+          Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
+}
+
 TEST_CASE("GEMMs run at the peak of their precision; INT4 weights compute in BF16", "[point][dtype]") {
     HardwareSpec h;
     h.gpu_flops = FlopPerSecond(1e15);

@@ -86,19 +86,32 @@ namespace detail {
 }  // namespace detail
 
 namespace detail {
+// Whether a point meets the policy's SLOs: the ITL (or the bare step) and TTFT.
+inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
+    const PolicySpec& pol = ps.scenario->policy;
+    if (pol.slo_tpot) r.within_slo_tpot = (pol.slo_tpot_bounds == SloTarget::itl ? r.itl : r.step_bare) <= pol.slo_tpot->raw();
+    if (pol.slo_ttft) r.within_slo_ttft = r.ttft <= pol.slo_ttft->raw();
+}
+
 // Saturate: the most clients the system can hold running: their point fits
 // in HBM and DRAM and the chunk budget still starts them all (clients beyond
-// either only queue, adding no throughput). Both conditions are monotone in C
-// (every held quantity and the starts per step grow with it); one client when
-// even one does not fit.
+// either only queue, adding no throughput). Best (the solved mode): the same,
+// also within the SLOs. Every condition is monotone in C (every held
+// quantity, the starts per step, the step, ITL and TTFT grow with it); one
+// client when even one does not qualify.
 [[nodiscard]] inline OperatingPoint saturated_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+    const bool slos = load.mode == LoadMode::best;
     LoadSpec c = load;
     c.mode = LoadMode::concurrency;
     auto at = [&](double clients) {
         c.value = clients;
-        return unqueued_point(ps, c, f, ov);
+        OperatingPoint p = unqueued_point(ps, c, f, ov);
+        check_slos(ps, p);
+        return p;
     };
-    auto runs = [](const OperatingPoint& p) { return p.fits && !p.prefill_bound; };
+    auto runs = [&](const OperatingPoint& p) {
+        return p.fits && !p.prefill_bound && (!slos || (p.within_slo_tpot && p.within_slo_ttft));
+    };
     double lo = 1.0, hi = 2.0;
     if (!runs(at(lo))) return at(lo);
     while (runs(at(hi))) {
@@ -131,7 +144,7 @@ namespace detail {
 }  // namespace detail
 
 inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
-    if (load.mode == LoadMode::saturate) return detail::saturated_point(ps, load, f, ov);
+    if (load.mode == LoadMode::saturate || load.mode == LoadMode::best) return detail::saturated_point(ps, load, f, ov);
     const detail::PointInputs in = detail::point_inputs(ps, f, load);
     const bool chunked = load.prefill == PrefillMode::chunked;
     // The chunk budget caps the starts per step.
@@ -169,9 +182,7 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
     if (load.mode == LoadMode::concurrency && !r.fits && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
-    const PolicySpec& pol = ps.scenario->policy;
-    if (pol.slo_tpot) r.within_slo_tpot = (pol.slo_tpot_bounds == SloTarget::itl ? r.itl : r.step_bare) <= pol.slo_tpot->raw();
-    if (pol.slo_ttft) r.within_slo_ttft = r.ttft <= pol.slo_ttft->raw();
+    detail::check_slos(ps, r);
     return r;
 }
 

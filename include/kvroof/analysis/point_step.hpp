@@ -22,6 +22,7 @@ enum class LoadMode {
     concurrency,  // C closed-loop clients
     request_rate,  // requests arriving at R per second (open loop, below saturation)
     saturate,  // every request submitted at once: as many running as fit in memory and the chunk budget starts
+    best,  // the solved mode: the most clients whose point fits and meets the SLOs (the best batch)
 };
 
 [[nodiscard]] constexpr std::string_view name(PrefillMode m) noexcept {
@@ -33,6 +34,7 @@ enum class LoadMode {
         case LoadMode::concurrency: return "concurrency";
         case LoadMode::request_rate: return "request_rate";
         case LoadMode::saturate: return "saturate";
+        case LoadMode::best: return "best";
     }
     return "?";
 }
@@ -49,7 +51,7 @@ struct LoadSpec {
     double chunk = 2048;  // prefill tokens per step at most (chunked)
 
     void check_validity() const {
-        if (mode != LoadMode::saturate) {
+        if (mode != LoadMode::saturate && mode != LoadMode::best) {
             check::positive(name(mode), value);
             check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
         }
@@ -65,10 +67,10 @@ struct OperatingPoint {
     bool prefill_bound = false;  // the chunk budget, not the load asked, limits the requests started per step
     bool within_slo_tpot = true;  // ITL (or the bare step, --slo-tpot-bounds step) within --slo-tpot
     bool within_slo_ttft = true;  // TTFT within --slo-ttft
+    // request_rate: more than the system serves; shown as full as memory allows (saturate)
     bool saturated = false;
     bool memory_queued = false;  // concurrency: not every client's request fits at once; the rest wait (in TTFT)
-    double running =
-        0;  // requests in the engine (decoding or prefilling); concurrency less those queued  // request_rate: more than the system serves; shown as full as memory allows (saturate)
+    double running = 0;  // requests in the engine (decoding or prefilling): concurrency less those queued
     double batch = 0;  // B, sequences decoding (fluid mean)
     double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
     double starts_per_step = 0;  // x
