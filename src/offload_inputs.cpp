@@ -25,9 +25,21 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
                         : load_link("--link", s.link_name);
     check::positive("--link-bw", s.link.raw());
     check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
-    s.c_eff = in.prefill_flops
-                  ? FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"))
-                  : s.hardware.prefill_flops;
+    if (in.eta_compute) {
+        s.hardware.eta_compute = parse_number("--eta-compute", *in.eta_compute);
+        check::open_unit_interval_right("--eta-compute", s.hardware.eta_compute);
+        check::in_range("--eta-compute", s.hardware.eta_compute, limits::kMinEta, limits::kMaxEta);
+    }
+    const DType math = in.compute_dtype ? parse_dtype("--compute-dtype", *in.compute_dtype) : DType::fp8;
+    if (in.prefill_flops) {
+        s.c_eff = FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"));
+        s.c_eff_from = "--prefill-flops";
+    } else {
+        const FlopPerSecond peak = gemm_peak(s.hardware, math);
+        s.c_eff = peak * s.hardware.eta_compute;
+        s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.eta_compute,
+                                   peak.raw() == s.hardware.gpu_flops.raw() ? "BF16" : to_string(math));
+    }
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
     if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);

@@ -45,7 +45,11 @@ Action setup_prefill(CLI::App& app) {
     add("--link", &io::PrefillInputs::link, d_link.c_str());
     add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
     add("--prefill-flops", &io::PrefillInputs::prefill_flops,
-        "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: the preset's]");
+        "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: --eta-compute x the dense peak in --compute-dtype]");
+    add("--eta-compute", &io::PrefillInputs::eta_compute,
+        "achievable fraction of the GPU's GEMM peak, as verdict's [default: 0.7]");
+    add("--compute-dtype", &io::PrefillInputs::compute_dtype,
+        "GEMM precision of the prefill: bf16, fp8, fp4 [default: fp8; bf16 on a GPU without FP8 math]");
     add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int4, fp4 [default: bf16]");
     add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");

@@ -68,16 +68,17 @@ std::string table_markdown(const PrefillStudy& st) {
         md += "\n";
     }
     return md +
-           "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS` "
-           "(docs/model.md).\n\n";
+           "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS`: seed 001's "
+           "effective rate (the FP8 dense peak at η = 1, fitted for H100 and B200). The scenario above uses `verdict`'s "
+           "definition instead, η × the dense peak (docs/model.md shows both).\n\n";
 }
 
 std::string scenario_text(const PrefillStudy& st) {
     const PrefillSetup& s = st.setup;
     const KappaResult& r = st.result;
-    std::string t =
-        fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU), link {} at {} per GPU, KV {}\n", s.model.name, s.hardware.name,
-                    s.tp.gpus, format_flops(s.c_eff.raw()), s.link_name, format_bandwidth(s.link.raw()), to_string(s.kv));
+    std::string t = fmt::format("Scenario\n  {} on {} x{} (C_eff {} per GPU: {}), link {} at {} per GPU, KV {}\n", s.model.name,
+                                s.hardware.name, s.tp.gpus, format_flops(s.c_eff.raw()), s.c_eff_from, s.link_name,
+                                format_bandwidth(s.link.raw()), to_string(s.kv));
     t += fmt::format("  workload {}: K = {:.0f} cached, T = {:.0f} new tokens\n", s.workload.name, s.workload.s_cached,
                      s.workload.a_append);
     t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token\n\n", st.f_pf.raw() / 1e9, st.b_kv.raw());
@@ -108,9 +109,9 @@ std::string scenario_markdown(const PrefillStudy& st) {
     const PrefillSetup& s = st.setup;
     const KappaResult& r = st.result;
     std::string md = fmt::format(
-        "## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU; workload {} (K = {:.0f}, T = {:.0f}).\n\n",
+        "## Scenario\n\n{} on {} ×{}, link `{}` at {} per GPU, C_eff {} per GPU ({}); workload {} (K = {:.0f}, T = {:.0f}).\n\n",
         s.model.name, s.hardware.name, s.tp.gpus, s.link_name, format_bandwidth(s.link.raw()), format_flops(s.c_eff.raw()),
-        s.workload.name, s.workload.s_cached, s.workload.a_append);
+        s.c_eff_from, s.workload.name, s.workload.s_cached, s.workload.a_append);
     md +=
         "| κ_M (FLOP/B) | κ_HW (B/FLOP) | κ_crit | κ_ratio | regime | t_link | t_gpu | TTFT serial | P_OH | U |\n"
         "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -218,6 +219,7 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
                   {"link", s.link_name},
                   {"link_bandwidth_bytes_per_s", s.link.raw()},
                   {"prefill_flops_per_s", s.c_eff.raw()},
+                  {"prefill_flops_from", s.c_eff_from},
                   {"gpus", s.tp.gpus},
                   {"kv_dtype", to_string(s.kv)},
                   {"f_pf_flop_per_token", st.f_pf.raw()},

@@ -26,6 +26,7 @@ struct PrefillSetup {
     std::string link_name;
     BytesPerSecond link;  // per GPU
     FlopPerSecond c_eff;  // effective prefill FLOP/s per GPU
+    std::string c_eff_from;  // how C_eff was set: "--prefill-flops", or "0.7 × FP8 peak"
     DType kv = DType::bf16;
     TensorParallel tp;
     double ov = 0;

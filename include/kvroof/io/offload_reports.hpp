@@ -23,10 +23,14 @@ using GivenFlags = std::vector<std::pair<std::string, std::string>>;
 // --- prefill κ_crit ---
 struct PrefillInputs {
     bool table = false;  // also print the seed's κ_crit table
-    std::optional<std::string> hardware, model, workload, link, link_bw, prefill_flops, kv_dtype, gpus, ov, vram, token_budget;
+    std::optional<std::string> hardware, model, workload, link, link_bw, prefill_flops, kv_dtype, gpus, ov, vram, token_budget,
+        eta_compute, compute_dtype;
     GivenFlags given;
 };
-// Throws InputError naming the flag on any bad value.
+// Throws InputError naming the flag on any bad value. C_eff is --prefill-flops
+// when given, else the same definition as `verdict`'s GEMM rate: --eta-compute
+// × the GPU's dense peak in --compute-dtype (default fp8, seed 001's convention;
+// BF16 on a GPU without FP8 math).
 [[nodiscard]] PrefillSetup resolve_prefill(const PrefillInputs& in);
 // The what-ifs and, with `table`, the seed's κ_crit table, from configs/prefill_kappa.json.
 [[nodiscard]] PrefillQuestions prefill_questions(bool table);
