@@ -154,3 +154,12 @@ TEST_CASE("spec checks reject what the ranges exclude, naming the field", "[spec
     p.sparse = 0;
     CHECK_THROWS_WITH(p.check_validity(), Catch::Contains("sparse"));
 }
+
+TEST_CASE("link_time: full duplex up to the measured share when both directions run at once", "[link]") {
+    CHECK(link_time(1.0, 0.0, 0.5) == 1.0);  // one direction: its own time
+    CHECK(link_time(1.0, 1.0, 1.0) == 1.0);  // ideal full duplex
+    CHECK(link_time(1.0, 1.0, 0.5) == 2.0);  // each direction at half rate: half duplex
+    CHECK(link_time(1.0, 0.2, 0.72) == 1.0);  // a light reverse stream fits in the shared limit
+    CHECK(link_time(1.0, 1.0, 0.72) == Approx(2.0 / 1.44));
+    CHECK(link_time(0.3, 0.9, 0.75) == Approx(0.9).epsilon(1e-15));  // 1.2 / 1.5 = 0.8 < 0.9
+}

@@ -51,10 +51,10 @@ struct MixDemand {
 
 namespace detail {
 // The TTFT operands of class i and their p- and p·S-weighted sums.
-inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) noexcept {
+inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir) noexcept {
     q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm);
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
-    q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + std::max(q.link_h2d, q.link_d2h);
+    q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + link_time(q.link_h2d, q.link_d2h, bidir);
     q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
     const double lo = std::min(q.gpu_part, q.offload_part);
     m.ttft_gpu += p * q.gpu_part;
@@ -80,7 +80,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S) n
         const DecodeDemand d = decode_demand(mc, sys, pol, S);
         m.pre[i] = prefill_demand(mc, sys, pol, e.cls);
         const auto& q = m.pre[i];
-        add_ttft_terms(m, m.pre[i], p, S);
+        add_ttft_terms(m, m.pre[i], p, S, sys.link_bidir);
         m.sum_p_o += po;
         m.batch_mix.gpu_compute += po * d.gpu_compute;
         m.batch_mix.gpu_hbm += po * d.gpu_hbm;
@@ -243,7 +243,7 @@ struct PreparedScenario {
     MixDemand m;
     m.f = f;
     detail::line_fields(m, base, l.slope, f, l.classes);
-    for (std::size_t i = 0; i < l.classes; ++i) detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i]);
+    for (std::size_t i = 0; i < l.classes; ++i) detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i], ps.sys.link_bidir);
     m.sum_p_o = l.at_zero.sum_p_o;  // independent of f
     m.inv_sum_p_o = l.at_zero.inv_sum_p_o;
     m.held_decode = l.at_zero.held_decode;

@@ -177,12 +177,13 @@ enum class StepPrefill { none, mean, own_chunk };
     const double tokens = x * in.sum_pD + prefill_tokens;
     const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
     const double gpu = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
-    const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + std::max(h2d, d2h);
+    const double link = link_time(h2d, d2h, ps.sys.link_bidir);
+    const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + link;
     if (binding) {
-        const Resource off = offload <= 0                                   ? Resource::gpu_hbm
-                             : std::max(h2d, d2h) >= std::max(cpu_c, cpu_d) ? Resource::link
-                             : cpu_c >= cpu_d                               ? Resource::cpu_compute
-                                                                            : Resource::cpu_dram;
+        const Resource off = offload <= 0                     ? Resource::gpu_hbm
+                             : link >= std::max(cpu_c, cpu_d) ? Resource::link
+                             : cpu_c >= cpu_d                 ? Resource::cpu_compute
+                                                              : Resource::cpu_dram;
         const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (attn_c >= attn_m ? attn_c : 0.0);
         *binding = offload > gpu ? off : 2 * compute >= gpu ? Resource::gpu_compute : Resource::gpu_hbm;
     }

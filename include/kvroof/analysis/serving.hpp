@@ -106,7 +106,8 @@ namespace detail {
 // p·O-weighted averages of the classes' (a class stays O steps in the batch).
 struct BatchShape {
     DecodeDemand avg;
-    double cpu_tok = 0, link_tok = 0;  // s per sequence: max(CPU compute, DRAM), the busier link direction
+    double cpu_tok = 0, link_tok = 0;  // s per sequence: max(CPU compute, DRAM), the link (link_time)
+    double bidir = 1;  // the link's bidirectional share (SystemRates::link_bidir)
     StepShape shape;  // w left 0: set per batch (MoE)
 };
 
@@ -116,7 +117,8 @@ struct BatchShape {
     BatchShape b;
     b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv, m.cpu_compute * inv, m.cpu_dram * inv, m.link_d2h * inv, m.link_h2d * inv};
     b.cpu_tok = std::max(b.avg.cpu_compute, b.avg.cpu_dram);
-    b.link_tok = std::max(b.avg.link_d2h, b.avg.link_h2d);
+    b.link_tok = link_time(b.avg.link_h2d, b.avg.link_d2h, ps.sys.link_bidir);
+    b.bidir = ps.sys.link_bidir;
     b.shape.gc = b.avg.gpu_compute;
     b.shape.gm = b.avg.gpu_hbm;
     b.shape.k = b.cpu_tok + b.link_tok;
@@ -190,7 +192,7 @@ struct Ceilings {
     const double U = !on_itl ? 0.0
                              : std::max({md.per_call_prefill[Resource::cpu_compute] + bm.cpu_compute,
                                          md.per_call_prefill[Resource::cpu_dram] + bm.cpu_dram,
-                                         std::max(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h)});
+                                         link_time(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h, ps.sys.link_bidir)});
     auto itl_at = [&](double b) { return std::max(step_at(b) + kappa * b, b * U * inv); };  // the step alone when !on_itl
     // With only the batch wanted, a ceiling is solved only when the batch so
     // far violates its constraint: each feasible set is [0, ceiling], so a
@@ -235,7 +237,7 @@ struct Rates {
     x.tpot = at_b.step(B);
     x.cpu_compute = md.per_call_prefill[Resource::cpu_compute] + sum_p_o * avg.cpu_compute;
     x.cpu_dram = md.per_call_prefill[Resource::cpu_dram] + sum_p_o * avg.cpu_dram;
-    x.link = std::max(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h);
+    x.link = link_time(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h, bs.bidir);
     x.gpu_timeline = ttft + sum_p_o * x.tpot / B;
     x.lambda_max = 1.0 / std::max(x.gpu_timeline, std::max(std::max(x.cpu_compute, x.cpu_dram), x.link));
     x.throughput = x.lambda_max * sum_p_o;
@@ -277,7 +279,7 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
     for (size_t i = 0; i < entries.size(); ++i) {
         const auto& q = md.pre[i];
         share(r.ttft_class[i], q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
-              q.cpu_compute >= q.cpu_dram, std::max(q.link_h2d, q.link_d2h), entries[i].weight);
+              q.cpu_compute >= q.cpu_dram, link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
     }
     share(r.tpot * md.sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, bs.cpu_tok * B,
           bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency

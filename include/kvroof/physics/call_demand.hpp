@@ -126,7 +126,7 @@ struct PrefillDemand {  // per call
     }
     d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm);
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
-    d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + std::max(d.link_h2d, d.link_d2h);
+    d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + link_time(d.link_h2d, d.link_d2h, sys.link_bidir);
     d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();
     return d;
 }

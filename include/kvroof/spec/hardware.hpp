@@ -54,6 +54,7 @@ struct HardwareSpec {
     double eta_cpu_compute = 0.5;  // CPU FLOP/s: ASSUMED, no measured figure for attention on Grace or AMX
     double eta_cpu_dram = 0.5;  // CPU DRAM bandwidth where the host preset has no measured eta_dram: ASSUMED
     double eta_link = 1.0;  // GPU<->CPU link, per direction (link presets are measured sustained figures)
+    double eta_link_bidir = 1.0;  // share of the one-way rate each direction keeps when both run at once (link preset)
     Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
     Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
 
@@ -87,7 +88,7 @@ inline void HardwareSpec::check_validity() const {
     rate("cpus-per-gpu", cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
     for (auto [f, v] :
          {std::pair{"eta-compute", eta_compute}, std::pair{"eta-mem", eta_mem}, std::pair{"eta-cpu-compute", eta_cpu_compute},
-          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}}) {
+          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}, std::pair{"eta-link-bidir", eta_link_bidir}}) {
         check::open_unit_interval_right(f, v);
         check::in_range(f, v, kMinEta, kMaxEta);
     }
@@ -118,7 +119,16 @@ struct SystemRates {
     BytesPerSecond cpu_dram_bandwidth;
     Bytes cpu_memory;
     BytesPerSecond link_bandwidth;  // per direction, all GPUs together
+    double link_bidir = 1.0;  // share of it each direction keeps when both directions carry traffic
 };
+
+// Seconds the link needs for h2d and d2h seconds of one-way traffic each: full
+// duplex up to the measured limit when both directions run at once, where
+// together they move at most 2·bidir of the one-way rate.
+[[nodiscard]] constexpr double link_time(double h2d, double d2h, double bidir) noexcept {
+    const double one_way = h2d > d2h ? h2d : d2h, shared = (h2d + d2h) / (2.0 * bidir);
+    return one_way > shared ? one_way : shared;
+}
 
 [[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
     const double g = hw.gpus;
@@ -131,6 +141,7 @@ struct SystemRates {
         hw.cpu_dram_bandwidth * (cpus * hw.eta_cpu_dram),
         hw.cpu_memory * cpus,
         hw.link_bandwidth * (g * hw.eta_link),
+        hw.eta_link_bidir,
     };
 }
 
