@@ -67,7 +67,11 @@ std::vector<Knob> scenario_rows() {
          .access = {[](Scenario& s, const KnobValue& v) { s.hardware = *std::get<std::shared_ptr<const HardwareSpec>>(v); }, nullptr}},
         {.name = "model", .column = "model", .type = KnobType::text, .fallback = io::kDefaultModel,
          .help = "model preset, JSON file, or a Hugging Face config.json", .group = kScenario, .decode = io::decode_model,
-         .access = {[](Scenario& s, const KnobValue& v) { s.model = *std::get<std::shared_ptr<const ModelSpec>>(v); }, nullptr}},
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        s.model = *std::get<std::shared_ptr<const ModelSpec>>(v);
+                        // A quantised checkpoint's own precision; --weight-dtype (a later row) overrides it.
+                        if (s.model.checkpoint_weights) s.policy.weight_dtype = *s.model.checkpoint_weights;
+                    }, nullptr}},
         {.name = "workload", .column = "workload", .type = KnobType::text, .fallback = io::kDefaultWorkload,
          .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\"", .group = kScenario,
          .list_sep = ';', .decode = io::decode_workload,

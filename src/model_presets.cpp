@@ -62,14 +62,89 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
     return s;
 }
 
+namespace {
+std::string text_or(const json& j, const char* key, std::string fallback = {}) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : fallback;
+}
+
+// compressed-tensors: the weights' num_bits and type of its first config group.
+std::optional<DType> compressed_tensors_dtype(const json& q) {
+    if (!q.contains("config_groups") || !q.at("config_groups").is_object()) return std::nullopt;
+    for (const auto& [name, group] : q.at("config_groups").items()) {
+        if (!group.is_object() || !group.contains("weights") || !group.at("weights").is_object()) continue;
+        const json& w = group.at("weights");
+        const int bits = w.contains("num_bits") && w.at("num_bits").is_number_integer() ? w.at("num_bits").get<int>() : 0;
+        const std::string type = text_or(w, "type", "int");
+        if (bits == 8 && type == "float") return DType::fp8;
+        if (bits == 4) return type == "float" ? DType::fp4 : DType::int4;
+        return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// The weight precision a Hugging Face quantization_config declares; an error
+// naming the method for one kvroof does not model.
+void read_quantization(std::string_view where, const json& in, ModelSpec& s) {
+    if (!in.contains("quantization_config") || in.at("quantization_config").is_null()) return;
+    const json& q = in.at("quantization_config");
+    if (!q.is_object()) throw InputError(fmt::format("{}: 'quantization_config' must be an object, got {}", where, found(q)));
+    const std::string method = text_or(q, "quant_method");
+    const int bits = q.contains("bits") && q.at("bits").is_number_integer() ? q.at("bits").get<int>() : 0;
+    std::optional<DType> d;
+    if (method == "fp8" || method == "fbgemm_fp8") d = DType::fp8;
+    if (method == "mxfp4") d = DType::fp4;
+    if ((method == "awq" || method == "gptq") && bits == 4) d = DType::int4;
+    if (method == "compressed-tensors") d = compressed_tensors_dtype(q);
+    if (method == "modelopt") {
+        const std::string algo = text_or(q, "quant_algo");
+        if (algo == "FP8") d = DType::fp8;
+        if (algo == "NVFP4") d = DType::fp4;
+    }
+    if (!d)
+        throw InputError(
+            fmt::format("{}: quantization_config: quant_method '{}'{} is not modelled (supported: fp8, mxfp4, 4-bit "
+                        "awq/gptq, compressed-tensors fp8/int4/fp4, modelopt FP8/NVFP4); give --weight-dtype",
+                        where, method, bits ? fmt::format(" with {} bits", bits) : std::string()));
+    s.checkpoint_weights = d;
+    s.checkpoint_weights_from = fmt::format("quantization_config: {}", method);
+}
+
+// Features kvroof does not model yet, named rather than silently read as full attention or uniform layers.
+void reject_unmodelled(std::string_view where, const json& m) {
+    if (m.contains("block_configs") && !m.at("block_configs").is_null())
+        throw InputError(fmt::format("{}: block_configs: heterogeneous layers are not modelled yet", where));
+    if (m.contains("layer_types") && m.at("layer_types").is_array())
+        for (const json& t : m.at("layer_types"))
+            if (!t.is_string() || t.get<std::string>() != "full_attention")
+                throw InputError(fmt::format("{}: layer_types: '{}' layers are not modelled yet (only full_attention)", where,
+                                             t.is_string() ? t.get<std::string>() : t.dump()));
+    const bool window =
+        m.contains("sliding_window") && m.at("sliding_window").is_number() &&
+        !(m.contains("use_sliding_window") && m.at("use_sliding_window").is_boolean() && !m.at("use_sliding_window").get<bool>());
+    if (window) {
+        const double w = m.at("sliding_window").get<double>();
+        const double ctx = m.contains("max_position_embeddings") && m.at("max_position_embeddings").is_number()
+                               ? m.at("max_position_embeddings").get<double>()
+                               : 0.0;
+        if (ctx == 0 || w < ctx)
+            throw InputError(
+                fmt::format("{}: sliding_window: {:g}-token sliding-window attention is not modelled yet (the KV "
+                            "would be overstated)",
+                            where, w));
+    }
+}
+}  // namespace
+
 ModelSpec model_from_hf_config(std::string_view where, const json& in, std::string name) {
     if (!in.is_object()) throw InputError(fmt::format("{}: expected a JSON object, got {}", where, in.type_name()));
     const bool nested = in.contains("text_config") && !in.at("text_config").is_null();
     if (nested && !in.at("text_config").is_object())
         throw InputError(fmt::format("{}: 'text_config' must be an object, got {}", where, found(in.at("text_config"))));
     const json& m = nested ? in.at("text_config") : in;
+    reject_unmodelled(where, m);
     ModelSpec s;
     s.name = std::move(name);
+    read_quantization(where, in, s);
     s.layers = field(where, m, "num_hidden_layers", "layers");
     s.hidden = field(where, m, "hidden_size", "hidden");
     s.heads = field(where, m, "num_attention_heads", "heads");
@@ -97,7 +172,9 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     }
     if (experts > 0) {
         s.experts = experts;
-        s.experts_active = field(where, m, "num_experts_per_tok", "experts_active");
+        const char* top_k =
+            m.contains("num_experts_per_tok") || !m.contains("top_k_experts") ? "num_experts_per_tok" : "top_k_experts";
+        s.experts_active = field(where, m, top_k, "experts_active");
         s.moe_intermediate = field_or(where, m, "moe_intermediate_size", "moe_intermediate", s.intermediate);
         s.shared_experts = field_or(where, m, "n_shared_experts", "shared_experts", 0);
         if (s.shared_experts == 0 && m.contains("shared_expert_intermediate_size") && s.moe_intermediate > 0) {
@@ -114,7 +191,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
 ModelSpec load_model(std::string_view flag, std::string_view name_or_path) {
     return *cached<ModelSpec>(name_or_path, [&] {
         if (is_path(name_or_path)) {
-            const json j = read_json_file(flag, name_or_path);
+            const json j = read_python_json_file(flag, name_or_path);
             const std::string where = fmt::format("{} {}", flag, name_or_path);
             if (j.is_object() && (j.contains("num_hidden_layers") || j.contains("text_config"))) {
                 std::string name(name_or_path);

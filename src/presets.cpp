@@ -68,13 +68,53 @@ nlohmann::json parse_json_text(std::string_view where, std::string_view text) {
     }
 }
 
-nlohmann::json read_json_file(std::string_view flag, std::string_view path) {
+namespace {
+std::string python_literals_to_json(std::string_view t) {
+    std::string out;
+    out.reserve(t.size());
+    bool in_string = false, escaped = false;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        const char c = t[i];
+        if (in_string) {
+            out += c;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+            out += c;
+        } else if (t.compare(i, 8, "Infinity") == 0) {
+            out += "1.7976931348623157e308";
+            i += 7;
+        } else if (t.compare(i, 3, "NaN") == 0) {
+            out += "null";
+            i += 2;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string read_text_file(std::string_view flag, std::string_view path) {
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     std::stringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));
-    return parse_json_text(fmt::format("{} {}", flag, path), ss.str());
+    return ss.str();
+}
+}  // namespace
+
+nlohmann::json read_python_json_file(std::string_view flag, std::string_view path) {
+    return parse_json_text(fmt::format("{} {}", flag, path), python_literals_to_json(read_text_file(flag, path)));
+}
+
+nlohmann::json read_json_file(std::string_view flag, std::string_view path) {
+    return parse_json_text(fmt::format("{} {}", flag, path), read_text_file(flag, path));
 }
 
 namespace {

@@ -125,7 +125,10 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",
-                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), to_string(p.weight_dtype),
+                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()),
+                     sc.model.checkpoint_weights && *sc.model.checkpoint_weights == p.weight_dtype
+                         ? fmt::format("{} ({})", to_string(p.weight_dtype), sc.model.checkpoint_weights_from)
+                         : std::string(to_string(p.weight_dtype)),
                      facts.kv_per_token.raw(), to_string(p.kv_dtype));
     for (const auto& e : sc.mix.entries)
         s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name,

@@ -34,6 +34,10 @@ namespace kvroof::io {
 inline constexpr int kMaxJsonDepth = 64;
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view where, std::string_view text);
 [[nodiscard]] nlohmann::json read_json_file(std::string_view flag, std::string_view path);
+// The same, accepting the literals Python's json module writes and JSON lacks
+// (Infinity, -Infinity, NaN), as Hugging Face config.json files may hold:
+// outside strings they read as ±the largest double and null.
+[[nodiscard]] nlohmann::json read_python_json_file(std::string_view flag, std::string_view path);
 
 // True when `text` names a file rather than a preset.
 [[nodiscard]] bool is_path(std::string_view text) noexcept;

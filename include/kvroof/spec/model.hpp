@@ -4,6 +4,7 @@
 // FLOP per token for dense/MoE MLPs and GQA/MLA attention.
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -60,6 +61,11 @@ struct ModelSpec {
     int v_head_dim = 0;
     // Published total parameter count, if any (a cross-check, not used in the math).
     double published_params = 0.0;
+    // The weights' precision the checkpoint itself declares (a Hugging Face
+    // quantization_config), and where it was read: the scenario's weight dtype
+    // unless --weight-dtype is given.
+    std::optional<DType> checkpoint_weights;
+    std::string checkpoint_weights_from;
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
 
