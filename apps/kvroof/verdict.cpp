@@ -54,7 +54,14 @@ void apply_benchmark_workload(const VerdictOptionsText& o, io::BuiltScenario& bu
     built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
 }
 
-// --batch / --concurrency with --prefill and --prefill-chunk; empty without a load.
+double prefill_chunk(const std::string& text) {
+    const double c = io::parse_number("--prefill-chunk", text);
+    check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
+    return c;
+}
+
+// --batch / --concurrency / --request-rate with --prefill and --prefill-chunk;
+// without a load, the solved mode (empty: seed 000's; LoadMode::best with --prefill chunked).
 std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
     if ((o.batch ? 1 : 0) + (o.concurrency ? 1 : 0) + (o.rate ? 1 : 0) > 1)
         throw InputError(
@@ -70,10 +77,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
             throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
         LoadSpec l;
         l.mode = LoadMode::best;
-        if (o.chunk) {
-            l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
-            check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
-        }
+        if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
         if (o.measured_tps) throw InputError("--measured-tps: not available with --prefill chunked");
         if (o.ov) throw InputError("--ov: not available with --prefill chunked (the point is shown at both ends of the band)");
         return l;
@@ -97,10 +101,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
         else
             throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
     }
-    if (o.chunk) {
-        l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
-        check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
-    }
+    if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
     if (o.measured_tps) throw InputError(fmt::format("--measured-tps: not available with {}", flag));
     if (o.ov) throw InputError(fmt::format("--ov: not available with {} (the point is shown at both ends of the band)", flag));
     return l;

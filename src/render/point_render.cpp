@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
@@ -74,10 +76,10 @@ std::string table(const PointStudy& s, bool markdown) {
         const std::string b = band_cell(r.get(s.at_f.conservative), r.get(s.at_f.optimistic), r.spec, r.scale);
         out += markdown ? fmt::format("| {} | {} | {} |\n", r.label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", r.label, a, b);
     }
-    auto slo = [](const OperatingPoint& p) {
-        return std::string(p.within_slo_tpot ? "yes" : "no: TPOT") + (p.within_slo_ttft   ? ""
-                                                                      : p.within_slo_tpot ? "no: TTFT"
-                                                                                          : ", TTFT");
+    auto slo = [](const OperatingPoint& p) -> std::string {
+        if (p.within_slo_tpot && p.within_slo_ttft) return "yes";
+        if (!p.within_slo_tpot && !p.within_slo_ttft) return "no: TPOT, TTFT";
+        return p.within_slo_tpot ? "no: TTFT" : "no: TPOT";
     };
     const std::string sa = slo(s.baseline.conservative), sb = slo(s.at_f.conservative);
     out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb)
@@ -93,7 +95,10 @@ std::string notes(const PointReport& r) {
     const PointStudy& s = r.study;
     std::string out;
     out += "Ranges are the overlap band: offloaded work serialised (ov = 0) – perfectly hidden (ov = 1).\n";
-    out += "The batch is the mean number of sequences decoding in a step (a fluid mean, so it may be fractional).\n";
+    const double batches[] = {s.baseline.conservative.batch, s.baseline.optimistic.batch, s.at_f.conservative.batch,
+                              s.at_f.optimistic.batch};
+    if (std::any_of(std::begin(batches), std::end(batches), [](double b) { return b != std::floor(b); }))
+        out += "The batch is the mean number of sequences decoding in a step (a fluid mean, so it may be fractional).\n";
     if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
         out += fmt::format(
             "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "

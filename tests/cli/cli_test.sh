@@ -25,6 +25,7 @@ seed000="--eta 0.5 --eta-link 1 --step-overhead 0 --slo-tpot-bounds step"
 "$kvroof" verdict --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" $seed000 | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.8' && ok || bad "seed example verdict"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 32 --isl 2000 --osl 500 | tail -n 1 | grep -q '^VERDICT: keep KV on the GPU at concurrency 32: ITL' && ok || bad "operating point verdict"
 "$kvroof" verdict --batch 8 --isl 4096 --osl 2 --prefill separate --json | grep -q '"mode": "batch"' && ok || bad "operating point JSON"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 256 --isl 2000 --osl 500 --slo-ttft 100ms | grep -Eq '^  within the SLOs +no: TTFT ' && ok || bad "an operating point names the SLO it misses"
 "$kvroof" verdict --prefill chunked | tail -n 1 | grep -q '^VERDICT: .* at the best load' && ok || bad "solved mode with chunked prefill"
 out4090=$("$kvroof" verdict --hardware rtx-4090 --model llama-3.1-8b --workload "s_cached=0,a_append=128000,o_output=500")
 echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'mean number of sequences decoding' && ok || bad "one session that does not fit at f=0 names the f it needs; a fractional batch is explained"
