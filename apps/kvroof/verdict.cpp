@@ -24,7 +24,7 @@ struct VerdictOptionsText {
     OutputOptions output;
     std::optional<std::string> f, ov, measured_tps;
     // The operating point and the benchmark's single-class workload.
-    std::optional<std::string> batch, concurrency, rate, isl, osl, prefix, prefill, chunk;
+    std::optional<std::string> batch, concurrency, rate, isl, osl, prefix, prefill, chunk, max_seqs;
 };
 
 double whole_tokens(const char* flag, const std::string& text, double lo) {
@@ -60,6 +60,12 @@ double prefill_chunk(const std::string& text) {
     return c;
 }
 
+double max_seqs(const std::string& text) {
+    const double n = io::parse_number("--max-seqs", text);
+    check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
+    return n;
+}
+
 // --batch / --concurrency / --request-rate with --prefill and --prefill-chunk;
 // without a load, the solved mode (empty: seed 000's; LoadMode::best with --prefill chunked).
 std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
@@ -68,7 +74,10 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
             fmt::format("{}: give one of --batch, --concurrency, --request-rate", o.batch ? "--batch" : "--concurrency"));
     if (!o.batch && !o.concurrency && !o.rate) {
         // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
-        if (!o.prefill && !o.chunk) return std::nullopt;
+        if (!o.prefill && !o.chunk) {
+            if (o.max_seqs) throw InputError("--max-seqs: needs a load (--concurrency, --request-rate) or --prefill chunked");
+            return std::nullopt;
+        }
         if (o.prefill && *o.prefill == "separate") {
             if (o.chunk) throw InputError("--prefill-chunk: needs --prefill chunked");
             return std::nullopt;
@@ -78,6 +87,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
         LoadSpec l;
         l.mode = LoadMode::best;
         if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
+        if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
         if (o.measured_tps) throw InputError("--measured-tps: not available with --prefill chunked");
         if (o.ov) throw InputError("--ov: not available with --prefill chunked (the point is shown at both ends of the band)");
         return l;
@@ -102,6 +112,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
             throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
     }
     if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
+    if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
     if (o.measured_tps) throw InputError(fmt::format("--measured-tps: not available with {}", flag));
     if (o.ov) throw InputError(fmt::format("--ov: not available with {} (the point is shown at both ends of the band)", flag));
     return l;
@@ -185,6 +196,9 @@ Action setup_verdict(CLI::App& app) {
               "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
               "without one, separate (seed 000's solved mode); --prefill chunked alone solves for the best load]");
     add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked) [default: 2048]");
+    add_point("--max-seqs", o->max_seqs,
+              "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue [default: "
+              "no limit]");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };
 }

@@ -106,7 +106,8 @@ std::string notes(const PointReport& r) {
             s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
     if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
         out += fmt::format(
-            "Not every client's request fits in memory at once: {:.0f} run at f = 0{}; the rest wait their turn (in TTFT).\n",
+            "Not every request is admitted at once (memory{}): {:.0f} run at f = 0{}; the rest wait their turn (in TTFT).\n",
+            std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
             s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
     if (s.baseline.conservative.saturated)
@@ -205,7 +206,8 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                  {{"mode", name(s.load.mode)},
                   {"value", s.load.value},
                   {"prefill", name(s.load.prefill)},
-                  {"prefill_chunk_tokens", s.load.chunk}}},
+                  {"prefill_chunk_tokens", s.load.chunk},
+                  {"max_seqs", finite_or_null(s.load.max_seqs)}}},
                 {"baseline", band(s.baseline)},
                 {"at_f", band(s.at_f)},
                 {"f", s.f},

@@ -193,6 +193,32 @@ TEST_CASE("the solved mode under engine physics: the most clients that fit and m
           Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
 }
 
+TEST_CASE("--max-seqs caps the requests the engine runs; the rest queue; a rate beyond it saturates", "[point]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const PreparedScenario ps(s);
+    LoadSpec c = load(LoadMode::concurrency, 256);
+    c.max_seqs = 64;
+    const OperatingPoint p = operating_point(ps, c, 0.0, 0.0);
+    CHECK(p.memory_queued);
+    CHECK(p.running == Approx(64).epsilon(1e-4));
+    CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(256).epsilon(1e-6));
+    LoadSpec m = load(LoadMode::saturate, 0);
+    m.max_seqs = 64;
+    const OperatingPoint full = operating_point(ps, m, 0.0, 0.0);
+    CHECK(full.running == Approx(64).epsilon(1e-4));
+    CHECK(full.throughput == Approx(p.throughput).epsilon(1e-9));
+    // Below the cap nothing changes; a rate above what 64 running serve saturates.
+    LoadSpec few = load(LoadMode::concurrency, 16);
+    const double free_tput = operating_point(ps, few, 0.0, 0.0).throughput;
+    few.max_seqs = 64;
+    CHECK(operating_point(ps, few, 0.0, 0.0).throughput == free_tput);
+    LoadSpec r = load(LoadMode::request_rate, 2 * full.requests_per_s);
+    r.max_seqs = 64;
+    const OperatingPoint over = operating_point(ps, r, 0.0, 0.0);
+    CHECK(over.saturated);
+    CHECK(over.running <= 64 * (1 + 1e-6));
+}
+
 TEST_CASE("GEMMs run at the peak of their precision; INT4 weights compute in BF16", "[point][dtype]") {
     HardwareSpec h;
     h.gpu_flops = FlopPerSecond(1e15);

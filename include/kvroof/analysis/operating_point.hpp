@@ -110,7 +110,7 @@ inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
         return p;
     };
     auto runs = [&](const OperatingPoint& p) {
-        return p.fits && !p.prefill_bound && (!slos || (p.within_slo_tpot && p.within_slo_ttft));
+        return p.fits && !p.prefill_bound && p.running <= load.max_seqs && (!slos || (p.within_slo_tpot && p.within_slo_ttft));
     };
     double lo = 1.0, hi = 2.0;
     if (!runs(at(lo))) return at(lo);
@@ -128,8 +128,8 @@ inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
 }  // namespace detail
 
 namespace detail {
-// Concurrency beyond memory: an engine admits only the requests whose KV fits
-// and queues the rest, so the point runs as full as memory allows and every
+// Concurrency beyond memory (or --max-seqs): an engine admits only the requests
+// whose KV fits (up to max_seqs) and queues the rest, so the point runs as full as allowed and every
 // request waits its turn: queue wait = (C − running) / requests per second.
 [[nodiscard]] inline OperatingPoint queue_beyond_memory(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
     OperatingPoint r = saturated_point(ps, load, f, ov);
@@ -160,7 +160,8 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
             break;
         case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
         default:
-            if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x)) {
+            if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x) ||
+                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.max_seqs) {
                 // Overloaded: the queue grows without bound and the engine runs as full as memory allows.
                 OperatingPoint r = detail::saturated_point(ps, load, f, ov);
                 r.saturated = true;
@@ -170,7 +171,7 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
     }
     OperatingPoint r = detail::point_at(ps, in, load, f, ov, x, wait);
     r.prefill_bound = capped;
-    r.running = r.concurrency - wait * r.requests_per_s;
+    r.running = r.in_engine();
     if (load.mode == LoadMode::concurrency) r.concurrency = load.value;
     r.weights_fit = ps.hbm_free_bytes() > 0;
     r.session_fits = ps.session_fits_hbm_peak(f) && ps.session_fits_dram_peak(f);
@@ -180,7 +181,7 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
 
 inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
-    if (load.mode == LoadMode::concurrency && !r.fits && r.weights_fit && r.session_fits)
+    if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.max_seqs) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
     detail::check_slos(ps, r);
     return r;

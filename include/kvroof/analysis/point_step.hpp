@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string_view>
 
 #include "kvroof/analysis/mix_demand.hpp"
@@ -49,6 +50,9 @@ struct LoadSpec {
     double value = 1;  // B sequences (batch), C clients (concurrency), R requests/s (request_rate); unused (saturate)
     PrefillMode prefill = PrefillMode::chunked;
     double chunk = 2048;  // prefill tokens per step at most (chunked)
+    // Most requests the engine runs at once, decoding or prefilling (vLLM's
+    // max_num_seqs, TensorRT-LLM's max_batch_size); more wait in its queue.
+    double max_seqs = std::numeric_limits<double>::infinity();
 
     void check_validity() const {
         if (mode != LoadMode::saturate && mode != LoadMode::best) {
@@ -56,6 +60,7 @@ struct LoadSpec {
             check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
         }
         check::in_range("prefill-chunk", chunk, limits::kMinChunk, limits::kMaxChunk);
+        if (max_seqs != std::numeric_limits<double>::infinity()) check::in_range("max-seqs", max_seqs, 1.0, limits::kMaxLoad);
     }
 };
 
@@ -69,8 +74,8 @@ struct OperatingPoint {
     bool within_slo_ttft = true;  // TTFT within --slo-ttft
     // request_rate: more than the system serves; shown as full as memory allows (saturate)
     bool saturated = false;
-    bool memory_queued = false;  // concurrency: not every client's request fits at once; the rest wait (in TTFT)
-    double running = 0;  // requests in the engine (decoding or prefilling): concurrency less those queued
+    bool memory_queued = false;  // concurrency: not every request is admitted at once (memory or max_seqs); the rest wait
+    double running = 0;  // requests in the engine, decoding or prefilling (not queued, not idle)
     double batch = 0;  // B, sequences decoding (fluid mean)
     double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
     double starts_per_step = 0;  // x
@@ -89,6 +94,9 @@ struct OperatingPoint {
     double hbm_used = 0, hbm_capacity = 0;  // bytes, weights + GPU share of the KV; capacity minus reserve
     double dram_used = 0, dram_capacity = 0;  // bytes
     Resource binding = Resource::gpu_hbm;  // what sets the step: gpu_compute, gpu_hbm, or the offloaded path's busiest
+
+    // Requests decoding or prefilling (Little's law over a request's time in the engine).
+    [[nodiscard]] double in_engine() const noexcept { return requests_per_s * (e2e - queue_wait); }
 };
 
 namespace detail {
