@@ -120,18 +120,24 @@ void finish(MetricError& e) {
 }
 }  // namespace
 
-std::vector<MeasuredPoint> measured_points() {
-    const json doc = parse_json_text("data/measurements/serving_points.json", embedded_file("serving_points"));
+namespace {
+std::vector<MeasuredPoint> points_of(const char* stem) {
+    const std::string where = fmt::format("data/measurements/{}.json", stem);
+    const json doc = parse_json_text(where, embedded_file(stem));
     std::vector<MeasuredPoint> out;
     for (const json& p : doc.at("points")) {
         try {
             out.push_back(decode_point(p));
         } catch (const json::exception& e) {
-            throw InputError(fmt::format("serving_points.json: point {}: {}", p.value("id", std::string("?")), e.what()));
+            throw InputError(fmt::format("{}: point {}: {}", where, p.value("id", std::string("?")), e.what()));
         }
     }
     return out;
 }
+}  // namespace
+
+std::vector<MeasuredPoint> measured_points() { return points_of("serving_points"); }
+std::vector<MeasuredPoint> holdout_points() { return points_of("holdout_llama_3_1_70b"); }
 
 AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
     AccuracyTable t;

@@ -157,7 +157,8 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("prefill_kappa.md", prefill_markdown(prefill, {}));
     files.emplace_back("layers_budget.md", layers_markdown(layers, {}));
     files.emplace_back("verdict_default.md", render_verdict_markdown(verdict_report(def.scenario), def));
-    files.emplace_back("accuracy.md", render_accuracy_markdown(accuracy_table(measured_points())));
+    files.emplace_back("accuracy.md",
+                       render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));
     files.emplace_back("SUMMARY.md",
                        summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
     const Plots p = report_plots(plot_data(cfg));

@@ -33,7 +33,8 @@ std::string summary(const AccuracyTable& t) {
                                                                {"output throughput, all", &t.throughput},
                                                                {"TTFT (closed and open loop only)", &t.ttft}};
     for (const auto& [name, e] : rows)
-        s += fmt::format("| {} | {} | {} | {} |\n", name, e->n, pct(e->mape_kvroof), pct(e->mape_roofline));
+        s += fmt::format("| {} | {} | {} | {} |\n", name, e->n, e->n ? pct(e->mape_kvroof) : "—",
+                         e->n ? pct(e->mape_roofline) : "—");
     return s;
 }
 
@@ -89,7 +90,7 @@ std::string points(const AccuracyTable& t) {
 
 }  // namespace
 
-std::string render_accuracy_markdown(const AccuracyTable& t) {
+std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout) {
     std::string s = "# Accuracy against measured serving points\n\n";
     s += fmt::format(
         "{} public measured points (data/measurements/serving_points.json; sources and conditions in "
@@ -100,7 +101,13 @@ std::string render_accuracy_markdown(const AccuracyTable& t) {
         "purpose: "
         "they are the independent check of the defaults.\n\n",
         t.rows.size());
-    s += "## Summary\n\n" + summary(t) + "\n## By source\n\n" + by_source(t) + "\n## Every point\n\n" + points(t);
+    s += "## Summary\n\n" + summary(t) + "\n## By source\n\n" + by_source(t);
+    s += fmt::format(
+        "\n## Hold-out check: Llama-3.1/3.3-70B\n\n{} measured points of the model kept out of everything above "
+        "(data/measurements/holdout_llama_3_1_70b.json), predicted the same way at the same defaults. No default was "
+        "chosen while looking at them.\n\n",
+        holdout.rows.size());
+    s += summary(holdout) + "\n" + points(holdout) + "\n## Every point\n\n" + points(t);
     s += "\nHow each load is asked: `max` = `--concurrency max` (every request submitted at once; as many in flight as fit in "
          "memory); `conc. C` = `--concurrency C`; `R req/s` = `--request-rate R`; `batch B` = `--batch B --prefill separate` "
          "(LMDeploy's "

@@ -193,7 +193,7 @@ TEST_CASE("the solved mode under engine physics: the most clients that fit and m
           Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
 }
 
-TEST_CASE("--max-seqs caps the requests the engine runs; the rest queue; a rate beyond it saturates", "[point]") {
+TEST_CASE("max_seqs caps the requests the engine runs, the rest queue, and a rate beyond it saturates", "[point]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
     const PreparedScenario ps(s);
     LoadSpec c = load(LoadMode::concurrency, 256);

@@ -47,4 +47,16 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     }
 }
 
+TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defaults, errors pinned", "[accuracy]") {
+    const auto points = holdout_points();
+    CHECK(points.size() == 25);
+    for (const auto& p : points) CHECK(p.model == "llama-3.1-70b");
+    const AccuracyTable t = accuracy_table(points);
+    CHECK(t.throughput_one_gpu.n == 10);
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.21);
+    CHECK(t.throughput.mape_kvroof <= 0.51);
+    CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
+    CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
+}
+
 }  // namespace kvroof::io

@@ -47,9 +47,11 @@ struct AccuracyTable {
 
 // Every measured point, in file order (throws InputError naming the point on a bad entry).
 [[nodiscard]] std::vector<MeasuredPoint> measured_points();
+// The hold-out set (Llama-3.1/3.3-70B), never looked at while choosing defaults.
+[[nodiscard]] std::vector<MeasuredPoint> holdout_points();
 // Each point predicted at kvroof's defaults (and by the plain roofline), with the errors.
 [[nodiscard]] AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points);
 
-[[nodiscard]] std::string render_accuracy_markdown(const AccuracyTable& t);
+[[nodiscard]] std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout);
 
 }  // namespace kvroof::io
