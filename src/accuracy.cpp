@@ -65,22 +65,18 @@ Scenario scenario_for(const MeasuredPoint& m) {
     return s;
 }
 
-// The load kvroof is asked at, and which of its figures a measured one compares with.
-LoadSpec load_for(const MeasuredPoint& m, std::string& compared) {
+// The load kvroof is asked at (render_accuracy_markdown's footnote says how each maps).
+LoadSpec load_for(const MeasuredPoint& m) {
     LoadSpec l;
     if (m.load == "batch") {  // lockstep sessions (LMDeploy's static benchmark): prefill, then decode together
         l.mode = LoadMode::batch;
         l.prefill = PrefillMode::separate;
-        compared = "static batch: ITL vs the decode step alone, prefill as separate passes";
     } else if (m.load == "concurrency") {
         l.mode = LoadMode::concurrency;
-        compared = "closed loop";
     } else if (m.load == "request_rate") {
         l.mode = LoadMode::request_rate;
-        compared = "open loop";
     } else {
         l.mode = LoadMode::saturate;
-        compared = "every request at once: as many in flight as fit";
     }
     l.value = m.load_value > 0 ? m.load_value : 1.0;
     return l;
@@ -118,9 +114,7 @@ void finish(MetricError& e) {
     e.mape_kvroof /= static_cast<double>(e.n);
     e.mape_roofline /= static_cast<double>(e.n);
 }
-}  // namespace
 
-namespace {
 std::vector<MeasuredPoint> points_of(const char* stem) {
     const std::string where = fmt::format("data/measurements/{}.json", stem);
     const json doc = parse_json_text(where, embedded_file(stem));
@@ -145,7 +139,7 @@ AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
         AccuracyRow row;
         row.measured = m;
         const Scenario s = scenario_for(m);
-        const LoadSpec load = load_for(m, row.compared);
+        const LoadSpec load = load_for(m);
         row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
         row.roofline = roofline(s, m);
         const double itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;

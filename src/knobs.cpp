@@ -154,6 +154,13 @@ std::vector<Knob> hardware_rows() {
          .bare = "TFLOPS", .shown_default = "from --hardware", .lo = 0, .hi = kMaxFlops,
          .help = "dense FP4 peak per GPU (0: no FP4 math), used when the GEMMs run in FP4", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp4_TFLOPS", .access = on_hardware<&HardwareSpec::gpu_flops_fp4>()},
+    };
+}
+
+// The achievable fraction of each peak, and the fixed time per step (docs/model.md, "Efficiencies").
+std::vector<Knob> efficiency_rows() {
+    using namespace limits;
+    return {
         {.name = "eta", .column = "eta", .type = KnobType::number, .shown_default = "per resource", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of every peak: GPU and CPU FLOP/s, HBM, DRAM and the link", .group = kHardware,
          .access = {[](Scenario& s, const KnobValue& v) {
@@ -232,7 +239,7 @@ std::vector<Knob> policy_rows() {
 const std::vector<Knob>& knobs() {
     static const std::vector<Knob> table = [] {
         std::vector<Knob> t = scenario_rows();
-        for (auto part : {hardware_rows(), policy_rows()}) t.insert(t.end(), part.begin(), part.end());
+        for (auto part : {hardware_rows(), efficiency_rows(), policy_rows()}) t.insert(t.end(), part.begin(), part.end());
         return t;
     }();
     return table;

@@ -63,7 +63,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
 }
 
 namespace {
-std::string text_or(const json& j, const char* key, std::string fallback = {}) {
+std::string text_or(const json& j, const char* key, const std::string& fallback = {}) {
     return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : fallback;
 }
 

@@ -17,8 +17,8 @@ using nlohmann::json;
 using render::finite_or_null;
 
 std::string load_text(const LoadSpec& l) {
-    const std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
-                                                                  : std::string("prefill as separate passes");
+    std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
+                                                            : std::string("prefill as separate passes");
     switch (l.mode) {
         case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
         case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);

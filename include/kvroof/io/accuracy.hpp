@@ -31,7 +31,6 @@ struct AccuracyRow {
     MeasuredPoint measured;
     OperatingPoint kvroof;
     RooflinePrediction roofline;
-    std::string compared;  // how the measurement maps onto the prediction, one phrase
 };
 
 struct MetricError {

@@ -21,7 +21,7 @@ enum class DType { bf16, fp8, int4, fp4 };
     switch (d) {
         case DType::bf16: return 2.0;
         case DType::fp8: return 1.0;
-        case DType::int4: return 0.5;
+        case DType::int4:
         case DType::fp4: return 0.5;
     }
     return 2.0;
