@@ -113,6 +113,12 @@ void read_quantization(std::string_view where, const json& in, ModelSpec& s) {
 void reject_unmodelled(std::string_view where, const json& m) {
     if (m.contains("block_configs") && !m.at("block_configs").is_null())
         throw InputError(fmt::format("{}: block_configs: heterogeneous layers are not modelled yet", where));
+    if (m.contains("attention_chunk_size") && m.at("attention_chunk_size").is_number())
+        throw InputError(fmt::format("{}: attention_chunk_size: chunked local attention (Llama-4) is not modelled yet", where));
+    if (m.contains("interleave_moe_layer_step") && m.at("interleave_moe_layer_step").is_number() &&
+        m.at("interleave_moe_layer_step").get<double>() > 1)
+        throw InputError(fmt::format("{}: interleave_moe_layer_step: MoE on one layer in {:g} is not modelled yet", where,
+                                     m.at("interleave_moe_layer_step").get<double>()));
     if (m.contains("layer_types") && m.at("layer_types").is_array())
         for (const json& t : m.at("layer_types"))
             if (!t.is_string() || t.get<std::string>() != "full_attention")

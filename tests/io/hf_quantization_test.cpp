@@ -82,6 +82,11 @@ TEST_CASE("features kvroof does not model are named, not read as full attention"
                       Catch::Contains("layer_types: 'sliding_attention' layers are not modelled yet"));
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("block_configs": [{"attention": {}}])")),
                       Catch::Contains("block_configs: heterogeneous layers are not modelled yet"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("attention_chunk_size": 8192)")),
+                      Catch::Contains("attention_chunk_size: chunked local attention (Llama-4) is not modelled yet"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("interleave_moe_layer_step": 2)")),
+                      Catch::Contains("interleave_moe_layer_step: MoE on one layer in 2 is not modelled yet"));
+    CHECK_NOTHROW(io::load_model("--model", config_file(R"("attention_chunk_size": null, "interleave_moe_layer_step": 1)")));
     // Not a window in effect: disabled, absent (null), or as long as the context.
     CHECK_NOTHROW(io::load_model("--model", config_file(R"("sliding_window": 4096, "use_sliding_window": false)")));
     CHECK_NOTHROW(io::load_model("--model", config_file(R"("sliding_window": null)")));
