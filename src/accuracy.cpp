@@ -142,23 +142,24 @@ AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
         const LoadSpec load = load_for(m);
         row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
         row.roofline = roofline(s, m);
-        const double itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
-        add(t.itl, m.itl, itl, row.roofline.itl);
-        add(t.throughput, m.throughput, row.kvroof.throughput, row.roofline.throughput);
-        if (m.gpus == 1) {
-            add(t.itl_one_gpu, m.itl, itl, row.roofline.itl);
-            add(t.throughput_one_gpu, m.throughput, row.kvroof.throughput, row.roofline.throughput);
-        }
+        row.kvroof_itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
         // TTFT of a static batch or of every request submitted at once is mostly queueing: not compared.
-        if (load.mode == LoadMode::concurrency || load.mode == LoadMode::request_rate)
-            add(t.ttft, m.ttft, row.kvroof.ttft, row.roofline.ttft);
+        row.ttft_compared = load.mode == LoadMode::concurrency || load.mode == LoadMode::request_rate;
+        SourceError& src = t.by_source[m.source_key];
+        src.url = m.source_url;
+        ++src.points;
+        for (MetricError* e : {&t.itl, &src.itl, m.gpus == 1 ? &t.itl_one_gpu : nullptr})
+            if (e) add(*e, m.itl, row.kvroof_itl, row.roofline.itl);
+        for (MetricError* e : {&t.throughput, &src.throughput, m.gpus == 1 ? &t.throughput_one_gpu : nullptr})
+            if (e) add(*e, m.throughput, row.kvroof.throughput, row.roofline.throughput);
+        if (row.ttft_compared) add(t.ttft, m.ttft, row.kvroof.ttft, row.roofline.ttft);
         t.rows.push_back(std::move(row));
     }
-    finish(t.itl);
-    finish(t.ttft);
-    finish(t.throughput);
-    finish(t.itl_one_gpu);
-    finish(t.throughput_one_gpu);
+    for (MetricError* e : {&t.itl, &t.ttft, &t.throughput, &t.itl_one_gpu, &t.throughput_one_gpu}) finish(*e);
+    for (auto& [key, src] : t.by_source) {
+        finish(src.itl);
+        finish(src.throughput);
+    }
     return t;
 }
 

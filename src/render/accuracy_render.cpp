@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <map>
 
 #include "kvroof/io/accuracy.hpp"
 
@@ -39,30 +38,10 @@ std::string summary(const AccuracyTable& t) {
 }
 
 std::string by_source(const AccuracyTable& t) {
-    struct Acc {
-        int n = 0, n_itl = 0, n_tput = 0;
-        double itl = 0, tput = 0;
-        std::string url;
-    };
-    std::map<std::string, Acc> m;
-    for (const AccuracyRow& r : t.rows) {
-        Acc& a = m[r.measured.source_key];
-        a.url = r.measured.source_url;
-        ++a.n;
-        const double itl = r.measured.load == "batch" ? r.kvroof.step_bare : r.kvroof.itl;
-        if (r.measured.itl) {
-            ++a.n_itl;
-            a.itl += std::abs(itl - *r.measured.itl) / *r.measured.itl;
-        }
-        if (r.measured.throughput) {
-            ++a.n_tput;
-            a.tput += std::abs(r.kvroof.throughput - *r.measured.throughput) / *r.measured.throughput;
-        }
-    }
     std::string s = "| source | points | kvroof ITL MAPE | kvroof throughput MAPE |\n|---|---|---|---|\n";
-    for (const auto& [key, a] : m)
-        s += fmt::format("| [{}]({}) | {} | {} | {} |\n", key, a.url, a.n, a.n_itl ? pct(a.itl / a.n_itl) : "—",
-                         a.n_tput ? pct(a.tput / a.n_tput) : "—");
+    for (const auto& [key, e] : t.by_source)
+        s += fmt::format("| [{}]({}) | {} | {} | {} |\n", key, e.url, e.points, e.itl.n ? pct(e.itl.mape_kvroof) : "—",
+                         e.throughput.n ? pct(e.throughput.mape_kvroof) : "—");
     return s;
 }
 
@@ -73,8 +52,8 @@ std::string points(const AccuracyTable& t) {
         "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const AccuracyRow& r : t.rows) {
         const MeasuredPoint& m = r.measured;
-        const double itl = m.load == "batch" ? r.kvroof.step_bare : r.kvroof.itl;
-        const bool ttft = m.load == "concurrency" || m.load == "request_rate";
+        const double itl = r.kvroof_itl;
+        const bool ttft = r.ttft_compared;
         s += fmt::format(
             "| {} | {} {} | {}×{} | {} | {}/{} | {:g}/{:g} | {} | {} | {:.1f} ({}) | {:.1f} ({}) | {} | {:.0f} ({}) | {:.0f} "
             "({}) | {} | {} |\n",

@@ -4,6 +4,7 @@
 // serving_points.json, embedded) beside kvroof's prediction at its defaults
 // and a plain roofline's, with the mean absolute percentage error per metric.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct RooflinePrediction {
 struct AccuracyRow {
     MeasuredPoint measured;
     OperatingPoint kvroof;
+    double kvroof_itl = 0;  // s, the figure compared with the measured ITL (a static batch's: the decode step alone)
+    bool ttft_compared = false;  // closed and open loops only: elsewhere TTFT is mostly queueing
     RooflinePrediction roofline;
 };
 
@@ -38,10 +41,17 @@ struct MetricError {
     double mape_kvroof = 0, mape_roofline = 0;  // mean |predicted − measured| / measured
 };
 
+struct SourceError {
+    std::string url;
+    std::size_t points = 0;
+    MetricError itl, throughput;
+};
+
 struct AccuracyTable {
     std::vector<AccuracyRow> rows;
     MetricError itl, ttft, throughput;  // every point
     MetricError itl_one_gpu, throughput_one_gpu;  // single-GPU points (no tensor-parallel communication to model)
+    std::map<std::string, SourceError> by_source;  // by source key
 };
 
 // Every measured point, in file order (throws InputError naming the point on a bad entry).
