@@ -72,44 +72,38 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
     if ((o.batch ? 1 : 0) + (o.concurrency ? 1 : 0) + (o.rate ? 1 : 0) > 1)
         throw InputError(
             fmt::format("{}: give one of --batch, --concurrency, --request-rate", o.batch ? "--batch" : "--concurrency"));
+    std::optional<PrefillMode> prefill;
+    if (o.prefill) {
+        if (*o.prefill != "chunked" && *o.prefill != "separate")
+            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
+        prefill = *o.prefill == "chunked" ? PrefillMode::chunked : PrefillMode::separate;
+    }
+    LoadSpec l;
+    std::string flag;  // what the load is named by in errors
     if (!o.batch && !o.concurrency && !o.rate) {
         // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
-        if (!o.prefill && !o.chunk) {
+        if (!prefill && !o.chunk) {
             if (o.max_seqs) throw InputError("--max-seqs: needs a load (--concurrency, --request-rate) or --prefill chunked");
             return std::nullopt;
         }
-        if (o.prefill && *o.prefill == "separate") {
+        if (prefill == PrefillMode::separate) {
             if (o.chunk) throw InputError("--prefill-chunk: needs --prefill chunked");
             return std::nullopt;
         }
-        if (o.prefill && *o.prefill != "chunked")
-            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
-        LoadSpec l;
         l.mode = LoadMode::best;
-        if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
-        if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
-        if (o.measured_tps) throw InputError("--measured-tps: not available with --prefill chunked");
-        if (o.ov) throw InputError("--ov: not available with --prefill chunked (the point is shown at both ends of the band)");
-        return l;
-    }
-    LoadSpec l;
-    l.mode = o.batch ? LoadMode::batch : o.rate ? LoadMode::request_rate : LoadMode::concurrency;
-    const char* flag = o.batch ? "--batch" : o.rate ? "--request-rate" : "--concurrency";
-    const std::string& text = o.batch ? *o.batch : o.rate ? *o.rate : *o.concurrency;
-    if (o.concurrency && text == "max") {
-        l.mode = LoadMode::saturate;
+        flag = "--prefill chunked";
     } else {
-        l.value = io::parse_number(flag, text);
-        check::positive(flag, l.value);
-        check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
-    }
-    if (o.prefill) {
-        if (*o.prefill == "chunked")
-            l.prefill = PrefillMode::chunked;
-        else if (*o.prefill == "separate")
-            l.prefill = PrefillMode::separate;
-        else
-            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
+        l.mode = o.batch ? LoadMode::batch : o.rate ? LoadMode::request_rate : LoadMode::concurrency;
+        flag = o.batch ? "--batch" : o.rate ? "--request-rate" : "--concurrency";
+        const std::string& text = o.batch ? *o.batch : o.rate ? *o.rate : *o.concurrency;
+        if (o.concurrency && text == "max") {
+            l.mode = LoadMode::saturate;
+        } else {
+            l.value = io::parse_number(flag, text);
+            check::positive(flag, l.value);
+            check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
+        }
+        if (prefill) l.prefill = *prefill;
     }
     if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
     if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
@@ -169,20 +163,18 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --concurrency 32 --isl 2000 --osl 500\n"
         "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch");
     add_scenario_flags(*sub, o->scenario);
-    auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) {
+    auto add_in = [&](const char* group, const char* type, const char* flag, std::optional<std::string>& t, const char* help) {
         sub->add_option_function<std::string>(
                flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name("X")
-            ->group("Offload");
+            ->type_name(type)
+            ->group(group);
     };
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) { add_in("Offload", "X", flag, t, help); };
     add("--f", o->f, "evaluate this offload fraction instead of optimising f");
     add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]");
     add("--measured-tps", o->measured_tps, "one measured co-execution throughput [tok/s]: fit ov to it");
     auto add_point = [&](const char* flag, std::optional<std::string>& t, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name("N")
-            ->group("Operating point (a benchmark's load)");
+        add_in("Operating point (a benchmark's load)", "N", flag, t, help);
     };
     add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes");
     add_point("--concurrency", o->concurrency,

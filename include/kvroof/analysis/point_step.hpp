@@ -208,27 +208,29 @@ enum class StepPrefill { none, mean, own_chunk };
     r.batch = x * in.sum_pD;
     const bool chunked = load.prefill == PrefillMode::chunked;
     r.step_bare = step_time(ps, in, f, ov, x, StepPrefill::none);
-    double tau = 0;  // Σ p·τ (separate)
-    for (std::size_t i = 0; i < in.n; ++i)
-        tau += in.cls[i].p * combine(Seconds(in.cls[i].pre.gpu_part), Seconds(in.cls[i].pre.offload_part), ov).raw();
+    std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
+    double mean_tau = 0;  // Σ p·τ
+    for (std::size_t i = 0; i < in.n; ++i) {
+        tau[i] = combine(Seconds(in.cls[i].pre.gpu_part), Seconds(in.cls[i].pre.offload_part), ov).raw();
+        mean_tau += in.cls[i].p * tau[i];
+    }
     if (chunked) {
         r.step = step_time(ps, in, f, ov, x, StepPrefill::mean, 0, &r.binding);
         r.itl = r.step;
     } else {
         (void)step_time(ps, in, f, ov, x, StepPrefill::none, 0, &r.binding);
         r.step = r.step_bare;
-        r.itl = r.step_bare + x * tau;
+        r.itl = r.step_bare + x * mean_tau;
     }
     r.prefill_tokens_per_step = x * in.sum_pA;
     r.queue_wait = queue_wait;
     double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
-        const double tau_i = combine(Seconds(c.pre.gpu_part), Seconds(c.pre.offload_part), ov).raw();
         // Chunked: half a step's wait, then its chunks, each in a step with the decode batch.
         const double ttft =
             queue_wait + (chunked ? 0.5 * r.step + c.chunks * step_time(ps, in, f, ov, x, StepPrefill::own_chunk, i)
-                                  : tau_i + 0.5 * r.step_bare);
+                                  : tau[i] + 0.5 * r.step_bare);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
         held_prefill += c.p * ttft * (c.Sc + 0.5 * c.A);
