@@ -2,6 +2,7 @@
 #pragma once
 // Scenarios shared by the tests: the embedded default and a tiny hand-checkable model.
 
+#include "kvroof/analysis/prefill_study.hpp"
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
@@ -27,6 +28,23 @@ inline ModelSpec tiny_model() {
     m.intermediate = 8;
     m.vocab = 10;
     return m;
+}
+
+// One tiny-model prefill on a hand-made GPU: 10 GB of HBM, 1 GB reserved, a
+// 1 GB/s link, 1 TFLOP/s, K = 4000 cached and T = 2 new tokens.
+inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
+    PrefillSetup s;
+    s.hardware.name = "hand";
+    s.hardware.hbm_capacity = gigabytes(10);
+    s.hardware.hbm_reserve = gigabytes(1);
+    s.hardware.hbm_bandwidth = hbm_bandwidth;
+    s.model = tiny_model();
+    s.workload = CallClass{"w", 4000, 2, 1, Seconds(0)};
+    s.link_name = "hand";
+    s.link = gigabytes_per_s(1);
+    s.c_eff = teraflops(1);
+    s.tp.gpus = gpus;
+    return s;
 }
 
 }  // namespace kvroof::test

@@ -9,19 +9,8 @@
 using namespace kvroof;
 
 namespace {
-PrefillSetup hand_prefill() {
-    PrefillSetup s;
-    s.hardware.name = "hand";
-    s.hardware.hbm_capacity = gigabytes(10);
-    s.hardware.hbm_reserve = gigabytes(1);
-    s.hardware.hbm_bandwidth = terabytes_per_s(2);
-    s.model = test::tiny_model();
-    s.workload = CallClass{"w", 4000, 2, 1, Seconds(0)};
-    s.link = gigabytes_per_s(1);
-    s.c_eff = teraflops(1);
-    s.tp.gpus = 2;
-    return s;
-}
+// The tiny model at TP 2 on 2 TB/s of HBM.
+PrefillSetup hand_prefill() { return test::tiny_prefill(2, terabytes_per_s(2)); }
 
 // 10 layers of 1 GiB and 0.5 GiB outside them, on a 4.5 GiB card with a
 // 1 GiB/s link and 0.1 s of compute per layer: 4 resident, 6 offloaded at TP 1.

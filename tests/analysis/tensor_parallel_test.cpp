@@ -10,21 +10,8 @@
 using namespace kvroof;
 
 namespace {
-// One tiny-model prefill on a hand-made GPU: 10 GB of HBM, 1 GB reserved, 1 GB/s link, 1 TFLOP/s.
-PrefillSetup tiny_prefill(int gpus) {
-    PrefillSetup s;
-    s.hardware.name = "hand";
-    s.hardware.hbm_capacity = gigabytes(10);
-    s.hardware.hbm_reserve = gigabytes(1);
-    s.hardware.hbm_bandwidth = terabytes_per_s(1);
-    s.model = test::tiny_model();
-    s.workload = CallClass{"w", 4000, 2, 1, Seconds(0)};
-    s.link_name = "hand";
-    s.link = gigabytes_per_s(1);
-    s.c_eff = teraflops(1);
-    s.tp.gpus = gpus;
-    return s;
-}
+// The tiny model on 1 TB/s of HBM.
+PrefillSetup tiny_prefill(int gpus) { return test::tiny_prefill(gpus, terabytes_per_s(1)); }
 }  // namespace
 
 TEST_CASE("tensor parallel at one GPU is the identity", "[tp]") {

@@ -118,27 +118,22 @@ struct MixLines {
     std::size_t classes = 0;
 };
 
-// out = a + s·u for every field that is linear in f.
-inline void line_fields(DecodeDemand& out, const DecodeDemand& a, const DecodeDemand& s, double u) noexcept {
-    out.gpu_compute = a.gpu_compute + s.gpu_compute * u;
-    out.gpu_hbm = a.gpu_hbm + s.gpu_hbm * u;
-    out.cpu_compute = a.cpu_compute + s.cpu_compute * u;
-    out.cpu_dram = a.cpu_dram + s.cpu_dram * u;
-    out.link_d2h = a.link_d2h + s.link_d2h * u;
-    out.link_h2d = a.link_h2d + s.link_h2d * u;
-}
-inline void line_fields(PrefillDemand& out, const PrefillDemand& a, const PrefillDemand& s, double u) noexcept {
-    out.gpu_compute = a.gpu_compute + s.gpu_compute * u;
-    out.gpu_hbm = a.gpu_hbm + s.gpu_hbm * u;
-    out.cpu_compute = a.cpu_compute + s.cpu_compute * u;
-    out.cpu_dram = a.cpu_dram + s.cpu_dram * u;
-    out.link_d2h = a.link_d2h + s.link_d2h * u;
-    out.link_h2d = a.link_h2d + s.link_h2d * u;
-    out.link_park_save = a.link_park_save + s.link_park_save * u;
+// The fields of each demand that are linear in f (the TTFT operands are not).
+inline constexpr std::array<double DecodeDemand::*, 6> kDecodeLines = {&DecodeDemand::gpu_compute, &DecodeDemand::gpu_hbm,
+                                                                       &DecodeDemand::cpu_compute, &DecodeDemand::cpu_dram,
+                                                                       &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d};
+inline constexpr std::array<double PrefillDemand::*, 7> kPrefillLines = {
+    &PrefillDemand::gpu_compute, &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,   &PrefillDemand::cpu_dram,
+    &PrefillDemand::link_d2h,    &PrefillDemand::link_h2d, &PrefillDemand::link_park_save};
+
+// out = a + s·u for every field in `fields`.
+template <class T, std::size_t N>
+inline void line_fields(T& out, const T& a, const T& s, double u, const std::array<double T::*, N>& fields) noexcept {
+    for (double T::*f : fields) out.*f = a.*f + s.*f * u;
 }
 inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, double u, std::size_t classes) noexcept {
-    for (std::size_t i = 0; i < classes; ++i) line_fields(out.pre[i], a.pre[i], s.pre[i], u);
-    line_fields(out.batch_mix, a.batch_mix, s.batch_mix, u);
+    for (std::size_t i = 0; i < classes; ++i) line_fields(out.pre[i], a.pre[i], s.pre[i], u, kPrefillLines);
+    line_fields(out.batch_mix, a.batch_mix, s.batch_mix, u, kDecodeLines);
     for (Resource r : {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram})
         out.per_call_prefill[r] = a.per_call_prefill[r] + s.per_call_prefill[r] * u;
     out.link_h2d = a.link_h2d + s.link_h2d * u;
