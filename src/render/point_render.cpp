@@ -71,10 +71,18 @@ std::string table(const PointStudy& s, bool markdown) {
     const std::string head = s.f_fixed ? fmt::format("f = {:.2f} (given)", s.f) : fmt::format("best f = {:.2f}", s.f);
     std::string out = markdown ? fmt::format("| | f = 0 | {} |\n|---|---|---|\n", head)
                                : fmt::format("  {:<24}{:>22}{:>26}\n", "", "f = 0", head);
+    auto row = [&](const char* label, const std::string& a, const std::string& b) {
+        out += markdown ? fmt::format("| {} | {} | {} |\n", label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", label, a, b);
+    };
     for (const Row& r : kRows) {
+        if (&r == &kRows[4] && s.baseline.conservative.step_allreduce > 0) {  // after the steps: what TP adds to them
+            auto ar = [](const OperatingPoint& p) { return p.step_allreduce; };
+            row("all-reduce per step, ms", band_cell(ar(s.baseline.conservative), ar(s.baseline.optimistic), "{:.2f}", 1e3),
+                band_cell(ar(s.at_f.conservative), ar(s.at_f.optimistic), "{:.2f}", 1e3));
+        }
         const std::string a = band_cell(r.get(s.baseline.conservative), r.get(s.baseline.optimistic), r.spec, r.scale);
         const std::string b = band_cell(r.get(s.at_f.conservative), r.get(s.at_f.optimistic), r.spec, r.scale);
-        out += markdown ? fmt::format("| {} | {} | {} |\n", r.label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", r.label, a, b);
+        row(r.label, a, b);
     }
     auto slo = [](const OperatingPoint& p) -> std::string {
         if (p.within_slo_tpot && p.within_slo_ttft) return "yes";
@@ -181,6 +189,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"itl_s", p.itl},
                 {"step_s", p.step},
                 {"step_bare_s", p.step_bare},
+                {"step_allreduce_s", p.step_allreduce},
                 {"ttft_s", p.ttft},
                 {"queue_wait_s", p.queue_wait},
                 {"e2e_s", p.e2e},

@@ -91,7 +91,8 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"params_total", facts.params.total},
                   {"params_active", facts.params.active},
                   {"weight_bytes", facts.weights.raw()},
-                  {"kv_bytes_per_token", facts.kv_per_token.raw()}}},
+                  {"kv_bytes_per_token", facts.kv_per_token.raw()},
+                  {"kv_replication", facts.kv_replication}}},
                 {"workload", b.workload_label},
                 {"mix", mix},
                 {"policy",
@@ -122,6 +123,12 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      format_bandwidth(hw.cpu_dram_bandwidth.raw()));
     s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms\n",
                      hw.eta_compute, hw.eta_mem, hw.eta_cpu_compute, hw.eta_cpu_dram, hw.eta_link, hw.step_overhead.raw() * 1e3);
+    if (hw.gpus > 1)
+        s += fmt::format(
+            "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
+            hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
+            format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
+            hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",

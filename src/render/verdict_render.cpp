@@ -38,8 +38,10 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
                 ? fmt::format("CPU DRAM {} (idle sessions are parked there whole)", format_bytes(facts.cpu_memory.raw()))
                 : fmt::format("free HBM {} + CPU DRAM {} at any f", format_bytes(facts.hbm_free.raw()),
                               format_bytes(facts.cpu_memory.raw()));
-        return fmt::format("VERDICT: DOES NOT FIT — one session's KV {} exceeds {}", format_bytes(facts.session_kv_max.raw()),
-                           where);
+        const std::string copies =
+            facts.kv_replication > 1 ? fmt::format(" (held {:.3g} times in HBM)", facts.kv_replication) : std::string();
+        return fmt::format("VERDICT: DOES NOT FIT — one session's KV {}{} exceeds {}", format_bytes(facts.session_kv_max.raw()),
+                           copies, where);
     }
     return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each)",
                        format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), sc.hardware.gpus,
@@ -49,6 +51,15 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
 std::string capacity_text(const ScenarioFacts& facts) {
     std::string s = fmt::format("Capacity\n  HBM {} usable - weights {} = {} for KV\n", format_bytes(facts.hbm_usable.raw()),
                                 format_bytes(facts.weights.raw()), format_bytes(facts.hbm_free.raw()));
+    if (facts.kv_replication > 1) {
+        const ModelSpec& m = facts.scenario.model;
+        const int gpus = facts.scenario.hardware.gpus;
+        s += m.attention == Attention::gqa
+                 ? fmt::format("  HBM holds each token's KV {:.3g} times: {} GPUs share {} KV heads\n", facts.kv_replication,
+                               gpus, m.kv_heads)
+                 : fmt::format("  HBM holds each token's KV {} times: each of the {} GPUs holds the whole MLA latent\n", gpus,
+                               gpus);
+    }
     for (const ClassFit& c : facts.classes)
         s += fmt::format("  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n",
                          c.name, c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);

@@ -51,6 +51,8 @@ const Lever kKnobs[] = {
     {"cpu-flops", [](HardwareSpec& h, double x) { h.cpu_flops = h.cpu_flops * x; }},
     {"cpu-mem", [](HardwareSpec& h, double x) { h.cpu_memory = h.cpu_memory * x; }},
     {"link-latency", [](HardwareSpec& h, double x) { h.link_latency = h.link_latency / x; }},  // better: a shorter round trip
+    {"nvlink-bw", [](HardwareSpec& h, double x) { h.nvlink_bandwidth = h.nvlink_bandwidth * x; }},
+    {"allreduce-latency", [](HardwareSpec& h, double x) { h.allreduce_latency = h.allreduce_latency / x; }},
 };
 
 struct Drawn {

@@ -36,8 +36,9 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     CHECK(t.throughput_one_gpu.n == 49);
     CHECK(t.itl_one_gpu.mape_kvroof <= 0.32);
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.36);
-    CHECK(t.itl.mape_kvroof <= 0.47);
-    CHECK(t.throughput.mape_kvroof <= 1.02);
+    CHECK(t.itl.mape_kvroof <= 0.42);  // 0.465 before the tensor-parallel all-reduces
+    CHECK(t.throughput.mape_kvroof <= 0.61);  // 1.011 before them
+    CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
@@ -54,7 +55,7 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     const AccuracyTable t = accuracy_table(points);
     CHECK(t.throughput_one_gpu.n == 10);
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.21);
-    CHECK(t.throughput.mape_kvroof <= 0.51);
+    CHECK(t.throughput.mape_kvroof <= 0.28);  // 0.508 before the tensor-parallel all-reduces
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
 }

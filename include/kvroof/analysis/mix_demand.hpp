@@ -52,7 +52,7 @@ struct MixDemand {
 namespace detail {
 // The TTFT operands of class i and their p- and p·S-weighted sums.
 inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir) noexcept {
-    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm);
+    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + link_time(q.link_h2d, q.link_d2h, bidir);
     q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
@@ -88,10 +88,12 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
         m.batch_mix.cpu_dram += po * d.cpu_dram;
         m.batch_mix.link_d2h += po * d.link_d2h;
         m.batch_mix.link_h2d += po * d.link_h2d;
+        m.batch_mix.gpu_comm += po * d.gpu_comm;
         m.per_call_prefill[Resource::gpu_compute] += p * q.gpu_compute;
         m.per_call_prefill[Resource::gpu_hbm] += p * q.gpu_hbm;
         m.per_call_prefill[Resource::cpu_compute] += p * q.cpu_compute;
         m.per_call_prefill[Resource::cpu_dram] += p * q.cpu_dram;
+        m.per_call_prefill[Resource::tp_allreduce] += p * q.gpu_comm;
         m.link_h2d += p * q.link_h2d;
         m.link_d2h += p * (q.link_d2h + q.link_park_save);
         m.held_decode += po * S;
@@ -119,12 +121,12 @@ struct MixLines {
 };
 
 // The fields of each demand that are linear in f (the TTFT operands are not).
-inline constexpr std::array<double DecodeDemand::*, 6> kDecodeLines = {&DecodeDemand::gpu_compute, &DecodeDemand::gpu_hbm,
-                                                                       &DecodeDemand::cpu_compute, &DecodeDemand::cpu_dram,
-                                                                       &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d};
-inline constexpr std::array<double PrefillDemand::*, 7> kPrefillLines = {
-    &PrefillDemand::gpu_compute, &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,   &PrefillDemand::cpu_dram,
-    &PrefillDemand::link_d2h,    &PrefillDemand::link_h2d, &PrefillDemand::link_park_save};
+inline constexpr std::array<double DecodeDemand::*, 7> kDecodeLines = {
+    &DecodeDemand::gpu_compute, &DecodeDemand::gpu_hbm,  &DecodeDemand::cpu_compute, &DecodeDemand::cpu_dram,
+    &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d, &DecodeDemand::gpu_comm};
+inline constexpr std::array<double PrefillDemand::*, 8> kPrefillLines = {
+    &PrefillDemand::gpu_compute, &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,    &PrefillDemand::cpu_dram,
+    &PrefillDemand::link_d2h,    &PrefillDemand::link_h2d, &PrefillDemand::link_park_save, &PrefillDemand::gpu_comm};
 
 // out = a + s·u for every field in `fields`.
 template <class T, std::size_t N>
@@ -134,7 +136,8 @@ inline void line_fields(T& out, const T& a, const T& s, double u, const std::arr
 inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, double u, std::size_t classes) noexcept {
     for (std::size_t i = 0; i < classes; ++i) line_fields(out.pre[i], a.pre[i], s.pre[i], u, kPrefillLines);
     line_fields(out.batch_mix, a.batch_mix, s.batch_mix, u, kDecodeLines);
-    for (Resource r : {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram})
+    for (Resource r :
+         {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram, Resource::tp_allreduce})
         out.per_call_prefill[r] = a.per_call_prefill[r] + s.per_call_prefill[r] * u;
     out.link_h2d = a.link_h2d + s.link_h2d * u;
     out.link_d2h = a.link_d2h + s.link_d2h * u;
@@ -163,8 +166,9 @@ struct PreparedScenario {
     SystemRates sys;
     ModelConstants mc;
 
-    double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S
+    double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S (one copy)
     double session_kv_peak = 0;  // bytes, the same at the end of its output: kv·max (S + O)
+    double kv_replication = 1;  // copies of each token's KV in HBM (tensor parallelism, ModelConstants)
     // The idle policy evaluated: the scenario's own, or the other one for the
     // parking comparison (see with_idle).
     IdlePolicy idle = IdlePolicy::hold;
@@ -172,6 +176,7 @@ struct PreparedScenario {
     // round trip per layer (query down, partial attention output up), L per step.
     double offload_step_latency = 0;
     double step_overhead = 0;  // c0 of StepShape: s per decode step (launch, scheduling)
+    double tp_step_latency = 0;  // g0 of StepShape: the α of every all-reduce in one pass (0 at one GPU)
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
@@ -180,10 +185,12 @@ struct PreparedScenario {
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
           sys(system_rates(s.hardware, gemm_dtype(s.policy))),
-          mc(model_constants(s.model, s.policy)),
+          mc(model_constants(s.model, s.policy, s.hardware.gpus)),
+          kv_replication(mc.kv_replication),
           idle(p),
           offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
           step_overhead(s.hardware.step_overhead.raw()),
+          tp_step_latency(mc.allreduces_per_pass * sys.allreduce_latency),
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
         for (const auto& e : s.mix.entries) {
@@ -209,14 +216,18 @@ struct PreparedScenario {
     // or under --idle park the whole KV while the session is idle. A fluid batch
     // below one is a time average (a session decoding part of the time); a
     // session that fits nowhere cannot be served at all.
-    [[nodiscard]] bool session_fits_hbm(double f) const noexcept { return (1.0 - f) * session_kv_max <= hbm_free_bytes(); }
+    [[nodiscard]] bool session_fits_hbm(double f) const noexcept {
+        return (1.0 - f) * session_kv_max * kv_replication <= hbm_free_bytes();
+    }
     [[nodiscard]] bool session_fits_dram(double f) const noexcept {
         const double share = idle == IdlePolicy::park ? 1.0 : f;
         return share * session_kv_max <= sys.cpu_memory.raw();
     }
     // The same with the context grown by the whole output (operating points,
     // which model context growth).
-    [[nodiscard]] bool session_fits_hbm_peak(double f) const noexcept { return (1.0 - f) * session_kv_peak <= hbm_free_bytes(); }
+    [[nodiscard]] bool session_fits_hbm_peak(double f) const noexcept {
+        return (1.0 - f) * session_kv_peak * kv_replication <= hbm_free_bytes();
+    }
     [[nodiscard]] bool session_fits_dram_peak(double f) const noexcept {
         return (idle == IdlePolicy::park ? 1.0 : f) * session_kv_peak <= sys.cpu_memory.raw();
     }
@@ -224,7 +235,8 @@ struct PreparedScenario {
     [[nodiscard]] std::optional<double> smallest_f_that_fits() const noexcept {
         const double free = hbm_free_bytes();
         if (free <= 0) return std::nullopt;
-        const double f = session_kv_max > free ? 1.0 - free / session_kv_max : 0.0;
+        const double gpu_copies = session_kv_max * kv_replication;
+        const double f = gpu_copies > free ? 1.0 - free / gpu_copies : 0.0;
         if (!session_fits_dram(f)) return std::nullopt;
         return f;
     }

@@ -82,6 +82,7 @@ struct OperatingPoint {
     double prefill_tokens_per_step = 0;  // P (chunked), or prefill tokens per decode step (separate)
     double step = 0;  // s, the step with its interleaved prefill (chunked) = ITL; the bare step (separate)
     double step_bare = 0;  // s, the decode-only step at B
+    double step_allreduce = 0;  // s, the tensor-parallel all-reduces in `step` (0 at one GPU)
     double itl = 0;  // s, mean time between a user's tokens after the first
     double ttft = 0;  // s, call-weighted mean
     double queue_wait = 0;  // s, in TTFT: waiting for the chunk budget (concurrency, prefill-bound)
@@ -124,7 +125,7 @@ struct PointInputs {
     pol.idle = ps.idle;
     PointInputs in;
     in.n = sc.mix.entries.size();
-    const double kv = ps.mc.kv_per_token.raw(), bw = ps.sys.hbm_bandwidth.raw();
+    const double kv = ps.mc.kv_gpu_per_token.raw(), bw = ps.sys.hbm_bandwidth.raw();  // the copies HBM holds
     for (std::size_t i = 0; i < in.n; ++i) {
         const auto& e = sc.mix.entries[i];
         ClassLoad& c = in.cls[i];
@@ -184,7 +185,9 @@ enum class StepPrefill { none, mean, own_chunk };
     }
     const double tokens = x * in.sum_pD + prefill_tokens;
     const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
-    const double gpu = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
+    const double roofline = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
+    const double comm = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
+    const double gpu = roofline + comm;
     const double link = link_time(h2d, d2h, ps.sys.link_bidir);
     const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + link;
     if (binding) {
@@ -193,7 +196,10 @@ enum class StepPrefill { none, mean, own_chunk };
                              : cpu_c >= cpu_d                 ? Resource::cpu_compute
                                                               : Resource::cpu_dram;
         const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (attn_c >= attn_m ? attn_c : 0.0);
-        *binding = offload > gpu ? off : 2 * compute >= gpu ? Resource::gpu_compute : Resource::gpu_hbm;
+        *binding = offload > gpu             ? off
+                   : comm > roofline         ? Resource::tp_allreduce
+                   : 2 * compute >= roofline ? Resource::gpu_compute
+                                             : Resource::gpu_hbm;
     }
     return combine(Seconds(gpu), Seconds(offload), ov).raw() + ps.step_overhead;
 }
@@ -223,6 +229,7 @@ enum class StepPrefill { none, mean, own_chunk };
         r.itl = r.step_bare + x * mean_tau;
     }
     r.prefill_tokens_per_step = x * in.sum_pA;
+    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, x * in.sum_pD + (chunked ? r.prefill_tokens_per_step : 0.0));
     r.queue_wait = queue_wait;
     double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -249,7 +256,7 @@ enum class StepPrefill { none, mean, own_chunk };
     const bool park = ps.idle == IdlePolicy::park;
     r.hbm_capacity = ps.sys.hbm_capacity.raw();
     r.dram_capacity = ps.sys.cpu_memory.raw();
-    r.hbm_used = ps.mc.weights.raw() + (1.0 - f) * kv * (decoding + prefilling + (park ? 0.0 : idle));
+    r.hbm_used = ps.mc.weights.raw() + (1.0 - f) * ps.mc.kv_gpu_per_token.raw() * (decoding + prefilling + (park ? 0.0 : idle));
     r.dram_used = kv * (f * (decoding + prefilling) + (park ? idle : f * idle));
     return r;
 }

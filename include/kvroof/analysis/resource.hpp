@@ -8,11 +8,22 @@
 
 namespace kvroof {
 
-enum class Resource { gpu_compute, gpu_hbm, hbm_capacity, cpu_compute, cpu_dram, dram_capacity, link, slo_tpot, slo_ttft };
+enum class Resource {
+    gpu_compute,
+    gpu_hbm,
+    hbm_capacity,
+    cpu_compute,
+    cpu_dram,
+    dram_capacity,
+    link,
+    slo_tpot,
+    slo_ttft,
+    tp_allreduce,  // the tensor-parallel all-reduces over the GPU fabric
+};
 
-inline constexpr std::array<Resource, 9> kAllResources = {Resource::gpu_compute, Resource::gpu_hbm,  Resource::hbm_capacity,
-                                                          Resource::cpu_compute, Resource::cpu_dram, Resource::dram_capacity,
-                                                          Resource::link,        Resource::slo_tpot, Resource::slo_ttft};
+inline constexpr std::array<Resource, 10> kAllResources = {
+    Resource::gpu_compute,   Resource::gpu_hbm, Resource::hbm_capacity, Resource::cpu_compute, Resource::cpu_dram,
+    Resource::dram_capacity, Resource::link,    Resource::slo_tpot,     Resource::slo_ttft,    Resource::tp_allreduce};
 
 [[nodiscard]] constexpr std::string_view name(Resource r) noexcept {
     switch (r) {
@@ -25,6 +36,7 @@ inline constexpr std::array<Resource, 9> kAllResources = {Resource::gpu_compute,
         case Resource::link: return "link";
         case Resource::slo_tpot: return "slo_tpot";
         case Resource::slo_ttft: return "slo_ttft";
+        case Resource::tp_allreduce: return "tp_allreduce";
     }
     return "?";
 }
@@ -41,13 +53,15 @@ inline constexpr std::array<Resource, 9> kAllResources = {Resource::gpu_compute,
         case Resource::link: return "GPU<->CPU link binds -> a faster link or less KV traffic";
         case Resource::slo_tpot: return "the TPOT SLO caps the batch -> a faster decode step is needed";
         case Resource::slo_ttft: return "the TTFT SLO is violated -> less reload or faster prefill needed";
+        case Resource::tp_allreduce:
+            return "tensor-parallel all-reduces bind -> fewer GPUs per group (replicas instead) or a faster GPU fabric";
     }
     return "?";
 }
 
 // The rate resources that carry utilisation-seconds per call.
-inline constexpr std::array<Resource, 5> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
-                                                           Resource::cpu_dram, Resource::link};
+inline constexpr std::array<Resource, 6> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
+                                                           Resource::cpu_dram,    Resource::link,    Resource::tp_allreduce};
 // The rate resources off the GPU: the offloaded path.
 inline constexpr std::array<Resource, 3> kOffloadResources = {Resource::cpu_compute, Resource::cpu_dram, Resource::link};
 

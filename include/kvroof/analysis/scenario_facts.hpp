@@ -26,7 +26,8 @@ struct ScenarioFacts {
     Scenario scenario;  // the inputs used, fully resolved
     ParamCounts params;
     Bytes weights;  // all weights at the weight dtype
-    Bytes kv_per_token;  // at the KV dtype
+    Bytes kv_per_token;  // at the KV dtype, one copy
+    double kv_replication = 1;  // copies HBM holds across the tensor-parallel GPUs (ModelConstants)
     Bytes hbm_usable;  // GPUs × (HBM − reserve)
     Bytes hbm_free;  // hbm_usable − weights (negative when they do not fit)
     Bytes cpu_memory;  // CPU DRAM of every socket
@@ -42,6 +43,7 @@ struct ScenarioFacts {
     f.params = param_counts(sc.model);
     f.weights = ps.mc.weights;
     f.kv_per_token = ps.mc.kv_per_token;
+    f.kv_replication = ps.kv_replication;
     f.hbm_usable = ps.sys.hbm_capacity;
     f.hbm_free = Bytes(ps.hbm_free_bytes());
     f.cpu_memory = ps.sys.cpu_memory;
@@ -50,8 +52,8 @@ struct ScenarioFacts {
     const double free = f.hbm_free.raw();
     for (const auto& e : sc.mix.entries) {
         const double session = ps.mc.kv_per_token.raw() * e.cls.context();
-        f.classes.push_back({e.cls.name, e.weight, e.cls.context(), Bytes(session), free > 0 ? free / session : 0.0,
-                             ps.sys.cpu_memory.raw() / session});
+        f.classes.push_back({e.cls.name, e.weight, e.cls.context(), Bytes(session),
+                             free > 0 ? free / (session * ps.kv_replication) : 0.0, ps.sys.cpu_memory.raw() / session});
     }
     return f;
 }

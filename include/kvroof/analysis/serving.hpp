@@ -57,7 +57,7 @@ namespace detail {
 // with w(0) = w0 > 0, so w(B)/B is non-increasing. The step is positively
 // homogeneous in its coefficients, step(B)/B = combine(max(gc, w(B)/B + gm),
 // k0/B + k, ov), and combine is non-decreasing in each operand for ov in
-// [0, 1]; hence step(B)/B is non-increasing and the decode rate B/step(B) is
+// [0, 1] (the all-reduces add g0/B + gx, also non-increasing); hence step(B)/B is non-increasing and the decode rate B/step(B) is
 // non-decreasing. So both constraints are monotone in B: the footprint
 // m1·B + m2·B/step(B) (capacity) and step(B) itself (SLO) never decrease, and
 // the feasible set is an interval [0, B*].
@@ -115,7 +115,8 @@ struct BatchShape {
     const double inv = md.inv_sum_p_o;
     const DecodeDemand& m = md.batch_mix;
     BatchShape b;
-    b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv, m.cpu_compute * inv, m.cpu_dram * inv, m.link_d2h * inv, m.link_h2d * inv};
+    b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv,  m.cpu_compute * inv, m.cpu_dram * inv,
+             m.link_d2h * inv,    m.link_h2d * inv, m.gpu_comm * inv};
     b.cpu_tok = std::max(b.avg.cpu_compute, b.avg.cpu_dram);
     b.link_tok = link_time(b.avg.link_h2d, b.avg.link_d2h, ps.sys.link_bidir);
     b.bidir = ps.sys.link_bidir;
@@ -125,6 +126,8 @@ struct BatchShape {
     b.shape.k0 = md.f > 0 ? ps.offload_step_latency : 0.0;
     b.shape.ov = ov;
     b.shape.c0 = ps.step_overhead;
+    b.shape.g0 = ps.tp_step_latency;
+    b.shape.gx = b.avg.gpu_comm;
     return b;
 }
 
@@ -153,12 +156,13 @@ struct Ceilings {
 [[nodiscard]] inline Ceilings batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov,
                                              Detail level) {
     const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = md.inv_sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
+    const double kv_gpu = ps.mc.kv_gpu_per_token.raw();  // the copies HBM holds (tensor parallelism)
     const bool park = ps.idle == IdlePolicy::park;
     const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
     // Bytes held per decoding sequence (m1) and per unit of decode rate (m2).
     const double gpu_share = 1.0 - f;
-    const double m1_hbm = gpu_share * kv * md.held_decode * inv;
-    const double m2_hbm = gpu_share * kv * (held_other + (park ? 0.0 : md.held_idle)) * inv;
+    const double m1_hbm = gpu_share * kv_gpu * md.held_decode * inv;
+    const double m2_hbm = gpu_share * kv_gpu * (held_other + (park ? 0.0 : md.held_idle)) * inv;
     const double m1_dram = f * kv * md.held_decode * inv;
     const double m2_dram = kv * (f * (held_other + md.held_idle) + (park ? gpu_share * md.held_idle : 0.0)) * inv;
     // The step's pieces at a fixed w; the three ceilings ask for the same one
@@ -253,6 +257,7 @@ inline void account(const PreparedScenario& ps, const MixDemand& md, const Batch
     r.util_sec = md.per_call_prefill;
     r.util_sec[Resource::gpu_compute] += sum_p_o * bs.avg.gpu_compute;
     r.util_sec[Resource::gpu_hbm] += sum_p_o * (bs.avg.gpu_hbm + at_b.w / B);
+    r.util_sec[Resource::tp_allreduce] += sum_p_o * (bs.avg.gpu_comm + at_b.g0 / B);
     r.util_sec[Resource::cpu_compute] = x.cpu_compute;
     r.util_sec[Resource::cpu_dram] = x.cpu_dram;
     r.util_sec[Resource::link] = x.link;
@@ -267,21 +272,25 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
     const auto& entries = ps.scenario->mix.entries;
     const double B = r.batch;
     const StepShape sh = shape_at(ps, bs.shape, B);
-    auto share = [&](double total, double gpu_part, bool gpu_compute_bound, double cpu_part, bool cpu_compute_bound,
-                     double link_part, double weight) {
-        const double parts = gpu_part + cpu_part + link_part;
+    // A time split over its parts in proportion: the GPU roofline (compute or
+    // HBM), the all-reduces, the CPU (compute or DRAM) and the link.
+    auto share = [&](double total, double gpu_part, bool gpu_compute_bound, double comm_part, double cpu_part,
+                     bool cpu_compute_bound, double link_part, double weight) {
+        const double parts = gpu_part + comm_part + cpu_part + link_part;
         if (parts <= 0) return;
         const double scale = weight * total / parts;
         r.timeline_share[gpu_compute_bound ? Resource::gpu_compute : Resource::gpu_hbm] += scale * gpu_part;
+        r.timeline_share[Resource::tp_allreduce] += scale * comm_part;
         r.timeline_share[cpu_compute_bound ? Resource::cpu_compute : Resource::cpu_dram] += scale * cpu_part;
         r.timeline_share[Resource::link] += scale * link_part;
     };
     for (size_t i = 0; i < entries.size(); ++i) {
         const auto& q = md.pre[i];
-        share(r.ttft_class[i], q.gpu_part, q.gpu_compute >= q.gpu_hbm, std::max(q.cpu_compute, q.cpu_dram),
-              q.cpu_compute >= q.cpu_dram, link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
+        share(r.ttft_class[i], q.gpu_part - q.gpu_comm, q.gpu_compute >= q.gpu_hbm, q.gpu_comm,
+              std::max(q.cpu_compute, q.cpu_dram), q.cpu_compute >= q.cpu_dram,
+              link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
     }
-    share(r.tpot * md.sum_p_o / B, sh.gpu_path(B), sh.gc * B >= sh.w + sh.gm * B, bs.cpu_tok * B,
+    share(r.tpot * md.sum_p_o / B, sh.gpu_roofline(B), sh.gc * B >= sh.w + sh.gm * B, sh.gpu_comm(B), bs.cpu_tok * B,
           bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency
     const double cpu_link_max = r.util_sec.max(kOffloadResources);
     r.binding = r.gpu_timeline >= cpu_link_max ? r.timeline_share.argmax() : r.util_sec.argmax(kOffloadResources);

@@ -5,18 +5,23 @@
 //
 // Decode, per token at context S = S_c + A:
 //   GPU FLOP   = linear + (1−f)·sparse·attn(S)
-//   HBM bytes  = (1−f)·(sparse·S + 1)·kv            (+ weights once per step, see StepShape)
+//   HBM bytes  = (1−f)·(sparse·S + 1)·kv_gpu        (+ weights once per step, see StepShape)
 //   CPU FLOP   = f·sparse·attn(S)
 //   DRAM bytes = f·(sparse·S + 1)·kv                (the CPU reads only the sparse share)
 //   link       = per layer query down, partial output up; f·kv of the new token down
 // Append-prefill of A tokens over S_c cached ones:
 //   GPU FLOP   = A·linear + attn over the GPU-visible context (causal: A·S_c' + A²/2 keys)
-//   HBM bytes  = weights + (S_c + A)·kv
-//   link H2D   = r·f·S_c·kv reloaded (+ (1−f)·S_c·kv when idle sessions are parked)
+//   HBM bytes  = weights + (S_c + A)·kv_gpu
+//   link H2D   = r·f·S_c·kv_gpu reloaded (+ (1−f)·S_c·kv_gpu when idle sessions are parked)
 //   CPU        = the (1−r)·f·S_c share of prefill attention stays on the CPU
-// TTFT = combine(GPU roofline, CPU part + link, ov).
+// TTFT = combine(GPU roofline + all-reduces, CPU part + link, ov).
+// kv is one copy of a token's KV (CPU DRAM, the link's D2H); kv_gpu the copies
+// a tensor-parallel group holds in HBM (kv · replication: every GPU reloads its own).
+// Tensor parallelism adds its all-reduces after the GPU roofline (not hidden
+// under it): per decode token the bandwidth part, per pass of A tokens the whole.
 
 #include <algorithm>
+#include <cmath>
 
 #include "kvroof/physics/combine.hpp"
 #include "kvroof/physics/model_quantities.hpp"
@@ -28,7 +33,16 @@ namespace kvroof {
 
 // Model constants that do not depend on the workload or f: computed once.
 struct ModelConstants {
-    Bytes kv_per_token;
+    Bytes kv_per_token;  // one copy, over all layers (what CPU DRAM and the link hold and move)
+    // KV bytes per token the tensor-parallel group stores in HBM and reads:
+    // kv_per_token × kv_replication (see kv_replication below).
+    Bytes kv_gpu_per_token;
+    double kv_replication = 1.0;
+    // Tensor-parallel all-reduces: two per layer per forward pass (after the
+    // attention output projection and after the MLP), each of one hidden
+    // vector per token in BF16.
+    double allreduces_per_pass = 0;
+    double allreduce_bytes_per_token = 0;
     Flop linear_per_token;
     double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
@@ -49,11 +63,27 @@ struct ModelConstants {
     }
 };
 
-[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p) noexcept {
+// How many copies of each token's KV a tensor-parallel group of t GPUs holds.
+// GQA: each GPU holds ⌈kv_heads / t⌉ KV heads, so beyond t = kv_heads every
+// head is replicated (t / kv_heads copies); MLA: the latent is shared by all
+// heads, so every GPU holds all of it (t copies), as vLLM and SGLang store it
+// without data-parallel attention.
+[[nodiscard]] inline double kv_replication(const ModelSpec& m, int t) noexcept {
+    if (t <= 1) return 1.0;
+    if (m.attention != Attention::gqa) return t;
+    const double heads = m.kv_heads, per_gpu = std::ceil(heads / t);
+    return per_gpu * t / heads;
+}
+
+[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1) noexcept {
     ModelConstants c;
     const auto pc = param_counts(m);
     const double e = bytes_per_element(p.weight_dtype);
     c.kv_per_token = kv_bytes_per_token(m, p.kv_dtype);
+    c.kv_replication = kv_replication(m, tp);
+    c.kv_gpu_per_token = c.kv_per_token * c.kv_replication;
+    c.allreduces_per_pass = tp > 1 ? 2.0 * m.layers : 0.0;
+    c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
@@ -67,15 +97,29 @@ struct ModelConstants {
     return c;
 }
 
+// Seconds of tensor-parallel all-reduce in one forward pass over `tokens`
+// tokens: allreduces · (α + tokens · bytes per token · s per byte); 0 at one
+// GPU or with no tokens.
+[[nodiscard]] inline double tp_comm_per_pass(const ModelConstants& mc, const SystemRates& sys, double tokens) noexcept {
+    if (tokens <= 0) return 0.0;
+    return mc.allreduces_per_pass * (sys.allreduce_latency + tokens * mc.allreduce_bytes_per_token * sys.allreduce_s_per_byte);
+}
+// The bandwidth part alone, per token: what each token adds to a pass.
+[[nodiscard]] inline double tp_comm_per_token(const ModelConstants& mc, const SystemRates& sys) noexcept {
+    return mc.allreduces_per_pass * mc.allreduce_bytes_per_token * sys.allreduce_s_per_byte;
+}
+
 // Plain aggregates (no member initialisers) so that arrays of them on the hot
 // path are not zero-filled; the functions below value-initialise what they return.
 struct DecodeDemand {  // per token of one sequence, in seconds of each resource
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
     double link_d2h, link_h2d;  // seconds on each direction
+    double gpu_comm;  // tensor-parallel all-reduce bandwidth time (the per-step α is StepShape's g0)
 };
 
 struct PrefillDemand {  // per call
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
+    double gpu_comm;  // tensor-parallel all-reduces of its pass, after the GPU roofline
     double link_d2h, link_h2d;  // before the first token
     double link_park_save;  // D2H after the call: the GPU share parked for the idle gap
     double ttft;
@@ -89,7 +133,8 @@ struct PrefillDemand {  // per call
     const double attn = mc.attn_decode_per_key * context * sp;
     DecodeDemand d{};
     d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
-    d.gpu_hbm = g * (sp * context + 1.0) * kv / sys.hbm_bandwidth.raw();
+    d.gpu_hbm = g * (sp * context + 1.0) * mc.kv_gpu_per_token.raw() / sys.hbm_bandwidth.raw();
+    d.gpu_comm = tp_comm_per_token(mc, sys);
     if (f > 0) {
         d.cpu_compute = f * attn / sys.cpu_flops.raw();
         d.cpu_dram = f * (sp * context + 1.0) * kv / sys.cpu_dram_bandwidth.raw();
@@ -108,15 +153,16 @@ struct PrefillDemand {  // per call
     const double on_cpu = (1.0 - p.r) * cpu_resident;  // attended in place by the CPU
     const double reloaded = p.r * cpu_resident;  // copied back over the link
     const double parked = p.idle == IdlePolicy::park ? (1.0 - p.f) * Sc : 0.0;  // GPU share parked while idle
-    d.link_h2d = (reloaded + parked) * kv / sys.link_bandwidth.raw();
+    d.link_h2d = (reloaded + parked) * mc.kv_gpu_per_token.raw() / sys.link_bandwidth.raw();
     d.link_d2h = p.f * A * kv / sys.link_bandwidth.raw();
     d.link_park_save = parked * kv / sys.link_bandwidth.raw();
     if (A > 0) {
         const double gpu_keys = A * (Sc - on_cpu) + 0.5 * A * A;  // causal attention over the GPU-visible KV
         const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * gpu_keys);
-        const Bytes bytes = mc.weights_read(A) + mc.kv_per_token * (Sc + A);
+        const Bytes bytes = mc.weights_read(A) + mc.kv_gpu_per_token * (Sc + A);
         d.gpu_compute = time_for(flop, sys.gpu_flops).raw();
         d.gpu_hbm = time_for(bytes, sys.hbm_bandwidth).raw();
+        d.gpu_comm = tp_comm_per_pass(mc, sys, A);
         if (on_cpu > 0) {
             d.cpu_compute = mc.attn_prefill_per_key * A * on_cpu / sys.cpu_flops.raw();
             d.cpu_dram = on_cpu * kv / sys.cpu_dram_bandwidth.raw();
@@ -124,7 +170,7 @@ struct PrefillDemand {  // per call
             d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();
         }
     }
-    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm);
+    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + d.gpu_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + link_time(d.link_h2d, d.link_d2h, sys.link_bidir);
     d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();

@@ -3,17 +3,19 @@
 // The time of one batched decode step as a function of the batch B, and the
 // inverse problems the capacity and SLO ceilings need.
 //
-//   step(B) = combine( max(gc·B, w + gm·B),  k0 + k·B,  ov ) + c0
+//   step(B) = combine( max(gc·B, w + gm·B) + g0 + gx·B,  k0 + k·B,  ov ) + c0
 //
 // gc: GPU FLOP-time per sequence, gm: HBM time per sequence (its KV share),
-// w: the weight read (once per step), k: the offloaded path per sequence
+// w: the weight read (once per step), g0 + gx·B: serial GPU work after the
+// roofline (the tensor-parallel all-reduces: α per all-reduce, bytes per
+// sequence; 0 at one GPU), k: the offloaded path per sequence
 // (max(CPU compute, CPU DRAM) + link), k0: a constant time per step on the
 // offloaded path (L layers × a per-layer link latency; 0 until a latency is
 // given), c0: a fixed time per step outside both paths (kernel launch and
 // scheduling; 0 unless given). All coefficients in seconds, all >= 0.
 //
 // For fixed w the step is continuous, increasing and piecewise linear in B:
-// it is built from three lines, gc·B, w + gm·B and k0 + k·B, by max and
+// it is built from three lines, g0 + (gc+gx)·B, w + g0 + (gm+gx)·B and k0 + k·B, by max and
 // combine, so its slope can change only where two of them cross. Those (at
 // most three) crossings are the breakpoints; between consecutive ones the step
 // is one line, and the solvers below are exact on each, whatever the lines'
@@ -41,8 +43,12 @@ struct StepShape {
     double ov = 0;
     double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
     double c0 = 0;  // s per step, serial overhead outside both paths (launch, scheduling)
+    double g0 = 0;  // s per step on the GPU path after its roofline (all-reduce latencies)
+    double gx = 0;  // s per sequence on the GPU path after its roofline (all-reduce bytes)
 
-    [[nodiscard]] double gpu_path(double b) const noexcept { return std::max(gc * b, w + gm * b); }
+    [[nodiscard]] double gpu_roofline(double b) const noexcept { return std::max(gc * b, w + gm * b); }
+    [[nodiscard]] double gpu_comm(double b) const noexcept { return g0 + gx * b; }
+    [[nodiscard]] double gpu_path(double b) const noexcept { return gpu_roofline(b) + gpu_comm(b); }
     [[nodiscard]] double offload_path(double b) const noexcept { return k0 + k * b; }
     [[nodiscard]] double step(double b) const noexcept {
         return combine(Seconds(gpu_path(b)), Seconds(offload_path(b)), ov).raw() + c0;
@@ -52,7 +58,7 @@ struct StepShape {
         double at0, slope;  // at0 + slope·B
     };
     // The lines the step is built from: GPU compute, GPU memory, offloaded path.
-    [[nodiscard]] std::array<Line, 3> lines() const noexcept { return {{{0.0, gc}, {w, gm}, {k0, k}}}; }
+    [[nodiscard]] std::array<Line, 3> lines() const noexcept { return {{{g0, gc + gx}, {w + g0, gm + gx}, {k0, k}}}; }
 
     // Candidate points where the step changes slope, ascending, kUnbounded
     // where there are fewer: every B > 0 where the two GPU lines cross and,

@@ -31,14 +31,17 @@ inline constexpr double kMaxStepOverhead = 1.0;  // s per decode step (measured:
 
 struct HardwareSpec {
     std::string name;  // preset name or "custom"
-    int gpus = 1;  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled)
+    int gpus = 1;  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled; two all-reduces per layer)
     FlopPerSecond gpu_flops;  // dense BF16/FP16 tensor peak per GPU
     FlopPerSecond gpu_flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at gpu_flops)
     FlopPerSecond gpu_flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at gpu_flops)
     FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;  // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
-    BytesPerSecond nvlink_bandwidth;  // per GPU, per direction: reported only (TP is modelled ideal)
+    // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
+    // direction; 0 = no NVLink (the all-reduce runs over the host link).
+    BytesPerSecond nvlink_bandwidth;
+    Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
     Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
@@ -55,6 +58,7 @@ struct HardwareSpec {
     double eta_cpu_dram = 0.5;  // CPU DRAM bandwidth where the host preset has no measured eta_dram: ASSUMED
     double eta_link = 1.0;  // GPU<->CPU link, per direction (link presets are measured sustained figures)
     double eta_link_bidir = 1.0;  // share of the one-way rate each direction keeps when both run at once (link preset)
+    double eta_nvlink = 0.8;  // all-reduce bus bandwidth over the fabric's per-direction peak (HGX H100; presets set theirs)
     Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
     Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
 
@@ -80,6 +84,8 @@ inline void HardwareSpec::check_validity() const {
     check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
     check::in_range("nvlink-bw", nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
     rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("allreduce-latency", allreduce_latency.raw());
+    check::in_range("allreduce-latency", allreduce_latency.raw(), 0.0, kMaxLinkLatency);
     check::non_negative("link-latency", link_latency.raw());
     check::in_range("link-latency", link_latency.raw(), 0.0, kMaxLinkLatency);
     rate("cpu-flops", cpu_flops.raw(), kMinFlops, kMaxFlops);
@@ -88,7 +94,8 @@ inline void HardwareSpec::check_validity() const {
     rate("cpus-per-gpu", cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
     for (auto [f, v] :
          {std::pair{"eta-compute", eta_compute}, std::pair{"eta-mem", eta_mem}, std::pair{"eta-cpu-compute", eta_cpu_compute},
-          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}, std::pair{"eta-link-bidir", eta_link_bidir}}) {
+          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}, std::pair{"eta-link-bidir", eta_link_bidir},
+          std::pair{"eta-nvlink", eta_nvlink}}) {
         check::open_unit_interval_right(f, v);
         check::in_range(f, v, kMinEta, kMaxEta);
     }
@@ -120,6 +127,11 @@ struct SystemRates {
     Bytes cpu_memory;
     BytesPerSecond link_bandwidth;  // per direction, all GPUs together
     double link_bidir = 1.0;  // share of it each direction keeps when both directions carry traffic
+    // Tensor parallelism over `gpus` GPUs (0 at one GPU): one all-reduce of n
+    // bytes takes allreduce_latency + n · allreduce_s_per_byte (docs/model.md,
+    // "Tensor-parallel communication").
+    double allreduce_latency = 0;  // s, α
+    double allreduce_s_per_byte = 0;  // s per byte: 2(t−1)/t / (η_nvlink · per-direction bandwidth)
 };
 
 // Seconds the link needs for h2d and d2h seconds of one-way traffic each: full
@@ -128,6 +140,16 @@ struct SystemRates {
 [[nodiscard]] constexpr double link_time(double h2d, double d2h, double bidir) noexcept {
     const double one_way = h2d > d2h ? h2d : d2h, shared = (h2d + d2h) / (2.0 * bidir);
     return one_way > shared ? one_way : shared;
+}
+
+// A ring all-reduce of n bytes over t GPUs sends and receives 2(t−1)/t · n
+// bytes per GPU (reduce-scatter, then all-gather), each direction at the
+// fabric's rate: NVLink where the GPU has it, else its PCIe host link.
+[[nodiscard]] inline double allreduce_s_per_byte(const HardwareSpec& hw) noexcept {
+    if (hw.gpus <= 1) return 0.0;
+    const double t = hw.gpus;
+    const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
+    return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
 }
 
 [[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
@@ -142,6 +164,8 @@ struct SystemRates {
         hw.cpu_memory * cpus,
         hw.link_bandwidth * (g * hw.eta_link),
         hw.eta_link_bidir,
+        hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0,
+        allreduce_s_per_byte(hw),
     };
 }
 
