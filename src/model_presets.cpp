@@ -119,6 +119,17 @@ void reject_unmodelled(std::string_view where, const json& m) {
         m.at("interleave_moe_layer_step").get<double>() > 1)
         throw InputError(fmt::format("{}: interleave_moe_layer_step: MoE on one layer in {:g} is not modelled yet", where,
                                      m.at("interleave_moe_layer_step").get<double>()));
+    if (m.contains("index_topk") && m.at("index_topk").is_number())
+        throw InputError(
+            fmt::format("{}: index_topk: DeepSeek sparse attention (an indexer picks {:g} keys per query) is not modelled yet",
+                        where, m.at("index_topk").get<double>()));
+    if (m.contains("full_attention_interval") && m.at("full_attention_interval").is_number() &&
+        m.at("full_attention_interval").get<double>() > 1)
+        throw InputError(fmt::format(
+            "{}: full_attention_interval: hybrid linear attention (full attention on one layer in {:g}) is not modelled yet",
+            where, m.at("full_attention_interval").get<double>()));
+    if (m.contains("hybrid_override_pattern") && m.at("hybrid_override_pattern").is_string())
+        throw InputError(fmt::format("{}: hybrid_override_pattern: hybrid Mamba/attention layers are not modelled yet", where));
     if (m.contains("layer_types") && m.at("layer_types").is_array())
         for (const json& t : m.at("layer_types"))
             if (!t.is_string() || t.get<std::string>() != "full_attention")
