@@ -18,6 +18,7 @@
 #include "kvroof/io/report_render.hpp"
 #include "kvroof/io/sweep.hpp"
 #include "kvroof/io/verdict_render.hpp"
+#include "report_deployments.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -159,6 +160,9 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("verdict_default.md", render_verdict_markdown(verdict_report(def.scenario), def));
     files.emplace_back("accuracy.md",
                        render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));
+    const DeploymentPages deployments = deployment_pages(cfg);
+    files.emplace_back("recommended_configs.md", deployments.markdown);
+    files.emplace_back("parallelism_sweep.csv", deployments.csv);
     files.emplace_back("SUMMARY.md",
                        summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
     const Plots p = report_plots(plot_data(cfg));
@@ -167,9 +171,10 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
                                                              {"gain_vs_cpus_per_gpu.svg", &p.gain_vs_cpus},
                                                              {"gain_vs_link_bw.svg", &p.gain_vs_link}};
     std::vector<std::string> written;
-    written.reserve(files.size() + std::size(plots));
+    written.reserve(files.size() + std::size(plots) + deployments.plots.size());
     for (const auto& f : files) written.push_back(f.first);
     for (const auto& pl : plots) written.push_back(pl.first);
+    for (const auto& pl : deployments.plots) written.push_back(pl.first);
 
     // Everything that can fail without writing fails here, before the first byte.
     check_report_folder(out_dir, written);
@@ -179,6 +184,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     AtomicDir dir(out_dir);
     for (const auto& [name, text] : files) write_file_atomic(dir.file(name), text);
     for (const auto& [name, spec] : plots) render_svg(*spec, dir.file(name));
+    for (const auto& [name, spec] : deployments.plots) render_svg(spec, dir.file(name));
     dir.commit();
     return written;
 }

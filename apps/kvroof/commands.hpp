@@ -18,4 +18,5 @@ Action setup_prefill(CLI::App& app);
 Action setup_layers(CLI::App& app);
 Action setup_sweep(CLI::App& app);
 Action setup_report(CLI::App& app);
+Action setup_parallel(CLI::App& app);
 }  // namespace kvroof::cli

@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/parse.hpp"
 
 namespace kvroof::cli {
 
@@ -26,6 +28,46 @@ void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in) {
             ->type_name(k.type == KnobType::text ? "TEXT" : "VALUE")
             ->group(std::string(k.group));
     }
+}
+
+namespace {
+double whole_tokens(const char* flag, const std::string& text, double lo) {
+    const double v = io::parse_number(flag, text);
+    if (!(v >= lo) || v > limits::kMaxTokens || v != std::floor(v))
+        throw InputError(
+            fmt::format("{}: must be a whole number of tokens in [{:g}, {:g}], got '{}'", flag, lo, limits::kMaxTokens, text));
+    return v;
+}
+}  // namespace
+
+void add_benchmark_workload_flags(CLI::App& app, BenchmarkWorkloadText& w, const std::string& group) {
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) {
+        app.add_option_function<std::string>(
+               flag, [&t](const std::string& v) { t = v; }, help)
+            ->type_name("N")
+            ->group(group);
+    };
+    add("--isl", w.isl, "input tokens per request (with --osl: one class replacing --workload, no idle gap)");
+    add("--osl", w.osl, "output tokens per request");
+    add("--prefix", w.prefix, "tokens of the input already cached (prefix hit) [default: 0]");
+}
+
+void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built) {
+    if (!w.isl && !w.osl && !w.prefix) return;
+    if (!w.isl || !w.osl)
+        throw InputError(fmt::format("{}: needs both --isl and --osl", w.isl ? "--isl" : w.osl ? "--osl" : "--prefix"));
+    if (in.given("workload") || in.given("mix"))
+        throw InputError(fmt::format("--isl: replaces --{}; give one of them", in.given("mix") ? "mix" : "workload"));
+    const double isl = whole_tokens("--isl", *w.isl, 1), osl = whole_tokens("--osl", *w.osl, 1);
+    const double prefix = w.prefix ? whole_tokens("--prefix", *w.prefix, 0) : 0.0;
+    if (prefix > isl) throw InputError(fmt::format("--prefix: must be <= --isl ({:g}), got '{}'", isl, *w.prefix));
+    CallClass c;
+    c.name = "benchmark";
+    c.s_cached = prefix;
+    c.a_append = isl - prefix;
+    c.o_output = osl;
+    built.scenario.mix = Mix{{MixEntry{c, 1.0}}};
+    built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
 }
 
 void add_output_flags(CLI::App& app, OutputOptions& out) {

@@ -32,6 +32,15 @@ void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, c
         ->type_name("VALUE");
 }
 
+// --isl/--osl/--prefix: one class in a benchmark's words, replacing --workload.
+struct BenchmarkWorkloadText {
+    std::optional<std::string> isl, osl, prefix;
+};
+void add_benchmark_workload_flags(CLI::App& app, BenchmarkWorkloadText& w, const std::string& group);
+// Replaces the built scenario's mix with that one class (prefix = cached input
+// tokens, no idle gap) when any of the three is given.
+void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built);
+
 // Adds --json and --report FILE.md.
 struct OutputOptions {
     bool json = false;

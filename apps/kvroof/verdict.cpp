@@ -24,35 +24,9 @@ struct VerdictOptionsText {
     OutputOptions output;
     std::optional<std::string> f, ov, measured_tps;
     // The operating point and the benchmark's single-class workload.
-    std::optional<std::string> batch, concurrency, rate, isl, osl, prefix, prefill, chunk, max_seqs;
+    std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs;
+    BenchmarkWorkloadText bench;
 };
-
-double whole_tokens(const char* flag, const std::string& text, double lo) {
-    const double v = io::parse_number(flag, text);
-    if (!(v >= lo) || v > limits::kMaxTokens || v != std::floor(v))
-        throw InputError(
-            fmt::format("{}: must be a whole number of tokens in [{:g}, {:g}], got '{}'", flag, lo, limits::kMaxTokens, text));
-    return v;
-}
-
-// --isl/--osl/--prefix: one class in a benchmark's words (prefix = cached tokens of the input; no idle gap).
-void apply_benchmark_workload(const VerdictOptionsText& o, io::BuiltScenario& built) {
-    if (!o.isl && !o.osl && !o.prefix) return;
-    if (!o.isl || !o.osl)
-        throw InputError(fmt::format("{}: needs both --isl and --osl", o.isl ? "--isl" : o.osl ? "--osl" : "--prefix"));
-    if (o.scenario.given("workload") || o.scenario.given("mix"))
-        throw InputError(fmt::format("--isl: replaces --{}; give one of them", o.scenario.given("mix") ? "mix" : "workload"));
-    const double isl = whole_tokens("--isl", *o.isl, 1), osl = whole_tokens("--osl", *o.osl, 1);
-    const double prefix = o.prefix ? whole_tokens("--prefix", *o.prefix, 0) : 0.0;
-    if (prefix > isl) throw InputError(fmt::format("--prefix: must be <= --isl ({:g}), got '{}'", isl, *o.prefix));
-    CallClass c;
-    c.name = "benchmark";
-    c.s_cached = prefix;
-    c.a_append = isl - prefix;
-    c.o_output = osl;
-    built.scenario.mix = Mix{{MixEntry{c, 1.0}}};
-    built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
-}
 
 double prefill_chunk(const std::string& text) {
     const double c = io::parse_number("--prefill-chunk", text);
@@ -114,7 +88,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
 
 void run_verdict(const VerdictOptionsText& o) {
     io::BuiltScenario built = io::build_scenario(o.scenario);
-    apply_benchmark_workload(o, built);
+    apply_benchmark_workload(o.bench, o.scenario, built);
     const std::optional<LoadSpec> load = load_spec(o);
     if (load && load->mode == LoadMode::batch &&
         std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
@@ -181,9 +155,7 @@ Action setup_verdict(CLI::App& app) {
               "C closed-loop clients, each sending its next request when the last completes; max: as many as fit in memory "
               "(an offline benchmark submitting every request at once)");
     add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate");
-    add_point("--isl", o->isl, "input tokens per request (with --osl: one class replacing --workload, no idle gap)");
-    add_point("--osl", o->osl, "output tokens per request");
-    add_point("--prefix", o->prefix, "tokens of the input already cached (prefix hit) [default: 0]");
+    add_benchmark_workload_flags(*sub, o->bench, "Operating point (a benchmark's load)");
     add_point("--prefill", o->prefill,
               "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
               "without one, separate (seed 000's solved mode); --prefill chunked alone solves for the best load]");

@@ -154,9 +154,19 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
-for sub in verdict mix sweep; do
+for sub in verdict mix sweep parallel; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
 done
+
+# kvroof parallel: examples in --help; text, JSON, CSV and the VERDICT line; the same inputs give the same bytes.
+"$kvroof" parallel --help | grep -q 'Examples' && ok || bad "parallel --help has examples"
+par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
+"$kvroof" parallel $par | grep -qE '^VERDICT: TP[0-9]+ x DP[0-9]+ — [0-9]+ tok/s per GPU' && ok || bad "parallel: no VERDICT line"
+"$kvroof" parallel $par | grep -q 'TP1 x DP8    weights 141.1 GB per GPU exceed 78 GB of HBM' && ok || bad "parallel: TP1 does not say why it cannot run"
+"$kvroof" parallel $par --json | grep -q '"pareto": \[' && ok || bad "parallel --json lacks the frontier"
+"$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,dp,clients_per_replica,' \
+    && [ "$(grep -c '^llama-3.1-70b,' "$tmp/par.csv")" -ge 10 ] && ok || bad "parallel --csv: header or rows missing"
+"$kvroof" parallel $par --json >"$tmp/p1.json" && "$kvroof" parallel $par --json | cmp -s - "$tmp/p1.json" && ok || bad "parallel --json not deterministic"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

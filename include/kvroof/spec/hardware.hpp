@@ -41,6 +41,7 @@ struct HardwareSpec {
     // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
     // direction; 0 = no NVLink (the all-reduce runs over the host link).
     BytesPerSecond nvlink_bandwidth;
+    int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
     Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
@@ -84,6 +85,8 @@ inline void HardwareSpec::check_validity() const {
     check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
     check::in_range("nvlink-bw", nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
     rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    if (nvlink_domain < 1 || nvlink_domain > kMaxGpus)
+        throw InputError("nvlink-domain: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(nvlink_domain));
     check::non_negative("allreduce-latency", allreduce_latency.raw());
     check::in_range("allreduce-latency", allreduce_latency.raw(), 0.0, kMaxLinkLatency);
     check::non_negative("link-latency", link_latency.raw());

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+// `kvroof parallel`: the deployments of N GPUs (tensor parallel x replicas),
+// ranked by tokens/s per GPU, and the frontier of interactivity against cost.
+#include <memory>
+
+#include <fmt/format.h>
+#include "commands.hpp"
+
+#include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/parallel_render.hpp"
+#include "kvroof/io/parse.hpp"
+#include "lazy_emit.hpp"
+#include "scenario_flags.hpp"
+
+namespace kvroof::cli {
+namespace {
+struct ParallelOptionsText {
+    io::ScenarioInputs scenario;
+    OutputOptions output;
+    BenchmarkWorkloadText bench;
+    std::optional<std::string> chunk, max_seqs;
+    std::string csv, plot;
+};
+
+LoadSpec parallel_load(const ParallelOptionsText& o) {
+    LoadSpec l;
+    if (o.chunk) {
+        l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
+        check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
+    }
+    if (o.max_seqs) {
+        l.max_seqs = io::parse_number("--max-seqs", *o.max_seqs);
+        check::in_range("--max-seqs", l.max_seqs, 1.0, limits::kMaxLoad);
+    }
+    return l;
+}
+
+void run_parallel(const ParallelOptionsText& o) {
+    io::BuiltScenario built = io::build_scenario(o.scenario);
+    apply_benchmark_workload(o.bench, o.scenario, built);
+    const LoadSpec load = parallel_load(o);
+    if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
+    const io::ParallelReport r = io::parallel_report(built.scenario, load);
+    // The CSV and the plot appear with the report or not at all.
+    std::unique_ptr<io::AtomicFile> csv, svg;
+    if (!o.csv.empty()) {
+        csv = std::make_unique<io::AtomicFile>(o.csv);
+        csv->write(io::parallel_csv_header() + io::parallel_csv_rows(r.study, built.scenario.model.name));
+    }
+    if (!o.plot.empty()) {
+        svg = std::make_unique<io::AtomicFile>(o.plot);
+        io::render_svg(io::parallel_plot(r.study, fmt::format("{} on {} GPUs", built.scenario.model.name, r.study.gpus)), *svg);
+    }
+    emit_lazy(
+        o.output, [&] { return io::render_parallel_text(r, built); }, [&] { return io::parallel_json(r, built).dump(2) + "\n"; },
+        [&] { return io::render_parallel_markdown(r, built); });
+    if (csv) csv->commit();
+    if (svg) svg->commit();
+}
+}  // namespace
+
+Action setup_parallel(CLI::App& app) {
+    auto o = std::make_shared<ParallelOptionsText>();
+    CLI::App* sub = app.add_subcommand(
+        "parallel", "deployments of --gpus GPUs (tensor parallel x replicas) ranked by tok/s per GPU, and the Pareto frontier");
+    sub->footer(
+        "--gpus is the total; every tensor-parallel size that divides it, fits the NVLink domain (--nvlink-domain) and\n"
+        "divides the attention heads is tried, with --gpus / TP replicas. Each deployment is run at 1, 2, 4, ... closed-loop\n"
+        "clients per replica and memory-full, prefill chunked, KV on the GPU; its best point within the SLOs ranks it.\n\n"
+        "Examples:\n"
+        "  kvroof parallel --hardware h100-sxm --gpus 8 --model qwen3-235b-a22b --isl 2000 --osl 500\n"
+        "  kvroof parallel --hardware h200 --gpus 8 --model llama-3.1-405b --weight-dtype fp8 --slo-tpot 30ms --json\n"
+        "  kvroof parallel --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000 --csv points.csv "
+        "--plot pareto.svg");
+    add_scenario_flags(*sub, o->scenario);
+    const std::string group = "Workload and engine";
+    add_benchmark_workload_flags(*sub, o->bench, group);
+    sub->add_option_function<std::string>(
+           "--prefill-chunk", [o](const std::string& v) { o->chunk = v; }, "prefill tokens per step at most [default: 2048]")
+        ->type_name("N")
+        ->group(group);
+    sub->add_option_function<std::string>(
+           "--max-seqs", [o](const std::string& v) { o->max_seqs = v; },
+           "most requests one replica runs at once (vLLM --max-num-seqs); more queue [default: no limit]")
+        ->type_name("N")
+        ->group(group);
+    sub->add_option("--csv", o->csv, "also write every deployment's points as CSV to FILE (atomically)")
+        ->type_name("FILE.csv")
+        ->group("Output");
+    sub->add_option("--plot", o->plot, "also draw tok/s per GPU against tok/s per user to FILE.svg (needs gnuplot)")
+        ->type_name("FILE.svg")
+        ->group("Output");
+    add_output_flags(*sub, o->output);
+    return [o] { run_parallel(*o); };
+}
+
+}  // namespace kvroof::cli

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof parallel`: how to deploy a model on N GPUs. Each deployment is a
+// tensor-parallel group of t GPUs (its all-reduces and KV replication as in
+// every analysis: call_demand.hpp) copied d = N / t times (data parallel: the
+// replicas share nothing, requests split evenly). t ranges over the divisors
+// of N within the NVLink domain that divide the attention heads (an engine
+// splits heads evenly over the group).
+//
+// Each deployment is run as a benchmark would: C closed-loop clients per
+// replica on the ladder 1, 2, 4, … until the replica's memory is full, plus
+// the memory-full point, with prefill chunked into the decode steps
+// (operating_point.hpp), KV on the GPU (f = 0). Each point gives
+//   tokens/s per GPU  = replica throughput / t        (the cost side)
+//   tokens/s per user = 1 / ITL                        (interactivity)
+// Where the SLOs stop holding between two of those, the most clients that
+// still meet them is added. A deployment's best point is its highest tokens/s per GPU within the SLOs;
+// deployments rank by it. The Pareto frontier keeps, over every deployment's
+// points within the SLOs, those no other point beats on both axes.
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvroof/analysis/operating_point.hpp"
+
+namespace kvroof {
+
+struct Deployment {
+    int tp = 1;  // GPUs in one tensor-parallel group
+    int dp = 1;  // replicas
+};
+
+struct DeploymentPoint {
+    Deployment d;
+    double clients = 0;  // closed-loop clients per replica (the memory-full point: what is running)
+    bool memory_full = false;  // the point of `--concurrency max`
+    OperatingPoint p;
+    double per_gpu = 0;  // output tokens/s per GPU
+    double per_user = 0;  // output tokens/s one user sees, 1 / ITL
+    double total = 0;  // output tokens/s of every replica together
+    bool within_slos = false;
+};
+
+struct DeploymentResult {
+    Deployment d;
+    bool weights_fit = false;  // the weights fit in the group's HBM
+    bool session_fits = false;  // and one request at its longest beside them
+    double weights_per_gpu = 0, hbm_per_gpu = 0;  // bytes (HBM minus the reserve)
+    std::vector<DeploymentPoint> points;  // ascending clients
+    int best = -1;  // index into points of the best within the SLOs; -1: none
+};
+
+struct ParallelStudy {
+    int gpus = 1;
+    int nvlink_domain = 1;
+    LoadSpec load;  // its chunk and max_seqs apply to every point
+    std::vector<DeploymentResult> deployments;  // ranked: best tokens/s per GPU first, then those with none
+    std::vector<DeploymentPoint> pareto;  // descending tokens/s per user
+};
+
+// The tensor-parallel sizes kvroof tries for `gpus` GPUs of this model.
+[[nodiscard]] inline std::vector<int> tensor_parallel_sizes(const ModelSpec& m, int gpus, int domain) {
+    std::vector<int> out;
+    for (int t = 1; t <= std::min(gpus, domain); ++t)
+        if (gpus % t == 0 && m.heads % t == 0) out.push_back(t);
+    return out;
+}
+
+namespace detail {
+inline constexpr int kMaxLadder = 40;  // 1 .. 2^39 clients: far beyond any HBM
+
+[[nodiscard]] inline DeploymentPoint deployment_point(const PreparedScenario& ps, const LoadSpec& load, Deployment d) {
+    DeploymentPoint x;
+    x.d = d;
+    x.memory_full = load.mode == LoadMode::saturate;
+    x.p = operating_point(ps, load, 0.0, 0.0);
+    x.clients = x.memory_full ? x.p.running : load.value;
+    x.per_gpu = x.p.throughput / d.tp;
+    x.per_user = x.p.throughput_per_user;
+    x.total = x.p.throughput * d.dp;
+    x.within_slos = x.p.fits && x.p.within_slo_tpot && x.p.within_slo_ttft && x.p.throughput > 0;
+    return x;
+}
+
+// Where the SLOs stop holding between two ladder points, the most clients (a
+// whole number) that still meet them, found by bisection (ITL and TTFT grow
+// with the clients), inserted in order: the deployment's best load lies there.
+inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d, std::vector<DeploymentPoint>& points) {
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+        if (!points[i].within_slos || points[i + 1].within_slos) continue;
+        double lo = points[i].clients, hi = points[i + 1].clients;  // lo meets them, hi does not
+        std::optional<DeploymentPoint> edge;
+        while (hi - lo > 1) {
+            load.value = std::floor(0.5 * (lo + hi));
+            DeploymentPoint x = deployment_point(ps, load, d);
+            if (x.within_slos) {
+                lo = load.value;
+                edge = std::move(x);
+            } else {
+                hi = load.value;
+            }
+        }
+        if (edge) points.insert(points.begin() + static_cast<std::ptrdiff_t>(i) + 1, *edge);
+        return;
+    }
+}
+
+[[nodiscard]] inline DeploymentResult run_deployment(const Scenario& sc, const LoadSpec& base, Deployment d) {
+    Scenario s = sc;
+    s.hardware.gpus = d.tp;
+    const PreparedScenario ps(s);
+    DeploymentResult r;
+    r.d = d;
+    r.weights_per_gpu = ps.mc.weights.raw() / d.tp;
+    r.hbm_per_gpu = ps.sys.hbm_capacity.raw() / d.tp;
+    r.weights_fit = ps.hbm_free_bytes() > 0;
+    r.session_fits = r.weights_fit && ps.session_fits_hbm_peak(0.0);
+    if (!r.session_fits) return r;
+    LoadSpec load = base;
+    load.mode = LoadMode::concurrency;
+    for (int i = 0; i < kMaxLadder; ++i) {
+        load.value = std::ldexp(1.0, i);
+        const DeploymentPoint x = deployment_point(ps, load, d);
+        if (x.p.memory_queued || !x.p.fits) break;  // beyond this the memory-full point says it
+        r.points.push_back(x);
+    }
+    LoadSpec max_load = load;
+    max_load.mode = LoadMode::saturate;
+    const DeploymentPoint full = deployment_point(ps, max_load, d);
+    if (full.p.fits && (r.points.empty() || full.clients > r.points.back().clients)) r.points.push_back(full);
+    add_slo_edge(ps, load, d, r.points);
+    for (std::size_t i = 0; i < r.points.size(); ++i)
+        if (r.points[i].within_slos && (r.best < 0 || r.points[i].per_gpu > r.points[static_cast<std::size_t>(r.best)].per_gpu))
+            r.best = static_cast<int>(i);
+    return r;
+}
+
+// The points within the SLOs that no other beats on both tokens/s per user and per GPU.
+[[nodiscard]] inline std::vector<DeploymentPoint> pareto_frontier(const std::vector<DeploymentResult>& ds) {
+    std::vector<DeploymentPoint> all;
+    for (const DeploymentResult& r : ds)
+        for (const DeploymentPoint& x : r.points)
+            if (x.within_slos) all.push_back(x);
+    std::sort(all.begin(), all.end(), [](const DeploymentPoint& a, const DeploymentPoint& b) {
+        if (a.per_user != b.per_user) return a.per_user > b.per_user;
+        return a.per_gpu > b.per_gpu;
+    });
+    std::vector<DeploymentPoint> front;
+    for (const DeploymentPoint& x : all)
+        if (front.empty() || x.per_gpu > front.back().per_gpu) front.push_back(x);
+    return front;
+}
+}  // namespace detail
+
+// Every deployment of sc.hardware.gpus GPUs, ranked, and the frontier.
+[[nodiscard]] inline ParallelStudy parallel_study(const Scenario& sc, const LoadSpec& load) {
+    sc.check_validity();
+    load.check_validity();
+    ParallelStudy s;
+    s.gpus = sc.hardware.gpus;
+    s.nvlink_domain = sc.hardware.nvlink_domain;
+    s.load = load;
+    for (int t : tensor_parallel_sizes(sc.model, s.gpus, s.nvlink_domain))
+        s.deployments.push_back(detail::run_deployment(sc, load, Deployment{t, s.gpus / t}));
+    auto best = [](const DeploymentResult& r) { return r.best < 0 ? -1.0 : r.points[static_cast<std::size_t>(r.best)].per_gpu; };
+    std::stable_sort(s.deployments.begin(), s.deployments.end(),
+                     [&](const DeploymentResult& a, const DeploymentResult& b) { return best(a) > best(b); });
+    s.pareto = detail::pareto_frontier(s.deployments);
+    return s;
+}
+
+}  // namespace kvroof

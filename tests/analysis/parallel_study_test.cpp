@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+// `kvroof parallel`: which deployments are tried, what each point means, and
+// the frontier's invariants.
+#include <catch2/catch.hpp>
+
+#include "kvroof/analysis/parallel_study.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario on(const char* hardware, const char* model, int gpus, const char* slo = nullptr) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    in.set("gpus", std::to_string(gpus));
+    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    if (slo) in.set("slo-tpot", slo);
+    return io::build_scenario(in).scenario;
+}
+}  // namespace
+
+TEST_CASE("tensor-parallel sizes: divisors of the GPUs within the NVLink domain that split the heads evenly", "[parallel]") {
+    const ModelSpec llama = io::load_model("--model", "llama-3.1-70b");  // 64 heads
+    CHECK(tensor_parallel_sizes(llama, 8, 8) == std::vector<int>{1, 2, 4, 8});
+    CHECK(tensor_parallel_sizes(llama, 8, 2) == std::vector<int>{1, 2});  // NVLink pairs
+    CHECK(tensor_parallel_sizes(llama, 6, 8) == std::vector<int>{1, 2});  // 3 and 6 do not divide 64 heads
+    const ModelSpec dsv3 = io::load_model("--model", "deepseek-v3");  // 128 heads
+    CHECK(tensor_parallel_sizes(dsv3, 72, 72) == std::vector<int>{1, 2, 4, 8});
+    CHECK(tensor_parallel_sizes(dsv3, 1, 72) == std::vector<int>{1});
+}
+
+TEST_CASE("a deployment's points: per GPU = replica throughput / TP, total = DP x replica, per user = 1 / ITL", "[parallel]") {
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 8);
+    const ParallelStudy st = parallel_study(s, LoadSpec{});
+    REQUIRE(st.deployments.size() == 4);
+    for (const DeploymentResult& r : st.deployments) {
+        INFO("TP" << r.d.tp);
+        CHECK(r.d.tp * r.d.dp == 8);
+        if (r.d.tp == 1) {  // 141 GB of bf16 weights on one 80 GB H100
+            CHECK_FALSE(r.weights_fit);
+            CHECK(r.points.empty());
+            CHECK(r.best == -1);
+            continue;
+        }
+        REQUIRE_FALSE(r.points.empty());
+        // Each point is the operating point of one TP group at that many clients.
+        Scenario g = s;
+        g.hardware.gpus = r.d.tp;
+        LoadSpec l;
+        l.value = r.points.front().clients;
+        const OperatingPoint p = operating_point(PreparedScenario(g), l, 0.0, 0.0);
+        CHECK(r.points.front().p.throughput == p.throughput);
+        for (const DeploymentPoint& x : r.points) {
+            CHECK(x.per_gpu == Approx(x.p.throughput / r.d.tp));
+            CHECK(x.total == Approx(x.p.throughput * r.d.dp));
+            CHECK(x.per_user == Approx(1.0 / x.p.itl));
+        }
+    }
+    // Ranked: tokens/s per GPU of each best point, descending; no best last.
+    double prev = 1e300;
+    for (const DeploymentResult& r : st.deployments) {
+        const double v = r.best < 0 ? -1.0 : r.points[static_cast<std::size_t>(r.best)].per_gpu;
+        CHECK(v <= prev);
+        prev = v;
+    }
+}
+
+TEST_CASE("the best point meets the SLOs, and the SLO edge is found to one client", "[parallel]") {
+    const Scenario s = on("h200", "llama-3.1-405b", 8, "50ms");
+    const ParallelStudy st = parallel_study(s, LoadSpec{});
+    for (const DeploymentResult& r : st.deployments) {
+        if (r.best < 0) continue;
+        const DeploymentPoint& b = r.points[static_cast<std::size_t>(r.best)];
+        CHECK(b.within_slos);
+        CHECK(b.p.itl <= 0.050);
+        for (const DeploymentPoint& x : r.points)
+            if (x.within_slos) CHECK(x.per_gpu <= b.per_gpu);
+        // One client more than the edge breaks the SLO (when the edge is not the memory-full point).
+        if (!b.memory_full && r.best + 1 < static_cast<int>(r.points.size())) {
+            Scenario g = s;
+            g.hardware.gpus = r.d.tp;
+            LoadSpec l;
+            l.value = b.clients + 1;
+            CHECK(operating_point(PreparedScenario(g), l, 0.0, 0.0).itl > 0.050);
+        }
+    }
+}
+
+TEST_CASE("the Pareto frontier: within the SLOs, per user falling while per GPU rises, none dominated", "[parallel]") {
+    const ParallelStudy st = parallel_study(on("h100-sxm", "llama-3.1-70b", 8), LoadSpec{});
+    REQUIRE(st.pareto.size() >= 2);
+    for (std::size_t i = 0; i < st.pareto.size(); ++i) {
+        CHECK(st.pareto[i].within_slos);
+        if (i > 0) {
+            CHECK(st.pareto[i].per_user <= st.pareto[i - 1].per_user);
+            CHECK(st.pareto[i].per_gpu > st.pareto[i - 1].per_gpu);
+        }
+        for (const DeploymentResult& r : st.deployments)
+            for (const DeploymentPoint& x : r.points)
+                if (x.within_slos) CHECK_FALSE((x.per_user > st.pareto[i].per_user && x.per_gpu > st.pareto[i].per_gpu));
+    }
+    // Its ends: the most interactive point is the largest group at one client.
+    CHECK(st.pareto.front().d.tp == 8);
+    CHECK(st.pareto.front().clients == 1);
+}
+
+TEST_CASE("one GPU: a single deployment, the operating points of that GPU", "[parallel]") {
+    const ParallelStudy st = parallel_study(on("h100-sxm", "llama-3.1-8b", 1), LoadSpec{});
+    REQUIRE(st.deployments.size() == 1);
+    CHECK(st.deployments[0].d.tp == 1);
+    CHECK(st.deployments[0].d.dp == 1);
+    CHECK(st.deployments[0].best >= 0);
+    CHECK(st.deployments[0].points.front().p.step_allreduce == 0.0);
+}
