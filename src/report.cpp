@@ -11,6 +11,7 @@
 #include "kvroof/analysis/report_study.hpp"
 #include "kvroof/io/accuracy.hpp"
 #include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/ladder_render.hpp"
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/plot.hpp"
@@ -64,19 +65,22 @@ SummaryPicks summary_picks(const std::vector<ReferenceScenario>& refs) {
     return {find("default"), find("one-grace-dense"), find("one-grace-sparse"), find("seed-example")};
 }
 
-// Each step's flags are added on top of the previous ones; the last row offloads at the best f.
+// `kvroof ladder` on the ladder's base scenario: each rung, and offload with overlap only when it pays there alone.
 std::vector<LadderRow> ladder(const json& cfg) {
     const json& l = cfg.at("ladder");
-    ScenarioInputs in = inputs_from(l.at("base"), "configs/report.json ladder.base");
+    const Scenario base = build_scenario(inputs_from(l.at("base"), "configs/report.json ladder.base")).scenario;
+    LadderOptions o;
+    o.max_gpus = l.at("max_gpus").get<int>();
+    const LadderStudy st = ladder_study(base, o);
     std::vector<LadderRow> rows;
-    for (const auto& step : l.at("steps")) {
-        for (const auto& [k, v] : step.at("flags").items())
-            set_scenario_flag(in, k, v.get<std::string>(), "configs/report.json ladder");
-        const ServingPoint p = baseline_point(build_scenario(in).scenario);
-        rows.push_back({step.at("name").get<std::string>(), p, p});
+    for (const LadderRung& r : st.rungs) {
+        const std::string flag = rung_flag(r);
+        rows.push_back({r.lever ? rung_label(r) + " (`" + flag + "`)" : "as given: 1 GPU, dense attention, bf16 KV",
+                        r.band.conservative, r.band.optimistic});
     }
-    const Verdict v = make_verdict(build_scenario(in).scenario);
-    rows.push_back({std::string(), v.best_conservative, v.best_optimistic});
+    if (st.overlap_only)
+        rows.push_back({"+ CPU offload at the best f, paying only with overlap", st.overlap_only->band.conservative,
+                        st.overlap_only->band.optimistic});
     return rows;
 }
 

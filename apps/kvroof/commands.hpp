@@ -19,4 +19,5 @@ Action setup_layers(CLI::App& app);
 Action setup_sweep(CLI::App& app);
 Action setup_report(CLI::App& app);
 Action setup_parallel(CLI::App& app);
+Action setup_ladder(CLI::App& app);
 }  // namespace kvroof::cli

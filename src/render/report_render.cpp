@@ -145,9 +145,7 @@ std::string walkthrough_md(const Walkthrough& w, const std::string& ladder_descr
         p.ttft, p.gpu_timeline - p.ttft, p.gpu_timeline, p.lambda_max, p.throughput, name(p.binding), meaning(p.binding),
         name(p.headline), meaning(p.headline));
     s += "## 5. The bottleneck ladder\n\n";
-    s += fmt::format(
-        "{}. Each lever is added on top of the previous ones; the last row offloads at the best f of each band end.\n\n",
-        ladder_description);
+    s += fmt::format("{}.\n\n", ladder_description);
     s += "| step | tok/s (ov = 0) | tok/s (ov = 1) | binding |\n|---|---|---|---|\n";
     for (const LadderRow& r : ladder)
         s += fmt::format("| {} | {:.1f} | {:.1f} | {} |\n", ladder_name(r), r.conservative.throughput, r.optimistic.throughput,

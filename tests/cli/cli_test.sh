@@ -154,7 +154,7 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
-for sub in verdict mix sweep parallel; do
+for sub in verdict mix sweep parallel ladder; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
 done
 
@@ -167,6 +167,12 @@ par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,dp,clients_per_replica,' \
     && [ "$(grep -c '^llama-3.1-70b,' "$tmp/par.csv")" -ge 10 ] && ok || bad "parallel --csv: header or rows missing"
 "$kvroof" parallel $par --json >"$tmp/p1.json" && "$kvroof" parallel $par --json | cmp -s - "$tmp/p1.json" && ok || bad "parallel --json not deterministic"
+
+# kvroof ladder: examples, the LADDER line, seed 000's 2-GPU ladder climbing from TP to compute-bound, JSON.
+"$kvroof" ladder --help | grep -q 'Examples' && ok || bad "ladder --help has examples"
+"$kvroof" ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2 | grep -qE '^LADDER: 38\.7 -> [0-9.]+ tok/s \(ov = 0\) .* --gpus 2, .*then GPU-compute-bound$' \
+    && ok || bad "ladder: the default 2-GPU ladder does not start with TP or end compute-bound"
+"$kvroof" ladder --gpus 1 --max-gpus 1 --json | grep -q '"rungs": \[' && ok || bad "ladder --json lacks its rungs"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

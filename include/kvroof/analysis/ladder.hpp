@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof ladder`: the bottleneck ladder of one scenario. From the scenario as
+// given, each round tries every lever still available on top of the levers
+// taken so far, and takes the one that raises output tokens/s per GPU most at
+// the bankable end of the band (ov = 0); it stops when none gains at least
+// kGainThreshold. The levers, each repeatable where it says so:
+//   tensor parallelism   double the GPUs of the group (up to max_gpus, heads split evenly)
+//   sparse attention     read `sparse` of the KV per decode token (once)
+//   KV quantisation      bf16/fp16 -> fp8 -> int4 (one step per round)
+//   park idle sessions   idle sessions' KV in CPU DRAM between calls (once; workloads with idle gaps)
+//   CPU offload          KV and attention at the best f of each band end (once)
+// A state without offload is evaluated at f = 0 (both band ends equal); with
+// it, at the best f of each end (optimise_f_band). Offload that pays only with
+// overlap (ov = 1) is never taken by the bankable criterion; when it would
+// gain there, the study says so after the last step.
+
+#include <optional>
+#include <vector>
+
+#include "kvroof/analysis/verdict.hpp"
+
+namespace kvroof {
+
+enum class LeverKind { tensor_parallel, sparse, kv_quant, park_idle, offload };
+
+struct LadderOptions {
+    int max_gpus = 8;  // the tensor-parallel lever stops here
+    double sparse = 0.1;  // the sparse-attention lever's read fraction
+};
+
+struct LadderRung {
+    std::optional<LeverKind> lever;  // none on the first rung (the scenario as given)
+    Scenario scenario;  // with every lever so far
+    bool offload = false;
+    Band band;  // at f = 0, or at the best f of each end when offloading
+    double per_gpu_conservative = 0, per_gpu_optimistic = 0;  // output tokens/s per GPU
+    double gain = 1;  // per-GPU tokens/s at ov = 0 over the previous rung's
+};
+
+struct LadderStudy {
+    LadderOptions options;
+    std::vector<LadderRung> rungs;  // the scenario as given first
+    bool compute_bound = false;  // the last rung is GPU-compute-bound at ov = 0
+    std::optional<LadderRung> overlap_only;  // offload on top of the last rung, when it gains only at ov = 1
+};
+
+namespace detail {
+[[nodiscard]] inline LadderRung evaluate_rung(Scenario sc, bool offload) {
+    const PreparedScenario ps(sc);
+    LadderRung r;
+    r.offload = offload;
+    if (offload) {
+        const auto best = optimise_f_band(ps);
+        r.band = Band{best[0], best[1]};
+    } else {
+        r.band = band(ps, 0.0);
+    }
+    r.per_gpu_conservative = r.band.conservative.throughput / sc.hardware.gpus;
+    r.per_gpu_optimistic = r.band.optimistic.throughput / sc.hardware.gpus;
+    r.scenario = std::move(sc);
+    return r;
+}
+
+// The next step of lever `k` from rung `from`, or nothing when it is used up.
+[[nodiscard]] inline std::optional<LadderRung> take_lever(LeverKind k, const LadderRung& from, const LadderOptions& o) {
+    Scenario sc = from.scenario;
+    bool offload = from.offload;
+    switch (k) {
+        case LeverKind::tensor_parallel: {
+            const int g = 2 * sc.hardware.gpus;
+            if (g > o.max_gpus || sc.model.heads % g != 0) return std::nullopt;
+            sc.hardware.gpus = g;
+            break;
+        }
+        case LeverKind::sparse:
+            if (sc.policy.sparse <= o.sparse) return std::nullopt;
+            sc.policy.sparse = o.sparse;
+            break;
+        case LeverKind::kv_quant:
+            if (sc.policy.kv_dtype == DType::int4 || sc.policy.kv_dtype == DType::fp4) return std::nullopt;
+            sc.policy.kv_dtype = sc.policy.kv_dtype == DType::fp8 ? DType::int4 : DType::fp8;
+            break;
+        case LeverKind::park_idle: {
+            bool idle = false;
+            for (const auto& e : sc.mix.entries) idle = idle || e.cls.idle_gap.raw() > 0;
+            if (!idle || sc.policy.idle == IdlePolicy::park) return std::nullopt;
+            sc.policy.idle = IdlePolicy::park;
+            break;
+        }
+        case LeverKind::offload:
+            if (offload) return std::nullopt;
+            offload = true;
+            break;
+    }
+    LadderRung r = evaluate_rung(std::move(sc), offload);
+    r.lever = k;
+    r.gain = from.per_gpu_conservative > 0 ? r.per_gpu_conservative / from.per_gpu_conservative : kUnbounded;
+    return r;
+}
+}  // namespace detail
+
+[[nodiscard]] inline LadderStudy ladder_study(const Scenario& scenario, const LadderOptions& o = {}) {
+    scenario.check_validity();
+    LadderStudy s;
+    s.options = o;
+    s.rungs.push_back(detail::evaluate_rung(scenario, false));
+    constexpr LeverKind kLevers[] = {LeverKind::tensor_parallel, LeverKind::sparse, LeverKind::kv_quant, LeverKind::park_idle,
+                                     LeverKind::offload};
+    for (int round = 0; round < 16; ++round) {  // at most 14 levers exist; 16 is a bound, not a limit reached
+        std::optional<LadderRung> best;
+        for (LeverKind k : kLevers) {
+            auto r = detail::take_lever(k, s.rungs.back(), o);
+            if (r && r->band.conservative.throughput > 0 && (!best || r->gain > best->gain)) best = std::move(r);
+        }
+        if (!best || !(best->gain >= kGainThreshold)) break;
+        s.rungs.push_back(std::move(*best));
+    }
+    const LadderRung& last = s.rungs.back();
+    s.compute_bound = last.band.conservative.headline == Resource::gpu_compute;
+    if (!last.offload) {
+        auto off = detail::take_lever(LeverKind::offload, last, o);
+        if (off && last.per_gpu_optimistic > 0 && off->per_gpu_optimistic / last.per_gpu_optimistic >= kGainThreshold)
+            s.overlap_only = std::move(off);
+    }
+    return s;
+}
+
+}  // namespace kvroof

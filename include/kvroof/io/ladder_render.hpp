@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Renderers of `kvroof ladder` (analysis/ladder.hpp): the rungs as a table
+// ending with a LADDER line, JSON, markdown. They format a LadderStudy and
+// compute nothing.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kvroof/analysis/ladder.hpp"
+#include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+namespace kvroof::io {
+
+struct LadderReport {
+    LadderStudy study;
+    ScenarioFacts facts;  // of the scenario as given: the echo of the inputs
+};
+
+[[nodiscard]] LadderReport ladder_report(const Scenario& sc, const LadderOptions& o);
+
+// What a rung adds ("tensor parallel over 2 GPUs") and the flag that adds it ("--gpus 2").
+[[nodiscard]] std::string rung_label(const LadderRung& r);
+[[nodiscard]] std::string rung_flag(const LadderRung& r);
+[[nodiscard]] std::string ladder_line(const LadderStudy& s);
+[[nodiscard]] std::string ladder_table_markdown(const LadderStudy& s);
+[[nodiscard]] std::string render_ladder_text(const LadderReport& r, const BuiltScenario& built);
+[[nodiscard]] nlohmann::json ladder_json(const LadderReport& r, const BuiltScenario& built);
+[[nodiscard]] std::string render_ladder_markdown(const LadderReport& r, const BuiltScenario& built);
+
+}  // namespace kvroof::io

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/io/ladder_render.hpp"
+
+#include <fmt/format.h>
+
+#include "kvroof/io/verdict_render.hpp"
+#include "render_util.hpp"
+
+namespace kvroof::io {
+using nlohmann::json;
+
+namespace {
+// The f of each band end when offloading, else nothing.
+std::string f_text(const LadderRung& r) {
+    return r.offload ? fmt::format(" (f = {:.2f} / {:.2f})", r.band.conservative.f, r.band.optimistic.f) : std::string();
+}
+
+std::string bound_text(const LadderRung& r) {
+    const Resource c = r.band.conservative.headline, o = r.band.optimistic.headline;
+    return c == o ? std::string(name(c)) : fmt::format("{} / {}", name(c), name(o));
+}
+
+std::string gain_text(const LadderRung& r, bool first) {
+    return first ? std::string("—") : std::isfinite(r.gain) ? fmt::format("{:.2f}×", r.gain) : std::string("∞");
+}
+
+std::string table(const LadderStudy& s, bool markdown) {
+    std::string out = markdown ? "| step | lever | flag | tok/s (ov = 0) | tok/s (ov = 1) | per GPU (ov = 0) | gain per GPU | "
+                                 "binds |\n|---|---|---|---|---|---|---|---|\n"
+                               : fmt::format("  {:<5}{:<46}{:<16}{:>12}{:>12}{:>12}{:>9}  {}\n", "step", "lever", "flag",
+                                             "tok/s ov=0", "tok/s ov=1", "per GPU", "gain", "binds");
+    for (std::size_t i = 0; i < s.rungs.size(); ++i) {
+        const LadderRung& r = s.rungs[i];
+        const std::string lever = rung_label(r) + f_text(r);
+        out += markdown ? fmt::format("| {} | {} | `{}` | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", i, lever, rung_flag(r),
+                                      r.band.conservative.throughput, r.band.optimistic.throughput, r.per_gpu_conservative,
+                                      gain_text(r, i == 0), bound_text(r))
+                        : fmt::format("  {:<5}{:<46}{:<16}{:>12.1f}{:>12.1f}{:>12.1f}{:>9}  {}\n", i, lever, rung_flag(r),
+                                      r.band.conservative.throughput, r.band.optimistic.throughput, r.per_gpu_conservative,
+                                      gain_text(r, i == 0), bound_text(r));
+    }
+    return out;
+}
+
+std::string notes(const LadderStudy& s) {
+    std::string out = fmt::format(
+        "Each round takes the lever that raises tok/s per GPU most at ov = 0 (the bankable end), on top of the ones before; "
+        "tensor parallelism up to {} GPUs. ",
+        s.options.max_gpus);
+    out += s.compute_bound
+               ? "The last step is GPU-compute-bound: only more GPUs help.\n"
+               : fmt::format("No remaining lever gains {:.0f} % or more per GPU at ov = 0.\n", (kGainThreshold - 1) * 100);
+    if (s.overlap_only)
+        out += fmt::format(
+            "CPU offload on top of the last step pays only with overlap: {:.1f} tok/s at ov = 1 (f = {:.2f}), {:.1f} at ov = "
+            "0.\n",
+            s.overlap_only->band.optimistic.throughput, s.overlap_only->band.optimistic.f,
+            s.overlap_only->band.conservative.throughput);
+    return out;
+}
+}  // namespace
+
+LadderReport ladder_report(const Scenario& sc, const LadderOptions& o) {
+    LadderReport r{ladder_study(sc, o), scenario_facts(PreparedScenario(sc))};
+    return r;
+}
+
+std::string rung_label(const LadderRung& r) {
+    if (!r.lever) return "as given";
+    const Scenario& sc = r.scenario;
+    switch (*r.lever) {
+        case LeverKind::tensor_parallel: return fmt::format("+ tensor parallel over {} GPUs", sc.hardware.gpus);
+        case LeverKind::sparse: return fmt::format("+ sparse attention ({:g} % of KV read)", sc.policy.sparse * 100);
+        case LeverKind::kv_quant: return fmt::format("+ {} KV cache", to_string(sc.policy.kv_dtype));
+        case LeverKind::park_idle: return "+ park idle sessions in CPU DRAM";
+        case LeverKind::offload: return "+ CPU offload at the best f";
+    }
+    return "?";
+}
+
+std::string rung_flag(const LadderRung& r) {
+    if (!r.lever) return "";
+    const Scenario& sc = r.scenario;
+    switch (*r.lever) {
+        case LeverKind::tensor_parallel: return fmt::format("--gpus {}", sc.hardware.gpus);
+        case LeverKind::sparse: return fmt::format("--sparse {:g}", sc.policy.sparse);
+        case LeverKind::kv_quant: return fmt::format("--kv-dtype {}", to_string(sc.policy.kv_dtype));
+        case LeverKind::park_idle: return "--idle park";
+        case LeverKind::offload: return fmt::format("--f {:.2f}", r.band.conservative.f);
+    }
+    return "";
+}
+
+std::string ladder_line(const LadderStudy& s) {
+    const LadderRung &a = s.rungs.front(), &b = s.rungs.back();
+    std::string steps;
+    for (std::size_t i = 1; i < s.rungs.size(); ++i) steps += (i > 1 ? ", " : "") + rung_flag(s.rungs[i]);
+    if (s.rungs.size() == 1)
+        return fmt::format("LADDER: {:.1f} tok/s; no lever gains {:.0f} % per GPU{}\n", a.band.conservative.throughput,
+                           (kGainThreshold - 1) * 100, s.compute_bound ? " (GPU-compute-bound)" : "");
+    return fmt::format("LADDER: {:.1f} -> {:.1f} tok/s (ov = 0) .. {:.1f} (ov = 1) in {} step(s): {}{}\n",
+                       a.band.conservative.throughput, b.band.conservative.throughput, b.band.optimistic.throughput,
+                       s.rungs.size() - 1, steps, s.compute_bound ? "; then GPU-compute-bound" : "");
+}
+
+std::string ladder_table_markdown(const LadderStudy& s) { return table(s, true); }
+
+std::string render_ladder_text(const LadderReport& r, const BuiltScenario& built) {
+    return render::inputs_text(built, r.facts) + "\nBottleneck ladder:\n" + table(r.study, false) + "\n" + notes(r.study) +
+           ladder_line(r.study);
+}
+
+std::string render_ladder_markdown(const LadderReport& r, const BuiltScenario& built) {
+    const std::string l = ladder_line(r.study);
+    return "# Bottleneck ladder\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Levers\n\n" +
+           table(r.study, true) + "\n" + notes(r.study) + "\n`" + l.substr(0, l.size() - 1) + "`\n";
+}
+
+json ladder_json(const LadderReport& r, const BuiltScenario& built) {
+    json rungs = json::array();
+    for (const LadderRung& x : r.study.rungs)
+        rungs.push_back({{"lever", rung_label(x)},
+                         {"flag", rung_flag(x)},
+                         {"offload", x.offload},
+                         {"gpus", x.scenario.hardware.gpus},
+                         {"conservative", point_json(x.band.conservative)},
+                         {"optimistic", point_json(x.band.optimistic)},
+                         {"per_gpu_conservative_tok_s", x.per_gpu_conservative},
+                         {"per_gpu_optimistic_tok_s", x.per_gpu_optimistic},
+                         {"gain_per_gpu", render::finite_or_null(x.gain)}});
+    const std::string l = ladder_line(r.study);
+    return json{
+        {"inputs", inputs_json(built, r.facts)},
+        {"max_gpus", r.study.options.max_gpus},
+        {"rungs", std::move(rungs)},
+        {"compute_bound", r.study.compute_bound},
+        {"overlap_only_offload", r.study.overlap_only ? point_json(r.study.overlap_only->band.optimistic) : json(nullptr)},
+        {"ladder", l.substr(8, l.size() - 9)}};
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// `kvroof ladder`: the greedy choice, its stopping rule, and when each lever is available.
+#include <catch2/catch.hpp>
+
+#include "kvroof/analysis/ladder.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario scenario(std::initializer_list<std::pair<const char*, const char*>> flags) {
+    io::ScenarioInputs in;
+    for (const auto& [k, v] : flags) in.set(k, v);
+    return io::build_scenario(in).scenario;
+}
+constexpr LeverKind kAll[] = {LeverKind::tensor_parallel, LeverKind::sparse, LeverKind::kv_quant, LeverKind::park_idle,
+                              LeverKind::offload};
+}  // namespace
+
+TEST_CASE("each rung is the best lever available on the one before, and the ladder stops when none gains 2 %", "[ladder]") {
+    LadderOptions o;
+    o.max_gpus = 2;
+    const LadderStudy s = ladder_study(scenario({{"gpus", "1"}, {"cpus-per-gpu", "1"}}), o);
+    REQUIRE(s.rungs.size() >= 3);
+    CHECK_FALSE(s.rungs.front().lever);
+    // The first rung is the scenario as given at f = 0.
+    const Band b0 = band(PreparedScenario(s.rungs.front().scenario), 0.0);
+    CHECK(s.rungs.front().band.conservative.throughput == b0.conservative.throughput);
+    for (std::size_t i = 1; i < s.rungs.size(); ++i) {
+        const LadderRung& r = s.rungs[i];
+        INFO("rung " << i);
+        CHECK(r.gain >= kGainThreshold);
+        CHECK(r.per_gpu_conservative == Approx(r.band.conservative.throughput / r.scenario.hardware.gpus));
+        CHECK(r.gain == Approx(r.per_gpu_conservative / s.rungs[i - 1].per_gpu_conservative));
+        for (LeverKind k : kAll) {
+            const auto alt = detail::take_lever(k, s.rungs[i - 1], o);
+            if (alt) CHECK(alt->gain <= r.gain);
+        }
+    }
+    for (LeverKind k : kAll) {
+        const auto next = detail::take_lever(k, s.rungs.back(), o);
+        if (next) CHECK(next->gain < kGainThreshold);
+    }
+    // On the default codex scenario the first lever is pooling HBM over 2 GPUs (capacity binds),
+    // and the top is GPU-compute-bound.
+    REQUIRE(s.rungs[1].lever);
+    CHECK(*s.rungs[1].lever == LeverKind::tensor_parallel);
+    CHECK(s.rungs[1].scenario.hardware.gpus == 2);
+    CHECK(s.rungs.front().band.conservative.headline == Resource::hbm_capacity);
+    CHECK(s.compute_bound);
+}
+
+TEST_CASE("levers are used up: TP at the GPU limit, sparse at its target, KV at int4, parking without idle gaps", "[ladder]") {
+    LadderOptions o;
+    o.max_gpus = 1;
+    const Scenario sc = scenario({{"gpus", "1"},
+                                  {"sparse", "0.1"},
+                                  {"kv-dtype", "int4"},
+                                  {"workload", "s_cached=1000,a_append=100,o_output=100,idle_gap=0"}});
+    const LadderRung base = detail::evaluate_rung(sc, false);
+    CHECK_FALSE(detail::take_lever(LeverKind::tensor_parallel, base, o));
+    CHECK_FALSE(detail::take_lever(LeverKind::sparse, base, o));
+    CHECK_FALSE(detail::take_lever(LeverKind::kv_quant, base, o));
+    CHECK_FALSE(detail::take_lever(LeverKind::park_idle, base, o));  // no idle gap in that workload
+    const auto off = detail::take_lever(LeverKind::offload, base, o);
+    REQUIRE(off);
+    CHECK(off->offload);
+    CHECK_FALSE(detail::take_lever(LeverKind::offload, *off, o));
+    // KV quantisation steps bf16 -> fp8 -> int4.
+    const LadderRung bf16 = detail::evaluate_rung(scenario({{"kv-dtype", "bf16"}}), false);
+    const auto fp8 = detail::take_lever(LeverKind::kv_quant, bf16, o);
+    REQUIRE(fp8);
+    CHECK(fp8->scenario.policy.kv_dtype == DType::fp8);
+    CHECK(detail::take_lever(LeverKind::kv_quant, *fp8, o)->scenario.policy.kv_dtype == DType::int4);
+    // TP doubles only while the heads split evenly and the limit allows.
+    LadderOptions eight;
+    eight.max_gpus = 8;
+    const auto tp = detail::take_lever(LeverKind::tensor_parallel, bf16, eight);
+    REQUIRE(tp);
+    CHECK(tp->scenario.hardware.gpus == 2 * bf16.scenario.hardware.gpus);
+}
