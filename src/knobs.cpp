@@ -115,20 +115,6 @@ std::vector<Knob> hardware_rows() {
          .fallback = "", .shown_default = "2", .lo = 0, .hi = kMaxCapacity, .help = "HBM held back per GPU for activations (< --hbm-cap)",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_reserve_GB",
          .access = on_hardware<&HardwareSpec::hbm_reserve>()},
-        {.name = "nvlink-bw", .column = "nvlink_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
-         .shown_default = "from --hardware", .lo = 0, .hi = kMaxBandwidth,
-         .help = "NVLink bandwidth per GPU per direction, carrying the tensor-parallel all-reduces (0: none, they use the host link)",
-         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_bandwidth_GBps",
-         .access = on_hardware<&HardwareSpec::nvlink_bandwidth>()},
-        {.name = "nvlink-domain", .column = "nvlink_domain", .type = KnobType::whole, .shown_default = "from --hardware, else 8",
-         .lo = 1, .hi = kMaxGpus, .help = "GPUs one NVLink fabric joins: the largest tensor-parallel group `kvroof parallel` tries",
-         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_domain",
-         .access = on_hardware<&HardwareSpec::nvlink_domain>()},
-        {.name = "allreduce-latency", .column = "allreduce_latency_us", .type = KnobType::quantity, .unit = UnitKind::time,
-         .bare = "us", .shown_default = "from --hardware, else 5", .lo = 0, .hi = kMaxLinkLatency,
-         .help = "time of one small all-reduce across the GPUs (two per layer per step when --gpus > 1), e.g. 8us",
-         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
-         .access = on_hardware<&HardwareSpec::allreduce_latency>()},
         {.name = "c2c-bw", .column = "c2c_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --link", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "GPU<->CPU link bandwidth per GPU per direction, e.g. 900GB/s (link becomes \"custom\")", .group = kHardware,
@@ -164,6 +150,27 @@ std::vector<Knob> hardware_rows() {
          .bare = "TFLOPS", .shown_default = "from --hardware", .lo = 0, .hi = kMaxFlops,
          .help = "dense FP4 peak per GPU (0: no FP4 math), used when the GEMMs run in FP4", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp4_TFLOPS", .access = on_hardware<&HardwareSpec::gpu_flops_fp4>()},
+    };
+}
+
+// The GPU<->GPU fabric that carries the tensor-parallel all-reduces.
+std::vector<Knob> fabric_rows() {
+    using namespace limits;
+    return {
+        {.name = "nvlink-bw", .column = "nvlink_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
+         .shown_default = "from --hardware", .lo = 0, .hi = kMaxBandwidth,
+         .help = "NVLink bandwidth per GPU per direction, carrying the tensor-parallel all-reduces (0: none, they use the host link)",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_bandwidth_GBps",
+         .access = on_hardware<&HardwareSpec::nvlink_bandwidth>()},
+        {.name = "nvlink-domain", .column = "nvlink_domain", .type = KnobType::whole, .shown_default = "from --hardware, else 8",
+         .lo = 1, .hi = kMaxGpus, .help = "GPUs one NVLink fabric joins: the largest tensor-parallel group `kvroof parallel` tries",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_domain",
+         .access = on_hardware<&HardwareSpec::nvlink_domain>()},
+        {.name = "allreduce-latency", .column = "allreduce_latency_us", .type = KnobType::quantity, .unit = UnitKind::time,
+         .bare = "us", .shown_default = "from --hardware, else 5", .lo = 0, .hi = kMaxLinkLatency,
+         .help = "time of one small all-reduce across the GPUs (two per layer per step when --gpus > 1), e.g. 8us",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
+         .access = on_hardware<&HardwareSpec::allreduce_latency>()},
     };
 }
 
@@ -253,7 +260,8 @@ std::vector<Knob> policy_rows() {
 const std::vector<Knob>& knobs() {
     static const std::vector<Knob> table = [] {
         std::vector<Knob> t = scenario_rows();
-        for (auto part : {hardware_rows(), efficiency_rows(), policy_rows()}) t.insert(t.end(), part.begin(), part.end());
+        for (auto part : {hardware_rows(), fabric_rows(), efficiency_rows(), policy_rows()})
+            t.insert(t.end(), part.begin(), part.end());
         return t;
     }();
     return table;

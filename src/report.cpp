@@ -11,6 +11,7 @@
 #include "kvroof/analysis/report_study.hpp"
 #include "kvroof/io/accuracy.hpp"
 #include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/disagg_render.hpp"
 #include "kvroof/io/ladder_render.hpp"
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
@@ -165,6 +166,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("accuracy.md",
                        render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));
     const DeploymentPages deployments = deployment_pages(cfg);
+    files.emplace_back("disagg_cpu_decode.md", render_disagg_markdown(disagg_report(def.scenario), def));
     files.emplace_back("recommended_configs.md", deployments.markdown);
     files.emplace_back("parallelism_sweep.csv", deployments.csv);
     files.emplace_back("SUMMARY.md",

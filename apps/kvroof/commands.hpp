@@ -20,4 +20,5 @@ Action setup_sweep(CLI::App& app);
 Action setup_report(CLI::App& app);
 Action setup_parallel(CLI::App& app);
 Action setup_ladder(CLI::App& app);
+Action setup_disagg(CLI::App& app);
 }  // namespace kvroof::cli

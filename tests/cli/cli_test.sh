@@ -154,7 +154,7 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
-for sub in verdict mix sweep parallel ladder; do
+for sub in verdict mix sweep parallel ladder disagg; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
 done
 
@@ -173,6 +173,12 @@ par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2 | grep -qE '^LADDER: 38\.7 -> [0-9.]+ tok/s \(ov = 0\) .* --gpus 2, .*then GPU-compute-bound$' \
     && ok || bad "ladder: the default 2-GPU ladder does not start with TP or end compute-bound"
 "$kvroof" ladder --gpus 1 --max-gpus 1 --json | grep -q '"rungs": \[' && ok || bad "ladder --json lacks its rungs"
+
+# kvroof disagg: examples, the DISAGG line with the balance point, the SLO flag, JSON.
+"$kvroof" disagg --help | grep -q 'Examples' && ok || bad "disagg --help has examples"
+"$kvroof" disagg --slo-tpot none | grep -qE '^DISAGG: [0-9.]+× over the baseline with [0-9.]+ CPU sockets per GPU' && ok || bad "disagg: no DISAGG line"
+"$kvroof" disagg | grep -q 'break the TPOT SLO' && ok || bad "disagg: a broken TPOT SLO is not said"
+"$kvroof" disagg --json | grep -q '"balance_cpus_per_gpu": ' && ok || bad "disagg --json lacks the balance point"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof disagg`: full disaggregation onto CPUs (seed 000's second
+// architecture). The GPUs do only prefill; a pool of CPU sockets does all of
+// decode — weights, KV and attention in CPU DRAM, each socket a decode engine
+// of its own — and the two run as a pipeline:
+//
+//   out_tps = Σp·O · min(λ_gpu, c·gpus · λ_cpu)          c sockets per GPU
+//
+// GPU prefill feed, calls/s of all GPUs: a call's prefill on the GPUs (its
+// own pass: call_demand.hpp at f = 0, tensor parallel over `gpus`), while the
+// links bring the cached KV up from DRAM (H2D, S_c·kv) and take the new KV
+// down (D2H, A·kv); pipelined, the slower of the two sets the rate:
+//   λ_gpu = 1 / max(Σp·τ_gpu, link_time(Σp·S_c·kv, Σp·A·kv))
+// CPU decode, calls/s per socket: a socket's decode step at batch b reads its
+// weights once and every sequence's KV, and computes every token's FLOP:
+//   step(b) = max(W/BW_dram + b·(S + 1)·kv/BW_dram, b·(linear + attn(S))/C_cpu) + c0
+// with S the p·O-weighted mean context over a call (S_c + A + O/2). Its batch
+// is the largest b whose DRAM footprint, the weights plus the decoding and
+// idle sessions' KV (Little's law: b/(O·step) calls/s each holding S·kv for
+// their idle gap), fits the socket's DRAM, and whose step meets the TPOT SLO:
+// the serving model's exact solvers (decode_step.hpp) with the CPU's rates.
+// When even one sequence's step breaks the SLO, the study says so and keeps
+// the capacity batch (seed 000's throughput-only pipeline).
+//   λ_cpu = b / (Σp·O · step(b))
+// The balance point c* = λ_gpu / λ_cpu sockets per GPU; the gain is out_tps
+// over the admission-bound baseline (KV on the GPU, f = 0) on the same GPUs.
+
+#include <algorithm>
+#include <vector>
+
+#include "kvroof/analysis/serving.hpp"
+
+namespace kvroof {
+
+struct DisaggPoint {
+    double cpus_per_gpu = 0;
+    double throughput = 0;  // output tokens/s, all GPUs
+    double gain = 0;  // over the baseline
+    bool cpu_bound = false;  // the CPU pool, not the GPU prefill feed, sets the rate
+};
+
+struct DisaggStudy {
+    int gpus = 1;
+    double baseline = 0;  // output tokens/s, KV on the GPU (f = 0, ov = 0)
+    Resource baseline_limit = Resource::hbm_capacity;  // what caps the baseline's batch
+    // GPU prefill feed
+    double prefill_gpu_s = 0, prefill_link_s = 0;  // per call, on the whole GPU group
+    double gpu_calls_per_s = 0;  // all GPUs
+    // CPU decode engine, per socket
+    bool weights_fit_dram = true;
+    double cpu_batch = 0, cpu_step = 0, cpu_calls_per_s = 0;
+    double cpu_step_one = 0;  // s, the step of one sequence
+    Resource cpu_batch_limit = Resource::dram_capacity;  // dram_capacity or slo_tpot
+    bool cpu_compute_bound = false;  // the step is set by the CPU's FLOP/s, not its DRAM bandwidth
+    bool cpu_meets_slo = true;  // some batch's step meets the TPOT SLO (else: the capacity batch, SLO broken)
+    // The pipeline
+    double balance_cpus_per_gpu = kUnbounded;  // c*: sockets per GPU that match the prefill feed
+    double max_throughput = 0;  // at c* (the GPU feed): Σp·O · λ_gpu
+    DisaggPoint at_machine;  // at the scenario's own cpus_per_gpu
+    std::vector<DisaggPoint> curve;  // over cpus_per_gpu = 0.5, 1, 2, ... 512
+};
+
+namespace detail {
+struct DecodeMix {
+    double sum_p_o = 0, S = 0, idle_per_o = 0, prefill_gpu = 0, h2d = 0, d2h = 0;
+};
+
+[[nodiscard]] inline DecodeMix decode_mix(const Scenario& sc, const ModelConstants& mc, const SystemRates& gpu) {
+    PolicySpec pol = sc.policy;
+    pol.f = 0;
+    pol.ov = 0;
+    pol.idle = IdlePolicy::hold;
+    DecodeMix m;
+    double held = 0, idle = 0;
+    const double kv = mc.kv_per_token.raw(), link = gpu.link_bandwidth.raw();
+    for (const auto& e : sc.mix.entries) {
+        const double p = e.weight, O = e.cls.o_output;
+        m.sum_p_o += p * O;
+        held += p * O * (e.cls.context() + 0.5 * O);
+        idle += p * e.cls.idle_gap.raw();
+        m.prefill_gpu += p * prefill_demand(mc, gpu, pol, e.cls).gpu_part;
+        m.h2d += p * e.cls.s_cached * kv / link;
+        m.d2h += p * e.cls.a_append * kv / link;
+    }
+    m.S = held / m.sum_p_o;
+    m.idle_per_o = idle / m.sum_p_o;
+    return m;
+}
+}  // namespace detail
+
+// The pipeline's throughput with c CPU sockets per GPU.
+[[nodiscard]] inline DisaggPoint disagg_at(const DisaggStudy& s, double c, double sum_p_o) {
+    DisaggPoint x;
+    x.cpus_per_gpu = c;
+    const double cpu_calls = c * s.gpus * s.cpu_calls_per_s;
+    x.cpu_bound = cpu_calls < s.gpu_calls_per_s;
+    x.throughput = sum_p_o * std::min(s.gpu_calls_per_s, cpu_calls);
+    x.gain = s.baseline > 0 ? x.throughput / s.baseline : kUnbounded;
+    return x;
+}
+
+[[nodiscard]] inline DisaggStudy disagg_study(const Scenario& sc) {
+    sc.check_validity();
+    const PreparedScenario ps(sc);
+    DisaggStudy s;
+    s.gpus = sc.hardware.gpus;
+    const ServingPoint base = evaluate(ps, 0.0, 0.0);
+    s.baseline = base.throughput;
+    s.baseline_limit = base.batch_limit;
+    const detail::DecodeMix m = detail::decode_mix(sc, ps.mc, ps.sys);
+    s.prefill_gpu_s = m.prefill_gpu;
+    s.prefill_link_s = link_time(m.h2d, m.d2h, ps.sys.link_bidir);
+    s.gpu_calls_per_s = 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s);
+    // One socket as a decode engine.
+    const HardwareSpec& hw = sc.hardware;
+    const double bw = hw.cpu_dram_bandwidth.raw() * hw.eta_cpu_dram, flops = hw.cpu_flops.raw() * hw.eta_cpu_compute;
+    const double kv = ps.mc.kv_per_token.raw(), weights = ps.mc.weights.raw();
+    StepShape sh;
+    sh.w = ps.mc.weights_read(1.0).raw() / bw;  // dense; MoE: every expert a socket's batch touches, bounded below
+    if (ps.mc.moe) sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // large CPU batches touch every expert
+    sh.gm = (sc.policy.sparse * m.S + 1.0) * kv / bw;
+    sh.gc = (ps.mc.linear_per_token.raw() + ps.mc.attn_decode_per_key * m.S * sc.policy.sparse) / flops;
+    sh.c0 = ps.step_overhead;
+    const double free = hw.cpu_memory.raw() - weights;
+    s.weights_fit_dram = free > 0 && free >= kv * m.S;
+    if (s.weights_fit_dram) {
+        const StepPieces pieces(sh);
+        s.cpu_batch = batch_for_capacity(pieces, free, kv * m.S, kv * m.S * m.idle_per_o);
+        if (sc.policy.slo_tpot) {  // an SLO no batch meets leaves the capacity batch, flagged
+            const double b_slo = batch_for_step_time(pieces, sc.policy.slo_tpot->raw());
+            if (b_slo <= 0) {
+                s.cpu_meets_slo = false;
+            } else if (b_slo < s.cpu_batch) {
+                s.cpu_batch = b_slo;
+                s.cpu_batch_limit = Resource::slo_tpot;
+            }
+        }
+        s.cpu_step = sh.step(s.cpu_batch);
+        s.cpu_step_one = sh.step(1.0);
+        s.cpu_compute_bound = sh.gc * s.cpu_batch >= sh.w + sh.gm * s.cpu_batch;
+        s.cpu_calls_per_s = s.cpu_batch > 0 ? s.cpu_batch / (m.sum_p_o * s.cpu_step) : 0.0;
+    }
+    const double per_gpu_feed = s.gpu_calls_per_s / s.gpus;
+    s.balance_cpus_per_gpu = s.cpu_calls_per_s > 0 ? per_gpu_feed / s.cpu_calls_per_s : kUnbounded;
+    s.max_throughput = m.sum_p_o * s.gpu_calls_per_s;
+    s.at_machine = disagg_at(s, hw.cpus_per_gpu, m.sum_p_o);
+    for (double c = 0.5; c <= 512; c *= 2) s.curve.push_back(disagg_at(s, c, m.sum_p_o));
+    return s;
+}
+
+}  // namespace kvroof

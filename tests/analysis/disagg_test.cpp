@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// `kvroof disagg`: GPUs prefill, CPU sockets decode; each figure against its equation.
+#include <catch2/catch.hpp>
+
+#include "kvroof/analysis/disagg.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario default_without_slo() {
+    io::ScenarioInputs in;
+    in.set("slo-tpot", "none");
+    return io::build_scenario(in).scenario;  // GB200, Llama-3.1-70B bf16, codex
+}
+}  // namespace
+
+TEST_CASE("the CPU decode engine: its step by hand, and its batch fills the socket's DRAM", "[disagg]") {
+    const Scenario sc = default_without_slo();
+    const DisaggStudy s = disagg_study(sc);
+    REQUIRE(s.weights_fit_dram);
+    CHECK(s.cpu_batch_limit == Resource::dram_capacity);
+    const PreparedScenario ps(sc);
+    const auto& e = sc.mix.entries.front().cls;  // codex: one class
+    const double S = e.context() + 0.5 * e.o_output, kv = ps.mc.kv_per_token.raw();
+    const double bw = sc.hardware.cpu_dram_bandwidth.raw() * sc.hardware.eta_cpu_dram;
+    const double b = s.cpu_batch;
+    // DRAM-bound: the weights once plus every sequence's KV, plus the step overhead.
+    CHECK_FALSE(s.cpu_compute_bound);
+    CHECK(s.cpu_step == Approx(ps.mc.weights_read(1.0).raw() / bw + b * (S + 1) * kv / bw + 1.5e-3).epsilon(1e-9));
+    // Footprint: weights + the decoding sessions' KV + the idle ones' (b/(O·step) calls/s, each idle for its gap).
+    const double idle = e.idle_gap.raw();
+    const double footprint = ps.mc.weights.raw() + kv * S * (b + b / (e.o_output * s.cpu_step) * idle);
+    CHECK(footprint == Approx(sc.hardware.cpu_memory.raw()).epsilon(1e-9));
+    CHECK(s.cpu_calls_per_s == Approx(b / (e.o_output * s.cpu_step)).epsilon(1e-12));
+}
+
+TEST_CASE("the GPU prefill feed and the pipeline: min of the two, balanced at c*", "[disagg]") {
+    const Scenario sc = default_without_slo();
+    const DisaggStudy s = disagg_study(sc);
+    const PreparedScenario ps(sc);
+    CHECK(s.baseline == evaluate(ps, 0.0, 0.0).throughput);
+    PolicySpec pol = sc.policy;
+    pol.f = 0;
+    const auto& cls = sc.mix.entries.front().cls;
+    CHECK(s.prefill_gpu_s == Approx(prefill_demand(ps.mc, ps.sys, pol, cls).gpu_part).epsilon(1e-12));
+    CHECK(s.gpu_calls_per_s == Approx(1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s)).epsilon(1e-12));
+    const double O = cls.o_output;
+    CHECK(s.max_throughput == Approx(O * s.gpu_calls_per_s).epsilon(1e-12));
+    // At c* the CPU pool matches the feed; below it the CPUs bind, above it the GPU.
+    CHECK(disagg_at(s, s.balance_cpus_per_gpu, O).throughput == Approx(s.max_throughput).epsilon(1e-9));
+    CHECK(disagg_at(s, 0.5 * s.balance_cpus_per_gpu, O).cpu_bound);
+    CHECK_FALSE(disagg_at(s, 2.0 * s.balance_cpus_per_gpu, O).cpu_bound);
+    // More CPUs never lower throughput.
+    for (std::size_t i = 1; i < s.curve.size(); ++i) CHECK(s.curve[i].throughput >= s.curve[i - 1].throughput);
+    // The machine's own ratio (GB200: half a Grace per GPU).
+    CHECK(s.at_machine.cpus_per_gpu == 0.5);
+    CHECK(s.at_machine.throughput == Approx(0.5 * s.cpu_calls_per_s * O).epsilon(1e-12));
+}
+
+TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode; an SLO no CPU step meets is flagged", "[disagg]") {
+    io::ScenarioInputs in;
+    in.set("cpu-mem", "100GB");  // 141 GB of bf16 Llama-3.1-70B weights
+    const DisaggStudy s = disagg_study(io::build_scenario(in).scenario);
+    CHECK_FALSE(s.weights_fit_dram);
+    CHECK(s.cpu_calls_per_s == 0.0);
+    const DisaggStudy slo = disagg_study(io::build_scenario(io::ScenarioInputs{}).scenario);  // SLO TPOT 50 ms
+    CHECK_FALSE(slo.cpu_meets_slo);
+    CHECK(slo.cpu_step_one > 0.050);
+}
