@@ -167,6 +167,9 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
                        render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));
     const DeploymentPages deployments = deployment_pages(cfg);
     files.emplace_back("disagg_cpu_decode.md", render_disagg_markdown(disagg_report(def.scenario), def));
+    const BuiltScenario pools =
+        build_scenario(inputs_from(cfg.at("disagg_gpu_pools").at("flags"), "configs/report.json disagg_gpu_pools"));
+    files.emplace_back("disagg_gpu_pools.md", render_gpu_disagg_markdown(gpu_disagg_report(pools.scenario, LoadSpec{}), pools));
     files.emplace_back("recommended_configs.md", deployments.markdown);
     files.emplace_back("parallelism_sweep.csv", deployments.csv);
     files.emplace_back("SUMMARY.md",

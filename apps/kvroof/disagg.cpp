@@ -2,7 +2,10 @@
 // `kvroof disagg`: GPUs only prefill, a pool of CPU sockets decodes; the CPUs per GPU that balance the pipeline.
 #include <memory>
 
+#include <fmt/format.h>
 #include "commands.hpp"
+
+#include "kvroof/io/parse.hpp"
 
 #include "kvroof/io/disagg_render.hpp"
 #include "lazy_emit.hpp"
@@ -13,10 +16,30 @@ namespace {
 struct DisaggOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
+    BenchmarkWorkloadText bench;
+    std::string arch = "cpu-decode";
+    std::optional<std::string> chunk;
 };
 
+void run_gpu_pools(const DisaggOptionsText& o, const io::BuiltScenario& built) {
+    LoadSpec load;
+    if (o.chunk) {
+        load.chunk = io::parse_number("--prefill-chunk", *o.chunk);
+        check::in_range("--prefill-chunk", load.chunk, limits::kMinChunk, limits::kMaxChunk);
+    }
+    const io::GpuDisaggReport r = io::gpu_disagg_report(built.scenario, load);
+    emit_lazy(
+        o.output, [&] { return io::render_gpu_disagg_text(r, built); },
+        [&] { return io::gpu_disagg_json(r, built).dump(2) + "\n"; }, [&] { return io::render_gpu_disagg_markdown(r, built); });
+}
+
 void run_disagg(const DisaggOptionsText& o) {
-    const io::BuiltScenario built = io::build_scenario(o.scenario);
+    if (o.arch != "cpu-decode" && o.arch != "gpu-pools")
+        throw InputError(fmt::format("--arch: must be cpu-decode or gpu-pools, got '{}'", o.arch));
+    io::BuiltScenario built = io::build_scenario(o.scenario);
+    apply_benchmark_workload(o.bench, o.scenario, built);
+    if (o.arch == "gpu-pools") return run_gpu_pools(o, built);
+    if (o.chunk) throw InputError("--prefill-chunk: needs --arch gpu-pools");
     const io::DisaggReport r = io::disagg_report(built.scenario);
     emit_lazy(
         o.output, [&] { return io::render_disagg_text(r, built); }, [&] { return io::disagg_json(r, built).dump(2) + "\n"; },
@@ -35,8 +58,20 @@ Action setup_disagg(CLI::App& app) {
         "Examples:\n"
         "  kvroof disagg                                   # the default: GB200, Llama-3.1-70B, codex\n"
         "  kvroof disagg --hardware h200 --model llama-3.1-8b --json\n"
-        "  kvroof disagg --weight-dtype fp8 --kv-dtype fp8 --report disagg.md");
+        "  kvroof disagg --weight-dtype fp8 --kv-dtype fp8 --report disagg.md\n"
+        "  kvroof disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500");
     add_scenario_flags(*sub, o->scenario);
+    sub->add_option("--arch", o->arch,
+                    "cpu-decode: GPUs prefill, CPU sockets decode (seed 000); gpu-pools: prefill and decode on separate GPU "
+                    "instances (DistServe, Dynamo) against the same GPUs aggregated [default: cpu-decode]")
+        ->type_name("ARCH")
+        ->group("Disaggregation");
+    add_benchmark_workload_flags(*sub, o->bench, "Disaggregation");
+    sub->add_option_function<std::string>(
+           "--prefill-chunk", [o](const std::string& v) { o->chunk = v; },
+           "gpu-pools: prefill tokens per step of a prefill instance [default: 2048]")
+        ->type_name("N")
+        ->group("Disaggregation");
     add_output_flags(*sub, o->output);
     return [o] { run_disagg(*o); };
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "kvroof/analysis/disagg.hpp"
+#include "kvroof/analysis/gpu_disagg.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 using namespace kvroof;
@@ -58,7 +59,7 @@ TEST_CASE("the GPU prefill feed and the pipeline: min of the two, balanced at c*
     CHECK(s.at_machine.throughput == Approx(0.5 * s.cpu_calls_per_s * O).epsilon(1e-12));
 }
 
-TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode; an SLO no CPU step meets is flagged", "[disagg]") {
+TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode, an SLO no CPU step meets is flagged", "[disagg]") {
     io::ScenarioInputs in;
     in.set("cpu-mem", "100GB");  // 141 GB of bf16 Llama-3.1-70B weights
     const DisaggStudy s = disagg_study(io::build_scenario(in).scenario);
@@ -67,4 +68,44 @@ TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode; an SLO no 
     const DisaggStudy slo = disagg_study(io::build_scenario(io::ScenarioInputs{}).scenario);  // SLO TPOT 50 ms
     CHECK_FALSE(slo.cpu_meets_slo);
     CHECK(slo.cpu_step_one > 0.050);
+}
+
+TEST_CASE("GPU pools: each pool's rate from its own step, the split that balances them, against aggregated", "[disagg]") {
+    io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    in.set("gpus", "8");
+    in.set("model", "llama-3.1-70b");
+    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    const Scenario sc = io::build_scenario(in).scenario;
+    const LoadSpec load;
+    const GpuDisaggStudy s = gpu_disagg_study(sc, load);
+    for (const PoolSplit& p : s.splits) CHECK(sc.hardware.gpus / p.tp >= 2);  // a prefill and a decode instance at least
+    REQUIRE_FALSE(s.splits.empty());
+    const PoolSplit& b = s.splits.front();
+    REQUIRE(b.feasible);
+    // The prefill instance: a step of 2048 prefill tokens and no decode, 2048 / 2000 requests started per step.
+    Scenario g = sc;
+    g.hardware.gpus = b.tp;
+    const PreparedScenario ps(g);
+    const detail::PointInputs pre = detail::pool_inputs(ps, true, load);
+    CHECK(pre.sum_pD == 0.0);
+    const double x_p = 2048.0 / 2000.0;
+    CHECK(b.prefill_step == Approx(detail::step_time(ps, pre, 0.0, 0.0, x_p, detail::StepPrefill::mean)).epsilon(1e-12));
+    CHECK(b.prefill_rps == Approx(x_p / b.prefill_step).epsilon(1e-12));
+    // The decode instance at its memory limit: the decoding KV fills free HBM.
+    if (b.decode_limit == Resource::hbm_capacity) {
+        const double kv_tokens = b.decode_batch * (2000 + 0.5 * 500);
+        CHECK(kv_tokens * ps.mc.kv_gpu_per_token.raw() == Approx(ps.hbm_free_bytes()).epsilon(1e-9));
+    }
+    // Throughput = O · min(P·λp, D·λd), and no other split of the instances does better.
+    const int n = sc.hardware.gpus / b.tp;
+    CHECK(b.prefill_instances + b.decode_instances == n);
+    const auto tput = [&](int p) { return 500.0 * std::min(p * b.prefill_rps, (n - p) * b.decode_rps); };
+    CHECK(b.throughput == Approx(tput(b.prefill_instances)).epsilon(1e-12));
+    for (int p = 1; p < n; ++p) CHECK(tput(p) <= b.throughput * (1 + 1e-12));
+    CHECK(b.per_gpu == Approx(b.throughput / 8));
+    // Aggregated: kvroof parallel's best on the same GPUs.
+    const ParallelStudy agg = parallel_study(sc, load);
+    REQUIRE(s.aggregated_ok);
+    CHECK(s.aggregated.per_gpu == agg.deployments.front().points[static_cast<std::size_t>(agg.deployments.front().best)].per_gpu);
 }

@@ -244,14 +244,17 @@ TEST_CASE("regression: qwen3-30b-a3b's best throughput rises with CPU DRAM bandw
     CHECK(v.gain_conservative <= v.gain_optimistic);
 }
 
-TEST_CASE("regression: deepseek-v3 on 8 H200s gains throughput from more FLOP/s; conservative <= optimistic",
+TEST_CASE("regression: deepseek-v3 on 8 H200s never loses throughput to more FLOP/s, conservative <= optimistic",
           "[serving][moe][mla]") {
     const std::vector<std::string> a = {"--hardware", "h200",  "--model",        "deepseek-v3", "--gpus",     "8",
                                         "--workload", "short", "--weight-dtype", "fp8",         "--slo-tpot", "200ms"};
     std::vector<std::string> b = a;
     b.insert(b.end(), {"--gpu-flops", "1483.5TFLOPS"});
-    CHECK(tps(b) > tps(a));
-    CHECK(tps(b, true) > tps(a, true));
+    // Once 3,301 -> 2,604 tok/s. Since tensor parallelism holds MLA's latent on every GPU the
+    // scenario is capacity-bound, so more FLOP/s leaves it unchanged: never lower is the invariant.
+    CHECK(tps(b) >= tps(a));
+    CHECK(tps(b, true) >= tps(a, true));
+    CHECK(tps(a) <= tps(a, true));
 }
 
 TEST_CASE("MoE batch ceiling: the footprint at b_cap_hbm equals the free HBM", "[serving][moe]") {

@@ -140,7 +140,7 @@ TEST_CASE("separate prefill stalls decode: ITL = bare step + the prefill passes 
     CHECK(c.itl < p.itl);
 }
 
-TEST_CASE("memory is the fluid occupancy; a point that does not fit says so and the study finds the f that fits", "[point]") {
+TEST_CASE("memory is the fluid occupancy, a point that does not fit says so and the study finds the f that fits", "[point]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 100000, 1000);
     const PreparedScenario ps(s);
     // 1,024 sequences of ~100k tokens hold ~13 TB of KV: far beyond 78 GB of HBM.
@@ -225,7 +225,7 @@ TEST_CASE("max_seqs caps the requests the engine runs, the rest queue, and a rat
     CHECK(over.running <= 64 * (1 + 1e-6));
 }
 
-TEST_CASE("GEMMs run at the peak of their precision; INT4 weights compute in BF16", "[point][dtype]") {
+TEST_CASE("GEMMs run at the peak of their precision, INT4 weights compute in BF16", "[point][dtype]") {
     HardwareSpec h;
     h.gpu_flops = FlopPerSecond(1e15);
     h.gpu_flops_fp8 = FlopPerSecond(2e15);

@@ -2,6 +2,7 @@
 // `kvroof parallel`: which deployments are tried, what each point means, and
 // the frontier's invariants.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "kvroof/analysis/parallel_study.hpp"
 #include "kvroof/io/presets.hpp"
@@ -113,4 +114,20 @@ TEST_CASE("one GPU: a single deployment, the operating points of that GPU", "[pa
     CHECK(st.deployments[0].d.dp == 1);
     CHECK(st.deployments[0].best >= 0);
     CHECK(st.deployments[0].points.front().p.step_allreduce == 0.0);
+}
+
+TEST_CASE("the SLO edge below a fractional memory-full point is found (once an endless bisection)", "[parallel]") {
+    io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    in.set("gpus", "8");
+    in.set("model", "llama-3.1-70b");
+    in.set("weight-dtype", "fp8");
+    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    const ParallelStudy st = parallel_study(io::build_scenario(in).scenario, LoadSpec{});
+    REQUIRE_FALSE(st.deployments.empty());
+    const DeploymentResult& top = st.deployments.front();
+    REQUIRE(top.best >= 0);
+    const DeploymentPoint& b = top.points[static_cast<std::size_t>(top.best)];
+    CHECK(b.within_slos);
+    CHECK(b.clients == std::floor(b.clients));  // a whole number of clients
 }

@@ -36,7 +36,7 @@ TEST_CASE("seed 001's 405B-on-H100 case: kappa_crit ~50 at 64 GB/s and ~12 at 15
     CHECK(prints_as(kappa("llama-3.1-405b", "h100-sxm", "pcie-gen5-kvoffload"), "12"));
 }
 
-TEST_CASE("seed 001: Qwen3-235B 7.8 -> 1.8 at the measured 15 GB/s; Llama-70B 14.5 -> 3.4 (seed 14.3 -> 3.3)",
+TEST_CASE("seed 001: Qwen3-235B 7.8 -> 1.8 at the measured 15 GB/s, Llama-70B 14.5 -> 3.4 (seed 14.3 -> 3.3)",
           "[prefill][seed001]") {
     CHECK(prints_as(kappa("qwen3-235b-a22b", "h100-sxm", "pcie-gen5-nominal"), "7.8"));
     CHECK(prints_as(kappa("qwen3-235b-a22b", "h100-sxm", "pcie-gen5-kvoffload"), "1.8"));

@@ -202,7 +202,7 @@ TEST_CASE("parking idle sessions frees HBM at the cost of link traffic", "[servi
     CHECK(p.ttft == Approx(h.ttft + 64338.0 * 327680 / 225e9).epsilon(1e-9));
 }
 
-TEST_CASE("the TPOT SLO bounds the inter-token latency users see; seed 000's bounds the bare step", "[serving][slo]") {
+TEST_CASE("the TPOT SLO bounds the inter-token latency users see, seed 000's bounds the bare step", "[serving][slo]") {
     for (const char* slo : {"10ms", "15ms", "20ms"}) {
         io::ScenarioInputs in;
         in.set("hardware", "h200");

@@ -122,7 +122,7 @@ TEST_CASE("layers study: prefill chunks only where layers move, a target for eve
     CHECK(st.targets[1].target.max_offloaded == 2);
 }
 
-TEST_CASE("layers study: a forced split replaces the budget's; its errors name the knob", "[layers_study]") {
+TEST_CASE("layers study: a forced split replaces the budget's, its errors name the knob", "[layers_study]") {
     LayersSetup s = hand_layers();
     s.checkpoints.resize(1);
     s.tp = {1};

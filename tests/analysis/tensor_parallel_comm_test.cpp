@@ -22,7 +22,7 @@ Scenario on(const char* hardware, const char* model, int gpus) {
 }
 }  // namespace
 
-TEST_CASE("KV copies in HBM: one per KV head up to the head count, replicated beyond; MLA's latent on every GPU", "[tp]") {
+TEST_CASE("KV copies in HBM: one per KV head up to the head count, replicated beyond, MLA's latent on every GPU", "[tp]") {
     const ModelSpec qwen = io::load_model("--model", "qwen3-235b-a22b");  // 4 KV heads
     REQUIRE(qwen.kv_heads == 4);
     CHECK(kv_replication(qwen, 1) == 1.0);
@@ -86,7 +86,7 @@ TEST_CASE("one GPU has no all-reduce: the fabric's figures change nothing there,
     CHECK(optimise_f(PreparedScenario(slow), 0.0).throughput < base);
 }
 
-TEST_CASE("the operating point reports the all-reduce in its step; at TP1 it is zero", "[tp][point]") {
+TEST_CASE("the operating point reports the all-reduce in its step, at TP1 it is zero", "[tp][point]") {
     LoadSpec load;
     load.mode = LoadMode::batch;
     load.value = 16;

@@ -179,6 +179,9 @@ par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" disagg --slo-tpot none | grep -qE '^DISAGG: [0-9.]+× over the baseline with [0-9.]+ CPU sockets per GPU' && ok || bad "disagg: no DISAGG line"
 "$kvroof" disagg | grep -q 'break the TPOT SLO' && ok || bad "disagg: a broken TPOT SLO is not said"
 "$kvroof" disagg --json | grep -q '"balance_cpus_per_gpu": ' && ok || bad "disagg --json lacks the balance point"
+"$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500 \
+    | grep -qE '^DISAGG: TP[0-9]+: [0-9]+ prefill \+ [0-9]+ decode — [0-9]+ tok/s per GPU .* the aggregated TP' \
+    && ok || bad "disagg --arch gpu-pools: no DISAGG line against aggregated"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

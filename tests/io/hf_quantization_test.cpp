@@ -30,7 +30,7 @@ std::string config_file(const std::string& extra) {
 }
 }  // namespace
 
-TEST_CASE("quantization_config sets the weights' precision; --weight-dtype overrides it", "[hf][quant]") {
+TEST_CASE("quantization_config sets the weights' precision, --weight-dtype overrides it", "[hf][quant]") {
     const std::string fp8 =
         config_file(R"("quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})");
     const ModelSpec m = io::load_model("--model", fp8);
@@ -68,7 +68,7 @@ TEST_CASE("each supported quantisation method maps to its precision", "[hf][quan
                       Catch::Contains("give --weight-dtype"));
 }
 
-TEST_CASE("Python's Infinity and NaN literals read; the rest of the file is unchanged", "[hf]") {
+TEST_CASE("Python's Infinity and NaN literals read, the rest of the file is unchanged", "[hf]") {
     const ModelSpec m = io::load_model(
         "--model", config_file(R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "note": "NaN Infinity")"));
     CHECK(m.layers == 32);

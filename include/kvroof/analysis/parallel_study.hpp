@@ -93,8 +93,9 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
         if (!points[i].within_slos || points[i + 1].within_slos) continue;
         double lo = points[i].clients, hi = points[i + 1].clients;  // lo meets them, hi does not
         std::optional<DeploymentPoint> edge;
-        while (hi - lo > 1) {
+        for (;;) {  // whole numbers strictly between lo and hi (hi may be fractional: the memory-full point)
             load.value = std::floor(0.5 * (lo + hi));
+            if (load.value <= lo || load.value >= hi) break;
             DeploymentPoint x = deployment_point(ps, load, d);
             if (x.within_slos) {
                 lo = load.value;

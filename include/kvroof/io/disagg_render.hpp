@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvroof/analysis/disagg.hpp"
+#include "kvroof/analysis/gpu_disagg.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
@@ -23,5 +24,16 @@ struct DisaggReport {
 [[nodiscard]] std::string render_disagg_text(const DisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json disagg_json(const DisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_disagg_markdown(const DisaggReport& r, const BuiltScenario& built);
+
+// --arch gpu-pools: prefill and decode instances on separate GPUs, against aggregated serving.
+struct GpuDisaggReport {
+    GpuDisaggStudy study;
+    ScenarioFacts facts;  // of one GPU: the echo of the inputs
+};
+[[nodiscard]] GpuDisaggReport gpu_disagg_report(const Scenario& sc, const LoadSpec& load);
+[[nodiscard]] std::string gpu_disagg_line(const GpuDisaggStudy& s);
+[[nodiscard]] std::string render_gpu_disagg_text(const GpuDisaggReport& r, const BuiltScenario& built);
+[[nodiscard]] nlohmann::json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built);
+[[nodiscard]] std::string render_gpu_disagg_markdown(const GpuDisaggReport& r, const BuiltScenario& built);
 
 }  // namespace kvroof::io

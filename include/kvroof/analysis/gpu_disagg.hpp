@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof disagg --arch gpu-pools`: prefill and decode on separate GPU pools
+// (DistServe, NVIDIA Dynamo), against the same GPUs aggregated. For each
+// tensor-parallel size t (as `kvroof parallel` tries them), N GPUs form N/t
+// instances, P of them prefilling and D = N/t − P decoding:
+//
+// Prefill instance: every step carries `chunk` prefill tokens and no decode
+// (point_step.hpp's step with the classes' decode removed): T_p. It starts
+// x_p = chunk / Σp·A requests per step: λ_p = x_p / T_p requests/s.
+// Decode instance: requests arrive with their KV (S_c + A tokens) and only
+// decode: the bare step T_d(x) at x starts per step, B = x·Σp·D sequences;
+// x is the largest that keeps the decoding KV, B·(S + O/2) tokens at kv_gpu
+// bytes, within free HBM and T_d within the TPOT SLO (both grow with x;
+// bisection): λ_d = x / T_d.
+// KV transfer: each request's S·kv bytes (one copy) cross from a prefill to a
+// decode instance over NVLink within the NVLink domain (t GPUs each sending
+// their share), else over the host link; it adds to TTFT:
+//   TTFT = ⌈A/chunk⌉·T_p + S·kv / (t·η_nvlink·BW_nvlink)
+// Throughput = Σp·O · min(P·λ_p, D·λ_d), P chosen to maximise it.
+// Aggregated: the best deployment of `kvroof parallel` on the same N GPUs.
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kvroof/analysis/parallel_study.hpp"
+
+namespace kvroof {
+
+struct PoolSplit {
+    int tp = 1;
+    int prefill_instances = 0, decode_instances = 0;
+    double prefill_rps = 0, decode_rps = 0;  // per instance
+    double prefill_step = 0, decode_step = 0;  // s
+    double decode_batch = 0;  // sequences per decode instance
+    Resource decode_limit = Resource::hbm_capacity;  // hbm_capacity or slo_tpot
+    double ttft = 0, transfer = 0;  // s
+    double throughput = 0, per_gpu = 0;  // output tokens/s
+    bool feasible = false;
+};
+
+struct GpuDisaggStudy {
+    int gpus = 1;
+    std::vector<PoolSplit> splits;  // one per tensor-parallel size, best first
+    DeploymentPoint aggregated;  // the best aggregated point within the SLOs
+    bool aggregated_ok = false;
+};
+
+namespace detail {
+// The classes' inputs with decode (prefill pool) or prefill (decode pool) removed.
+[[nodiscard]] inline PointInputs pool_inputs(const PreparedScenario& ps, bool prefill_pool, const LoadSpec& load) {
+    PointInputs in = point_inputs(ps, 0.0, load);
+    in.sum_pD = in.sum_pA = 0;
+    for (std::size_t i = 0; i < in.n; ++i) {
+        ClassLoad& c = in.cls[i];
+        if (prefill_pool) c.D = 0;
+        in.sum_pD += c.p * c.D;
+        in.sum_pA += c.p * c.A;
+    }
+    return in;
+}
+
+[[nodiscard]] inline PoolSplit pool_split(const Scenario& sc, const LoadSpec& load, int t) {
+    Scenario s = sc;
+    s.hardware.gpus = t;
+    const PreparedScenario ps(s);
+    PoolSplit r;
+    r.tp = t;
+    if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(0.0)) return r;
+    const PointInputs pre = pool_inputs(ps, true, load), dec = pool_inputs(ps, false, load);
+    const double x_p = load.chunk / pre.sum_pA;
+    r.prefill_step = step_time(ps, pre, 0.0, 0.0, x_p, StepPrefill::mean);
+    r.prefill_rps = x_p / r.prefill_step;
+    // Decode: the largest x within memory and the SLO.
+    double held = 0, mean_S = 0, chunks = 0;  // KV tokens per unit x; Σp·S; Σp·⌈A/chunk⌉
+    for (std::size_t i = 0; i < dec.n; ++i) {
+        held += dec.cls[i].p * dec.cls[i].D * (dec.cls[i].S + 0.5 * dec.cls[i].O);
+        mean_S += dec.cls[i].p * dec.cls[i].S;
+        chunks += dec.cls[i].p * dec.cls[i].chunks;
+    }
+    const double kv_gpu = ps.mc.kv_gpu_per_token.raw();
+    const auto& slo = sc.policy.slo_tpot;
+    auto ok = [&](double x) {
+        return kv_gpu * held * x <= ps.hbm_free_bytes() &&
+               (!slo || step_time(ps, dec, 0.0, 0.0, x, StepPrefill::none) <= slo->raw());
+    };
+    double lo = 0, hi = ps.hbm_free_bytes() / (kv_gpu * held);  // memory alone
+    if (ok(hi)) {
+        lo = hi;
+    } else {
+        for (int i = 0; i < 100 && hi - lo > 1e-12 * hi; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            if (ok(mid))
+                lo = mid;
+            else
+                hi = mid;
+        }
+        r.decode_limit = kv_gpu * held * hi <= ps.hbm_free_bytes() ? Resource::slo_tpot : Resource::hbm_capacity;
+    }
+    if (!(lo > 0)) return r;
+    r.decode_step = step_time(ps, dec, 0.0, 0.0, lo, StepPrefill::none);
+    r.decode_rps = lo / r.decode_step;
+    r.decode_batch = lo * dec.sum_pD;
+    // KV of a request from a prefill to a decode instance: t GPUs each send their share.
+    const HardwareSpec& hw = sc.hardware;
+    const bool nvlink = hw.nvlink_bandwidth.raw() > 0 && sc.hardware.gpus <= hw.nvlink_domain;
+    const double bw = t * (nvlink ? hw.eta_nvlink * hw.nvlink_bandwidth.raw() : hw.eta_link * hw.link_bandwidth.raw());
+    r.transfer = ps.mc.kv_per_token.raw() * mean_S / bw;
+    r.ttft = chunks * r.prefill_step + r.transfer;
+    // The split of the N/t instances that balances the pools.
+    const int n = sc.hardware.gpus / t;
+    for (int p = 1; p < n; ++p) {
+        const double rps = std::min(p * r.prefill_rps, (n - p) * r.decode_rps);
+        const double tput = rps * dec.sum_pO;
+        if (tput > r.throughput) {
+            r.throughput = tput;
+            r.prefill_instances = p;
+            r.decode_instances = n - p;
+        }
+    }
+    r.per_gpu = r.throughput / sc.hardware.gpus;
+    r.feasible = r.throughput > 0 && (!sc.policy.slo_ttft || r.ttft <= sc.policy.slo_ttft->raw());
+    return r;
+}
+}  // namespace detail
+
+[[nodiscard]] inline GpuDisaggStudy gpu_disagg_study(const Scenario& sc, const LoadSpec& load) {
+    sc.check_validity();
+    load.check_validity();
+    GpuDisaggStudy s;
+    s.gpus = sc.hardware.gpus;
+    for (int t : tensor_parallel_sizes(sc.model, s.gpus, sc.hardware.nvlink_domain))
+        if (s.gpus / t >= 2) s.splits.push_back(detail::pool_split(sc, load, t));
+    std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
+        return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
+    });
+    const ParallelStudy agg = parallel_study(sc, load);
+    if (!agg.deployments.empty() && agg.deployments.front().best >= 0) {
+        s.aggregated_ok = true;
+        s.aggregated = agg.deployments.front().points[static_cast<std::size_t>(agg.deployments.front().best)];
+    }
+    return s;
+}
+
+}  // namespace kvroof

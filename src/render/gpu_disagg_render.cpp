@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+#include <fmt/format.h>
+
+#include "kvroof/io/disagg_render.hpp"
+#include "kvroof/io/point_render.hpp"
+#include "kvroof/io/verdict_render.hpp"
+#include "render_util.hpp"
+
+namespace kvroof::io {
+using nlohmann::json;
+
+namespace {
+std::string split_name(const PoolSplit& p) {
+    return fmt::format("TP{}: {} prefill + {} decode", p.tp, p.prefill_instances, p.decode_instances);
+}
+
+std::string table(const GpuDisaggStudy& s, bool markdown) {
+    std::string out = markdown ? "| instances | tok/s per GPU | decode ITL | TTFT | prefill req/s per instance | decode req/s "
+                                 "per instance | decode batch | decode limit |\n|---|---|---|---|---|---|---|---|\n"
+                               : fmt::format("  {:<34}{:>11}{:>10}{:>10}{:>14}{:>14}{:>9}  {}\n", "instances", "tok/s/GPU",
+                                             "ITL ms", "TTFT ms", "prefill rps", "decode rps", "batch", "decode limit");
+    for (const PoolSplit& p : s.splits) {
+        if (!p.feasible && p.throughput <= 0) {
+            out += markdown ? fmt::format("| TP{} | does not fit or serve | | | | | | |\n", p.tp)
+                            : fmt::format("  TP{:<32}does not fit or serve\n", p.tp);
+            continue;
+        }
+        const std::string label = split_name(p) + (p.feasible ? "" : " (TTFT SLO broken)");
+        out += markdown ? fmt::format("| {} | {:.0f} | {:.1f} ms | {:.0f} ms | {:.3f} | {:.3f} | {:.1f} | {} |\n", label,
+                                      p.per_gpu, p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
+                                      name(p.decode_limit))
+                        : fmt::format("  {:<34}{:>11.0f}{:>10.1f}{:>10.0f}{:>14.3f}{:>14.3f}{:>9.1f}  {}\n", label, p.per_gpu,
+                                      p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
+                                      name(p.decode_limit));
+    }
+    return out;
+}
+
+std::string aggregated_text(const GpuDisaggStudy& s) {
+    if (!s.aggregated_ok) return "Aggregated (kvroof parallel): no deployment meets the SLOs.\n";
+    const DeploymentPoint& a = s.aggregated;
+    return fmt::format(
+        "Aggregated on the same {} GPUs (kvroof parallel's best): TP{} x DP{}, {:.0f} tok/s per GPU, ITL {:.1f} ms, TTFT {:.0f} "
+        "ms.\n",
+        s.gpus, a.d.tp, a.d.dp, a.per_gpu, a.p.itl * 1e3, a.p.ttft * 1e3);
+}
+
+std::string heading(const GpuDisaggStudy& s) {
+    return fmt::format(
+        "Prefill and decode on separate GPU pools ({} GPUs as instances of one tensor-parallel size; prefill instances run "
+        "only prefill chunks, decode instances only decode, each request's KV sent between them), against the same GPUs "
+        "aggregated.\n",
+        s.gpus);
+}
+}  // namespace
+
+GpuDisaggReport gpu_disagg_report(const Scenario& sc, const LoadSpec& load) {
+    Scenario one = sc;
+    one.hardware.gpus = 1;
+    return {gpu_disagg_study(sc, load), scenario_facts(PreparedScenario(one))};
+}
+
+std::string gpu_disagg_line(const GpuDisaggStudy& s) {
+    if (s.splits.empty() || !s.splits.front().feasible)
+        return fmt::format("DISAGG: NO POOL SPLIT of {} GPUs serves this model within the SLOs\n", s.gpus);
+    const PoolSplit& b = s.splits.front();
+    const std::string vs = s.aggregated_ok
+                               ? fmt::format("; {:.2f}× the aggregated TP{} x DP{} ({:.0f})", b.per_gpu / s.aggregated.per_gpu,
+                                             s.aggregated.d.tp, s.aggregated.d.dp, s.aggregated.per_gpu)
+                               : std::string("; aggregated serving meets no SLO");
+    return fmt::format("DISAGG: {} — {:.0f} tok/s per GPU (ITL {:.1f} ms, TTFT {:.0f} ms){}\n", split_name(b), b.per_gpu,
+                       b.decode_step * 1e3, b.ttft * 1e3, vs);
+}
+
+std::string render_gpu_disagg_text(const GpuDisaggReport& r, const BuiltScenario& built) {
+    return render::inputs_text(built, r.facts) + "\n" + heading(r.study) + "\n" + table(r.study, false) + "\n" +
+           aggregated_text(r.study) + gpu_disagg_line(r.study);
+}
+
+std::string render_gpu_disagg_markdown(const GpuDisaggReport& r, const BuiltScenario& built) {
+    const std::string l = gpu_disagg_line(r.study);
+    return "# Prefill and decode on separate GPU pools\n\n" + heading(r.study) + "\n## Inputs\n\n```\n" +
+           render::inputs_text(built, r.facts) + "```\n\n## Pool splits\n\n" + table(r.study, true) + "\n" +
+           aggregated_text(r.study) + "\n`" + l.substr(0, l.size() - 1) + "`\n";
+}
+
+json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built) {
+    json splits = json::array();
+    for (const PoolSplit& p : r.study.splits)
+        splits.push_back({{"tp", p.tp},
+                          {"prefill_instances", p.prefill_instances},
+                          {"decode_instances", p.decode_instances},
+                          {"feasible", p.feasible},
+                          {"tok_s_per_gpu", p.per_gpu},
+                          {"tok_s_total", p.throughput},
+                          {"prefill_rps_per_instance", p.prefill_rps},
+                          {"decode_rps_per_instance", p.decode_rps},
+                          {"prefill_step_s", p.prefill_step},
+                          {"decode_step_s", p.decode_step},
+                          {"decode_batch", p.decode_batch},
+                          {"decode_limit", std::string(name(p.decode_limit))},
+                          {"kv_transfer_s", p.transfer},
+                          {"ttft_s", p.ttft}});
+    const std::string l = gpu_disagg_line(r.study);
+    json agg = nullptr;
+    if (r.study.aggregated_ok)
+        agg = {{"tp", r.study.aggregated.d.tp},
+               {"dp", r.study.aggregated.d.dp},
+               {"tok_s_per_gpu", r.study.aggregated.per_gpu},
+               {"point", operating_point_json(r.study.aggregated.p)}};
+    return json{{"inputs", inputs_json(built, r.facts)},
+                {"gpus", r.study.gpus},
+                {"splits", std::move(splits)},
+                {"aggregated", std::move(agg)},
+                {"disagg", l.substr(8, l.size() - 9)}};
+}
+
+}  // namespace kvroof::io
