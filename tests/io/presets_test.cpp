@@ -25,11 +25,11 @@ TEST_CASE("every preset loads and names its source", "[presets]") {
 }
 
 TEST_CASE("the issue's hardware and model presets are all there", "[presets]") {
-    for (const char* n :
-         {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090", "rtx-2080ti-22g"})
+    for (const char* n : {"gb200", "gh200", "b200", "h200", "h100-sxm", "h100-pcie", "a100-80g", "l40s", "rtx-4090",
+                          "rtx-2080ti-22g", "mi300x", "mi325x", "mi355x", "h20", "h100-nvl", "b300", "gb300", "l4", "rtx-5090"})
         CHECK_NOTHROW(io::load_hardware("--hardware", n));
     for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen3-235b-a22b", "qwen3-30b-a3b", "mixtral-8x7b",
-                          "glm-4.5", "deepseek-v3"})
+                          "glm-4.5", "deepseek-v3", "llama-3.3-70b", "qwen3-32b", "kimi-k2", "deepseek-r1"})
         CHECK_NOTHROW(io::load_model("--model", n));
     for (const char* n : {"codex", "long", "mid", "short", "prefill"}) CHECK_NOTHROW(io::load_workload("--workload", n));
 }
@@ -39,6 +39,29 @@ TEST_CASE("gb200 gives each GPU half a Grace and half the C2C", "[presets]") {
     CHECK(hw.cpus_per_gpu == 0.5);
     CHECK(hw.link_bandwidth.raw() == 225e9);
     CHECK(hw.hbm_capacity.raw() == 186e9);
+}
+
+TEST_CASE("mi300x loads its AMD datasheet figures, Infinity Fabric in the NVLink fields", "[presets]") {
+    // AMD: 192 GB HBM3 at 5.3 TB/s, dense BF16 1307.4 / FP8 2614.9 TF, no FP4;
+    // 7 Infinity Fabric links x 64 GB/s per direction = 448 GB/s to the 8-GPU board.
+    const HardwareSpec hw = io::load_hardware("--hardware", "mi300x");
+    CHECK(hw.hbm_capacity.raw() == 192e9);
+    CHECK(hw.hbm_bandwidth.raw() == Approx(5.3e12));
+    CHECK(hw.gpu_flops.raw() == Approx(1307.4e12));
+    CHECK(hw.gpu_flops_fp8.raw() == Approx(2614.9e12));
+    CHECK(hw.gpu_flops_fp4.raw() == 0);
+    CHECK(hw.nvlink_bandwidth.raw() == Approx(448e9));
+    CHECK(hw.nvlink_domain == 8);
+}
+
+TEST_CASE("kimi-k2's parameter count is within 2 % of its published 1.03 T", "[presets]") {
+    // Hand count from its config.json (tests/data/hf/README.md): 1,026,407,202,816.
+    const ModelSpec m = io::load_model("--model", "kimi-k2");
+    const auto p = param_counts(m);
+    CHECK(p.total == Approx(1'026'407'202'816.0));
+    CHECK(p.total == Approx(1.03e12).epsilon(0.02));
+    CHECK(p.total == Approx(m.published_params).epsilon(0.02));
+    CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 70272);
 }
 
 TEST_CASE("the codex idle gap is the mean of the lognormal through median 5.2 s and P99 81.4 s", "[presets][workload]") {
@@ -72,7 +95,7 @@ TEST_CASE("a user's hardware file works like a preset and unknown keys are error
     CHECK(hw.link_bandwidth.raw() == 57e9);
     CHECK_THROWS_WITH(io::load_hardware("--hardware", dir + "/bad_hardware_key.json"),
                       Catch::Contains("unknown key 'hbm_bandwith_TBps'"));
-    CHECK_THROWS_WITH(io::load_hardware("--hardware", "gb300"), Catch::Contains("valid: ") && Catch::Contains("gb200"));
+    CHECK_THROWS_WITH(io::load_hardware("--hardware", "gb400"), Catch::Contains("valid: ") && Catch::Contains("gb200"));
     CHECK_THROWS_WITH(io::load_model("--model", dir + "/missing.json"), Catch::Contains("cannot open"));
 }
 
