@@ -5,6 +5,8 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include "kvroof/analysis/ladder.hpp"
+#include "kvroof/analysis/parallel_study.hpp"
 #include "kvroof/analysis/point_study.hpp"
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -124,6 +126,29 @@ void BM_PointStudy(benchmark::State& state) {
     state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_PointStudy);
+
+// kvroof parallel: every TP x DP deployment of 8 H100s for Llama-3.1-70B, each at its load ladder and SLO edge.
+void BM_ParallelStudy(benchmark::State& state) {
+    kvroof::io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    in.set("gpus", "8");
+    in.set("model", "llama-3.1-70b");
+    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    const kvroof::Scenario s = kvroof::io::build_scenario(in).scenario;
+    for (auto _ : state) benchmark::DoNotOptimize(kvroof::parallel_study(s, kvroof::LoadSpec{}));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ParallelStudy);
+
+// kvroof ladder on the default scenario with up to 2 GPUs.
+void BM_Ladder(benchmark::State& state) {
+    const kvroof::Scenario s = scenario(nullptr);
+    kvroof::LadderOptions o;
+    o.max_gpus = 2;
+    for (auto _ : state) benchmark::DoNotOptimize(kvroof::ladder_study(s, o));
+    state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Ladder);
 }  // namespace
 
 // Sweep rows through the whole pipeline (grid decode, both band ends, CSV
