@@ -21,4 +21,5 @@ Action setup_report(CLI::App& app);
 Action setup_parallel(CLI::App& app);
 Action setup_ladder(CLI::App& app);
 Action setup_disagg(CLI::App& app);
+Action setup_compare(CLI::App& app);
 }  // namespace kvroof::cli

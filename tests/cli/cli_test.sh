@@ -154,7 +154,7 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
-for sub in verdict mix sweep parallel ladder disagg; do
+for sub in verdict mix sweep parallel ladder disagg compare; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
 done
 
@@ -182,6 +182,14 @@ par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500 \
     | grep -qE '^DISAGG: TP[0-9]+: [0-9]+ prefill \+ [0-9]+ decode — [0-9]+ tok/s per GPU .* the aggregated TP' \
     && ok || bad "disagg --arch gpu-pools: no DISAGG line against aggregated"
+
+# kvroof compare: every combination of the --across lists, first axis slowest, and the COMPARE line.
+"$kvroof" compare --help | grep -q 'Examples' && ok || bad "compare --help has examples"
+out=$("$kvroof" compare --across hardware=h200,b200 --across gpus=1,2)
+echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep -qx 'hardware=h200, gpus=1;hardware=h200, gpus=2;hardware=b200, gpus=1;hardware=b200, gpus=2;' \
+    && ok || bad "compare: rows are not every combination in order"
+echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
+"$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

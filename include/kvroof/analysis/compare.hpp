@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof compare`: the same question for several scenarios side by side
+// (H100 vs H200 vs B200 for one workload, or any knob's values). Each
+// scenario gets the full verdict (verdict.hpp); the comparison adds only the
+// per-GPU view, so rows with different GPU counts compare fairly.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvroof/analysis/verdict.hpp"
+
+namespace kvroof {
+
+struct CompareRow {
+    std::string label;  // "hardware=h200, gpus=2"
+    Scenario scenario;
+    Verdict verdict;
+    double baseline_per_gpu = 0;  // output tokens/s per GPU at f = 0, ov = 0
+    double best_per_gpu = 0;  // the same at the best bankable f (ov = 0)
+};
+
+struct CompareStudy {
+    std::vector<CompareRow> rows;  // in the order given
+    std::size_t best = 0;  // the row with the most tokens/s per GPU at its bankable best
+};
+
+[[nodiscard]] inline CompareStudy compare_study(std::vector<std::pair<std::string, Scenario>> scenarios) {
+    CompareStudy s;
+    for (auto& [label, sc] : scenarios) {
+        CompareRow r;
+        r.verdict = make_verdict(sc);
+        const double g = sc.hardware.gpus;
+        r.baseline_per_gpu = r.verdict.baseline.conservative.throughput / g;
+        r.best_per_gpu = std::max(r.baseline_per_gpu, r.verdict.best_conservative.throughput / g);
+        r.label = std::move(label);
+        r.scenario = std::move(sc);
+        s.rows.push_back(std::move(r));
+    }
+    for (std::size_t i = 1; i < s.rows.size(); ++i)
+        if (s.rows[i].best_per_gpu > s.rows[s.best].best_per_gpu) s.best = i;
+    return s;
+}
+
+}  // namespace kvroof
