@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Extreme but valid scenarios: every one must succeed, and no output may carry
 # nan, inf or a negative throughput. Runs each subcommand (verdict, mix,
-# prefill, layers) as text and as --json over huge and tiny contexts, 1 and
+# prefill, layers, parallel, ladder, disagg, compare) as text and as --json over huge and tiny contexts, 1 and
 # 100000 GPUs, eta 1e-3, int4 everything and every model preset.
 # Usage: extreme_outputs.sh path/to/kvroof
 set -u
@@ -70,6 +70,22 @@ for fmt in csv jsonl; do
     check sweep --format $fmt --threads 1 --hbm-reserve 0 --grid "model=llama-3.1-8b,deepseek-v3,mixtral-8x7b" --grid "kv-dtype=bf16,int4" --grid "hbm-cap=1MB,1e18B" --grid "idle=hold,park"
     check sweep --format $fmt --threads 1 --hardware h100-sxm --model llama-3.1-70b --weight-dtype fp8 --workload "s_cached=200000,a_append=1000,o_output=100" --grid "cpu-mem=1MB,480GB" --grid "f=0,0.9,1" --grid "ov=0,1"
     check sweep --format $fmt --threads 1 --grid "c2c-bw=1KB/s,1e18B/s" --grid "cpu-flops=1000000FLOPS,1e21FLOPS" --grid "sparse=0.000001,1"
+done
+
+# The deployment and lever subcommands over the same extremes.
+for w in "s_cached=0,a_append=1,o_output=2,idle_gap=0" "s_cached=1000000,a_append=1,o_output=2,idle_gap=0" \
+         "s_cached=100000,a_append=100000,o_output=100000,idle_gap=1000000s"; do
+    both parallel --workload "$w" --gpus 8 --hardware h100-sxm
+    both parallel --workload "$w" --gpus 72 --eta 0.001 --kv-dtype int4 --weight-dtype int4
+    both ladder --workload "$w" --gpus 1 --max-gpus 8
+    both disagg --workload "$w" --cpus-per-gpu 0.001
+    both disagg --workload "$w" --arch gpu-pools --gpus 8 --hardware h200
+    both compare --workload "$w" --across gpus=1,100000 --across cpus-per-gpu=0.001,1000
+done
+for m in $models; do
+    both parallel --model "$m" --gpus 8 --hardware h200 --isl 2000 --osl 500
+    both ladder --model "$m" --gpus 1
+    both disagg --model "$m" --arch gpu-pools --gpus 8 --hardware b200 --isl 2000 --osl 500
 done
 
 echo "extreme_outputs: $pass passed, $fail failed"

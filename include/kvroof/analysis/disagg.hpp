@@ -27,6 +27,7 @@
 // over the admission-bound baseline (KV on the GPU, f = 0) on the same GPUs.
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kvroof/analysis/serving.hpp"
@@ -145,7 +146,7 @@ struct DecodeMix {
     s.balance_cpus_per_gpu = s.cpu_calls_per_s > 0 ? per_gpu_feed / s.cpu_calls_per_s : kUnbounded;
     s.max_throughput = m.sum_p_o * s.gpu_calls_per_s;
     s.at_machine = disagg_at(s, hw.cpus_per_gpu, m.sum_p_o);
-    for (double c = 0.5; c <= 512; c *= 2) s.curve.push_back(disagg_at(s, c, m.sum_p_o));
+    for (int k = -1; k <= 9; ++k) s.curve.push_back(disagg_at(s, std::ldexp(1.0, k), m.sum_p_o));  // 0.5 .. 512 per GPU
     return s;
 }
 

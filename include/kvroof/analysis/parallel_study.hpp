@@ -96,10 +96,10 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
         for (;;) {  // whole numbers strictly between lo and hi (hi may be fractional: the memory-full point)
             load.value = std::floor(0.5 * (lo + hi));
             if (load.value <= lo || load.value >= hi) break;
-            DeploymentPoint x = deployment_point(ps, load, d);
+            const DeploymentPoint x = deployment_point(ps, load, d);
             if (x.within_slos) {
                 lo = load.value;
-                edge = std::move(x);
+                edge = x;
             } else {
                 hi = load.value;
             }
