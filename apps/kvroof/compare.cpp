@@ -49,7 +49,7 @@ void run_compare(const CompareOptionsText& o) {
         }
         scenarios.emplace_back(label, io::build_scenario(in).scenario);
     }
-    const CompareStudy s = compare_study(std::move(scenarios));
+    const CompareStudy s = compare_study(scenarios);
     emit_lazy(
         o.output, [&] { return io::render_compare_text(s, base); }, [&] { return io::compare_json(s, base).dump(2) + "\n"; },
         [&] { return io::render_compare_markdown(s, base); });

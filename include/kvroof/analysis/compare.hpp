@@ -26,16 +26,16 @@ struct CompareStudy {
     std::size_t best = 0;  // the row with the most tokens/s per GPU at its bankable best
 };
 
-[[nodiscard]] inline CompareStudy compare_study(std::vector<std::pair<std::string, Scenario>> scenarios) {
+[[nodiscard]] inline CompareStudy compare_study(const std::vector<std::pair<std::string, Scenario>>& scenarios) {
     CompareStudy s;
-    for (auto& [label, sc] : scenarios) {
+    for (const auto& [label, sc] : scenarios) {
         CompareRow r;
         r.verdict = make_verdict(sc);
         const double g = sc.hardware.gpus;
         r.baseline_per_gpu = r.verdict.baseline.conservative.throughput / g;
         r.best_per_gpu = std::max(r.baseline_per_gpu, r.verdict.best_conservative.throughput / g);
-        r.label = std::move(label);
-        r.scenario = std::move(sc);
+        r.label = label;
+        r.scenario = sc;
         s.rows.push_back(std::move(r));
     }
     for (std::size_t i = 1; i < s.rows.size(); ++i)
