@@ -19,6 +19,53 @@ std::string first_source(const nlohmann::json& j) {
     return s.is_string() ? s.get<std::string>() : "";
 }
 
+// GPUs grouped by how they meet their host: superchips over NVLink-C2C, GPUs on an x86 host over PCIe.
+std::string hardware_text() {
+    std::string out;
+    for (const bool superchip : {true, false}) {
+        out += superchip ? "Hardware, GPU + Grace superchips over NVLink-C2C (per GPU)\n"
+                         : "\nHardware, GPUs on a host over PCIe (per GPU)\n";
+        for (const auto& name : io::preset_names("hardware")) {
+            const HardwareSpec hw = io::load_hardware("--hardware", name);
+            if ((hw.link_name.rfind("nvlink-c2c", 0) == 0) != superchip) continue;
+            std::string math;
+            if (hw.gpu_flops_fp8.raw() > 0) math += " fp8 " + io::format_flops(hw.gpu_flops_fp8.raw());
+            if (hw.gpu_flops_fp4.raw() > 0) math += " fp4 " + io::format_flops(hw.gpu_flops_fp4.raw());
+            out += fmt::format(
+                "  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | NVLink x{} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
+                io::format_flops(hw.gpu_flops.raw()), math, io::format_bytes(hw.hbm_capacity.raw()),
+                io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.nvlink_domain, hw.link_name,
+                io::format_bandwidth(hw.link_bandwidth.raw()), hw.cpu_name, hw.cpus_per_gpu,
+                first_source(io::presets("hardware").at(name)));
+        }
+    }
+    return out;
+}
+
+// Models grouped by their attention and MLP kinds (what sets their KV bytes and weight reads).
+std::string models_text() {
+    std::string out;
+    const std::pair<const char*, int> groups[] = {{"dense, GQA attention", 0},
+                                                  {"mixture of experts, GQA attention", 1},
+                                                  {"mixture of experts, MLA attention (one latent per token)", 2}};
+    for (const auto& [title, kind] : groups) {
+        out += fmt::format("\nModels: {}\n", title);
+        for (const auto& name : io::preset_names("models")) {
+            const ModelSpec m = io::load_model("--model", name);
+            if ((m.attention == Attention::mla ? 2 : m.is_moe() ? 1 : 0) != kind) continue;
+            const auto pc = param_counts(m);
+            const std::string experts =
+                m.is_moe() ? fmt::format(", {} of {} experts", m.experts_active, m.experts) : std::string();
+            out += fmt::format(
+                "  {:<16} {:>3} layers  {:>6.1f}B params ({:.1f}B active{})  KV {:>7.0f} B/token (bf16)\n      "
+                "source: {}\n",
+                name, m.layers, pc.total / 1e9, pc.active / 1e9, experts, kv_bytes_per_token(m, DType::bf16).raw(),
+                first_source(io::presets("models").at(name)));
+        }
+    }
+    return out;
+}
+
 void run_presets(bool as_json) {
     if (as_json) {
         nlohmann::json j;
@@ -31,15 +78,7 @@ void run_presets(bool as_json) {
     }
     std::string s = fmt::format("kvroof {} — embedded presets (a JSON file of the same schema works wherever a name does)\n\n",
                                 KVROOF_VERSION);
-    s += "Hardware (per GPU)\n";
-    for (const auto& name : io::preset_names("hardware")) {
-        const HardwareSpec hw = io::load_hardware("--hardware", name);
-        s +=
-            fmt::format("  {:<15} {:>13} {:>9} HBM @ {:>10} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
-                        io::format_flops(hw.gpu_flops.raw()), io::format_bytes(hw.hbm_capacity.raw()),
-                        io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
-                        hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
-    }
+    s += hardware_text();
     s += "\nHosts (per CPU socket)\n";
     for (const auto& [name, c] : io::presets("hosts").items())
         s += fmt::format("  {:<24} {:>7g} TFLOPS  DRAM {:>6g} GB/s  {:>6g} GB\n      source: {}\n", name,
@@ -49,15 +88,7 @@ void run_presets(bool as_json) {
     for (const auto& [name, l] : io::presets("links").items())
         s += fmt::format("  {:<20} {:>7g} GB/s   {}\n      source: {}\n", name, l.at("bandwidth_GBps").get<double>(),
                          l.value("note", ""), first_source(l));
-    s += "\nModels\n";
-    for (const auto& name : io::preset_names("models")) {
-        const ModelSpec m = io::load_model("--model", name);
-        const auto pc = param_counts(m);
-        s += fmt::format(
-            "  {:<16} {}{} {:>3} layers  {:>6.1f}B params ({:.1f}B active)  KV {:>7.0f} B/token (bf16)\n      source: {}\n", name,
-            m.attention == Attention::gqa ? "GQA" : "MLA", m.is_moe() ? " MoE  " : " dense", m.layers, pc.total / 1e9,
-            pc.active / 1e9, kv_bytes_per_token(m, DType::bf16).raw(), first_source(io::presets("models").at(name)));
-    }
+    s += models_text();
     s += "\nWorkloads (call classes)\n";
     for (const auto& name : io::preset_names("workloads")) {
         const CallClass c = io::load_workload("--workload", name);

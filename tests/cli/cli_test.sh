@@ -33,6 +33,9 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 "$kvroof" verdict --hbm-cap 141GB --hbm-bw 4.8TB/s --c2c-bw 900GB/s --gpu-flops 2.5PFLOPS --slo-tpot 50ms --measured-tps 30 >/dev/null && ok || bad "unit-bearing flags"
 "$kvroof" mix --mix "long:0.7,short:0.3" | grep -q '^binding @ f=0' && ok || bad "mix table"
 "$kvroof" presets | grep -q 'rtx-2080ti-22g' && ok || bad "presets list"
+# Grouped: superchips apart from PCIe hosts, models by attention and MLP kind, with their precisions' peaks.
+"$kvroof" presets | grep -A1 '^Models: mixture of experts, MLA attention' | grep -q 'deepseek-r1 .*8 of 256 experts' \
+    && "$kvroof" presets | grep -A1 '^Hardware, GPU + Grace superchips' | grep -q 'gb200 .*fp4 10 PFLOPS' && ok || bad "presets are not grouped"
 "$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"
