@@ -23,10 +23,7 @@ struct DisaggOptionsText {
 
 void run_gpu_pools(const DisaggOptionsText& o, const io::BuiltScenario& built) {
     LoadSpec load;
-    if (o.chunk) {
-        load.chunk = io::parse_number("--prefill-chunk", *o.chunk);
-        check::in_range("--prefill-chunk", load.chunk, limits::kMinChunk, limits::kMaxChunk);
-    }
+    if (o.chunk) load.chunk = prefill_chunk(*o.chunk);
     const io::GpuDisaggReport r = io::gpu_disagg_report(built.scenario, load);
     emit_lazy(
         o.output, [&] { return io::render_gpu_disagg_text(r, built); },

@@ -24,14 +24,8 @@ struct ParallelOptionsText {
 
 LoadSpec parallel_load(const ParallelOptionsText& o) {
     LoadSpec l;
-    if (o.chunk) {
-        l.chunk = io::parse_number("--prefill-chunk", *o.chunk);
-        check::in_range("--prefill-chunk", l.chunk, limits::kMinChunk, limits::kMaxChunk);
-    }
-    if (o.max_seqs) {
-        l.max_seqs = io::parse_number("--max-seqs", *o.max_seqs);
-        check::in_range("--max-seqs", l.max_seqs, 1.0, limits::kMaxLoad);
-    }
+    if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
+    if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
     return l;
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "kvroof/analysis/point_step.hpp"
 #include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/parse.hpp"
 
@@ -68,6 +69,18 @@ void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::Scenario
     c.o_output = osl;
     built.scenario.mix = Mix{{MixEntry{c, 1.0}}};
     built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
+}
+
+double prefill_chunk(const std::string& text) {
+    const double c = io::parse_number("--prefill-chunk", text);
+    check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
+    return c;
+}
+
+double max_seqs(const std::string& text) {
+    const double n = io::parse_number("--max-seqs", text);
+    check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
+    return n;
 }
 
 void add_output_flags(CLI::App& app, OutputOptions& out) {

@@ -41,6 +41,10 @@ void add_benchmark_workload_flags(CLI::App& app, BenchmarkWorkloadText& w, const
 // tokens, no idle gap) when any of the three is given.
 void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built);
 
+// --prefill-chunk and --max-seqs as numbers, each within its range (operating_point.hpp's limits).
+[[nodiscard]] double prefill_chunk(const std::string& text);
+[[nodiscard]] double max_seqs(const std::string& text);
+
 // Adds --json and --report FILE.md.
 struct OutputOptions {
     bool json = false;

@@ -28,18 +28,6 @@ struct VerdictOptionsText {
     BenchmarkWorkloadText bench;
 };
 
-double prefill_chunk(const std::string& text) {
-    const double c = io::parse_number("--prefill-chunk", text);
-    check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
-    return c;
-}
-
-double max_seqs(const std::string& text) {
-    const double n = io::parse_number("--max-seqs", text);
-    check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
-    return n;
-}
-
 // --batch / --concurrency / --request-rate with --prefill and --prefill-chunk;
 // without a load, the solved mode (empty: seed 000's; LoadMode::best with --prefill chunked).
 std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
