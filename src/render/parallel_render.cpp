@@ -16,10 +16,6 @@ using nlohmann::json;
 namespace {
 std::string label(Deployment d) { return fmt::format("TP{} x DP{}", d.tp, d.dp); }
 
-const DeploymentPoint* best_point(const DeploymentResult& r) {
-    return r.best < 0 ? nullptr : &r.points[static_cast<std::size_t>(r.best)];
-}
-
 std::string clients_text(const DeploymentPoint& x) {
     return x.memory_full ? fmt::format("max ({:.0f})", x.clients) : fmt::format("{:.0f}", x.clients);
 }
@@ -40,7 +36,7 @@ std::string ranking(const ParallelStudy& s, bool markdown) {
                                "tok/s/user", "ITL ms", "TTFT ms", "clients/replica", "batch", "step bound by");
     int rank = 0;
     for (const DeploymentResult& r : s.deployments) {
-        const DeploymentPoint* b = best_point(r);
+        const DeploymentPoint* b = r.best_point();
         if (!b) {
             out += markdown ? fmt::format("| — | {} | {} | | | | | | |\n", label(r.d), why_none(r))
                             : fmt::format("  {:<5}{:<13}{}\n", "-", label(r.d), why_none(r));
@@ -99,7 +95,7 @@ ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load) {
 }
 
 std::string parallel_verdict_line(const ParallelStudy& s) {
-    const DeploymentPoint* b = s.deployments.empty() ? nullptr : best_point(s.deployments.front());
+    const DeploymentPoint* b = s.deployments.empty() ? nullptr : s.deployments.front().best_point();
     if (!b) return fmt::format("VERDICT: NO DEPLOYMENT of {} GPUs serves this model within the SLOs\n", s.gpus);
     return fmt::format(
         "VERDICT: {} — {:.0f} tok/s per GPU ({:.0f} in all) at {:.1f} tok/s per user (ITL {:.1f} ms, {} clients "

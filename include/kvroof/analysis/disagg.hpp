@@ -118,8 +118,7 @@ struct DecodeMix {
     const double bw = hw.cpu_dram_bandwidth.raw() * hw.eta_cpu_dram, flops = hw.cpu_flops.raw() * hw.eta_cpu_compute;
     const double kv = ps.mc.kv_per_token.raw(), weights = ps.mc.weights.raw();
     StepShape sh;
-    sh.w = ps.mc.weights_read(1.0).raw() / bw;  // dense; MoE: every expert a socket's batch touches, bounded below
-    if (ps.mc.moe) sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // large CPU batches touch every expert
+    sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // dense: all; MoE: a CPU batch touches every expert
     sh.gm = (sc.policy.sparse * m.S + 1.0) * kv / bw;
     sh.gc = (ps.mc.linear_per_token.raw() + ps.mc.attn_decode_per_key * m.S * sc.policy.sparse) / flops;
     sh.c0 = ps.step_overhead;

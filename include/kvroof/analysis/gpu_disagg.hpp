@@ -136,9 +136,9 @@ namespace detail {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });
     const ParallelStudy agg = parallel_study(sc, load);
-    if (!agg.deployments.empty() && agg.deployments.front().best >= 0) {
+    if (const DeploymentPoint* b = agg.deployments.empty() ? nullptr : agg.deployments.front().best_point()) {
         s.aggregated_ok = true;
-        s.aggregated = agg.deployments.front().points[static_cast<std::size_t>(agg.deployments.front().best)];
+        s.aggregated = *b;
     }
     return s;
 }

@@ -51,6 +51,10 @@ struct DeploymentResult {
     double weights_per_gpu = 0, hbm_per_gpu = 0;  // bytes (HBM minus the reserve)
     std::vector<DeploymentPoint> points;  // ascending clients
     int best = -1;  // index into points of the best within the SLOs; -1: none
+
+    [[nodiscard]] const DeploymentPoint* best_point() const noexcept {
+        return best < 0 ? nullptr : &points[static_cast<std::size_t>(best)];
+    }
 };
 
 struct ParallelStudy {
@@ -166,7 +170,7 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     s.load = load;
     for (int t : tensor_parallel_sizes(sc.model, s.gpus, s.nvlink_domain))
         s.deployments.push_back(detail::run_deployment(sc, load, Deployment{t, s.gpus / t}));
-    auto best = [](const DeploymentResult& r) { return r.best < 0 ? -1.0 : r.points[static_cast<std::size_t>(r.best)].per_gpu; };
+    auto best = [](const DeploymentResult& r) { return r.best_point() ? r.best_point()->per_gpu : -1.0; };
     std::stable_sort(s.deployments.begin(), s.deployments.end(),
                      [&](const DeploymentResult& a, const DeploymentResult& b) { return best(a) > best(b); });
     s.pareto = detail::pareto_frontier(s.deployments);
