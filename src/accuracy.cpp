@@ -115,6 +115,40 @@ void finish(MetricError& e) {
     e.mape_roofline /= static_cast<double>(e.n);
 }
 
+// The median of |ln(predicted ratio / measured ratio)| over the pairs of each
+// series, as exp(median) − 1.
+RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
+    std::map<std::string, std::vector<const AccuracyRow*>> series;
+    for (const AccuracyRow& r : rows) {
+        const MeasuredPoint& m = r.measured;
+        if (!m.throughput || !(*m.throughput > 0) || !(r.kvroof.throughput > 0) || !(r.roofline.throughput > 0)) continue;
+        series[fmt::format("{}|{}|{}|{}|{}|{}|{}", m.source_key, m.engine, m.gpu, m.gpus, m.model, m.weight_dtype, m.kv_dtype)]
+            .push_back(&r);
+    }
+    std::vector<double> k, roof;
+    RatioError e;
+    for (const auto& [key, pts] : series) {
+        if (pts.size() < 2) continue;
+        ++e.series;
+        for (std::size_t i = 0; i < pts.size(); ++i)
+            for (std::size_t j = i + 1; j < pts.size(); ++j) {
+                const double measured = *pts[i]->measured.throughput / *pts[j]->measured.throughput;
+                k.push_back(std::abs(std::log(pts[i]->kvroof.throughput / pts[j]->kvroof.throughput / measured)));
+                roof.push_back(std::abs(std::log(pts[i]->roofline.throughput / pts[j]->roofline.throughput / measured)));
+            }
+    }
+    e.pairs = k.size();
+    auto median = [](std::vector<double>& v) {
+        if (v.empty()) return 0.0;
+        std::sort(v.begin(), v.end());
+        const std::size_t n = v.size();
+        return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    };
+    e.median_kvroof = std::expm1(median(k));
+    e.median_roofline = std::expm1(median(roof));
+    return e;
+}
+
 std::vector<MeasuredPoint> points_of(const char* stem) {
     const std::string where = fmt::format("data/measurements/{}.json", stem);
     const json doc = parse_json_text(where, embedded_file(stem));
@@ -156,6 +190,7 @@ AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
         t.rows.push_back(std::move(row));
     }
     for (MetricError* e : {&t.itl, &t.ttft, &t.throughput, &t.itl_one_gpu, &t.throughput_one_gpu}) finish(*e);
+    t.gain = ratio_error(t.rows);
     for (auto& [key, src] : t.by_source) {
         finish(src.itl);
         finish(src.throughput);

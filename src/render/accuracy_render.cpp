@@ -67,6 +67,18 @@ std::string points(const AccuracyTable& t) {
     return s;
 }
 
+std::string gain_uncertainty(const AccuracyTable& t, const AccuracyTable& holdout) {
+    return fmt::format(
+        "\n## How well a gain is predicted\n\nAn offload gain is a ratio of two throughputs on one machine. Its measured "
+        "analogue here is the ratio of two points of one series (same source, engine, GPU and count, model and precisions; a "
+        "different workload or load). Over the {} pairs of {} series, the median |ln(predicted ratio / measured ratio)| is "
+        "{} as a relative error (plain roofline: {}); hold-out: {} over {} pairs (roofline {}). kvroof calls a gain within "
+        "this median of 1× MARGINAL (`kGainUncertainty` in include/kvroof/analysis/verdict.hpp is this figure; a test keeps "
+        "them equal).\n",
+        t.gain.pairs, t.gain.series, pct(t.gain.median_kvroof), pct(t.gain.median_roofline), pct(holdout.gain.median_kvroof),
+        holdout.gain.pairs, pct(holdout.gain.median_roofline));
+}
+
 }  // namespace
 
 std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout) {
@@ -80,7 +92,7 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
         "purpose: "
         "they are the independent check of the defaults.\n\n",
         t.rows.size());
-    s += "## Summary\n\n" + summary(t) + "\n## By source\n\n" + by_source(t);
+    s += "## Summary\n\n" + summary(t) + gain_uncertainty(t, holdout) + "\n## By source\n\n" + by_source(t);
     s += fmt::format(
         "\n## Hold-out check: Llama-3.1/3.3-70B\n\n{} measured points of the model kept out of everything above "
         "(data/measurements/holdout_llama_3_1_70b.json), predicted the same way at the same defaults. No default was "

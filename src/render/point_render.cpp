@@ -133,27 +133,41 @@ PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional
     return {point_study(sc, load, fixed_f), scenario_facts(ps)};
 }
 
+namespace {
+std::string point_offload_facts(const PointStudy& s) {
+    const bool fits0 = s.baseline.conservative.fits;
+    auto one = [&](const char* what, const OperatingPoint& p, double g, const char* ov) {
+        const std::string at = fmt::format("{}f={:.2f}", s.f_fixed ? "the chosen " : "", p.f);
+        if (!p.fits) return fmt::format("{} does not fit at {} ({})", what, at, ov);
+        return fits0 || std::isfinite(g) ? fmt::format("{} {} at {} ({})", what, render::fmt_gain(g), at, ov)
+                                         : fmt::format("{} {:.0f} tok/s at {} ({})", what, p.throughput, at, ov);
+    };
+    return "offload: " + one("bankable", s.bankable, s.gain_bankable, "no overlap") + ", " +
+           one("pipelined", s.pipelined, s.gain_pipelined, "perfect overlap");
+}
+}  // namespace
+
 std::string point_verdict_line(const PointStudy& s) {
     const std::string at = s.load.mode == LoadMode::best           ? std::string("the best load")
                            : s.load.mode == LoadMode::saturate     ? std::string("concurrency max")
                            : s.load.mode == LoadMode::request_rate ? fmt::format("request rate {:g}/s", s.load.value)
                                                                    : fmt::format("{} {:g}", name(s.load.mode), s.load.value);
+    if (s.kind == VerdictKind::does_not_fit) return fmt::format("VERDICT: DOES NOT FIT at {} at any f\n", at);
+    std::string head;
     switch (s.kind) {
-        case VerdictKind::does_not_fit: return fmt::format("VERDICT: does not fit at {} at any f\n", at);
-        case VerdictKind::offload:
-            if (!std::isfinite(s.gain_conservative))
-                return fmt::format(
-                    "VERDICT: offload f = {:.2f} at {}: needed to fit (f = 0 does not), {:.0f} tok/s (conservative)\n", s.f, at,
-                    s.at_f.conservative.throughput);
-            return fmt::format("VERDICT: offload f = {:.2f} at {}: {} throughput (conservative)\n", s.f, at,
-                               render::fmt_gain(s.gain_conservative));
-        case VerdictKind::offload_with_overlap:
-            return fmt::format("VERDICT: offload f = {:.2f} at {} only with overlap: {} throughput at ov = 1\n", s.f, at,
-                               render::fmt_gain(s.gain_optimistic));
-        default:
-            return fmt::format("VERDICT: keep KV on the GPU at {}: ITL {:.2f} ms, {:.0f} tok/s\n", at,
-                               s.baseline.conservative.itl * 1e3, s.baseline.conservative.throughput);
+        case VerdictKind::offload: head = fmt::format("OFFLOAD f={:.2f}", s.f); break;
+        case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}", s.f); break;
+        case VerdictKind::marginal:
+            head =
+                fmt::format("MARGINAL (offload gains under {:.0f} %, kvroof's median error on a gain)", 100 * kGainUncertainty);
+            break;
+        default: head = "KEEP KV ON GPU"; break;
     }
+    const OperatingPoint& b = s.baseline.conservative;
+    const std::string base = b.fits ? fmt::format("at f=0: ITL {:.2f} ms, {:.0f} tok/s, step bound by {}", b.itl * 1e3,
+                                                  b.throughput, time_words(b.binding))
+                                    : std::string("f=0 does not fit");
+    return fmt::format("VERDICT: {} at {} — {}; {}\n", head, at, point_offload_facts(s), base);
 }
 
 std::string render_point_text(const PointReport& r, const BuiltScenario& built) {
@@ -224,6 +238,11 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                 {"smallest_f_that_fits", s.smallest_f_that_fits ? json(*s.smallest_f_that_fits) : json(nullptr)},
                 {"gain_conservative", finite_or_null(s.gain_conservative)},
                 {"gain_optimistic", finite_or_null(s.gain_optimistic)},
+                {"offload",
+                 {{"bankable", {{"f", s.bankable.f}, {"ov", 0}, {"gain", finite_or_null(s.gain_bankable)}}},
+                  {"pipelined", {{"f", s.pipelined.f}, {"ov", 1}, {"gain", finite_or_null(s.gain_pipelined)}}},
+                  {"marginal_below_gain", 1.0 + kGainUncertainty}}},
+                {"time_bound_by", name(s.baseline.conservative.binding)},
                 {"verdict", name(s.kind)},
                 {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};
 }

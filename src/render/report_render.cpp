@@ -23,6 +23,7 @@ const char* kind_text(VerdictKind k) {
     switch (k) {
         case VerdictKind::offload: return "OFFLOAD";
         case VerdictKind::offload_with_overlap: return "OFFLOAD ONLY WITH OVERLAP";
+        case VerdictKind::marginal: return "MARGINAL";
         case VerdictKind::keep_on_gpu: return "KEEP KV ON GPU";
         case VerdictKind::does_not_fit: return "DOES NOT FIT";
         case VerdictKind::infeasible: return "INFEASIBLE";
@@ -36,10 +37,11 @@ std::string headline_row(const ReferenceScenario& r) {
     const Verdict& v = r.table.report.verdict;
     const auto& b = v.baseline.conservative;
     if (v.kind == VerdictKind::does_not_fit || v.kind == VerdictKind::infeasible)
-        return fmt::format("| {} | `{}` | — | {} | — | — | — | — | {} |\n", r.name, shown_flags(r), name(b.headline),
-                           kind_text(v.kind));
-    return fmt::format("| {} | `{}` | {:.1f} | {} | {:.2f} | {} | {:.2f} | {} | {} |\n", r.name, shown_flags(r), b.throughput,
-                       name(b.headline), v.best_conservative.f, gain_str(gain(v.best_conservative, b)), v.best_optimistic.f,
+        return fmt::format("| {} | `{}` | — | — | {} | — | — | — | — | {} |\n", r.name, shown_flags(r),
+                           limit_words(b.batch_limit), kind_text(v.kind));
+    return fmt::format("| {} | `{}` | {:.1f} | {} | {} | {:.2f} | {} | {:.2f} | {} | {} |\n", r.name, shown_flags(r),
+                       b.throughput, time_words(b.binding), limit_words(b.batch_limit), v.best_conservative.f,
+                       gain_str(gain(v.best_conservative, b)), v.best_optimistic.f,
                        gain_str(gain(v.best_optimistic, v.baseline.optimistic)), kind_text(v.kind));
 }
 
@@ -48,15 +50,15 @@ std::string band_section(const ReferenceScenario& r) {
     std::string s = fmt::format("## {}\n\n{}. `kvroof verdict{}`\n\n**{}**\n\n", r.name, r.description, r.flags_text,
                                 verdict_line(r.table.report));
     if (v.kind == VerdictKind::does_not_fit) return s;
-    s += "| f | tok/s (ov = 0) | tok/s (ov = 1) | gain (ov = 0) | gain (ov = 1) | batch (ov = 0) | TPOT (ov = 0) | binding (ov = "
-         "0) | binding (ov = 1) |\n"
+    s += "| f | tok/s (ov = 0) | tok/s (ov = 1) | gain (ov = 0) | gain (ov = 1) | batch (ov = 0) | TPOT (ov = 0) | time bound by "
+         "(ov = 0) | time bound by (ov = 1) |\n"
          "|---|---|---|---|---|---|---|---|---|\n";
     for (size_t k = 0; k < r.table.rows.size(); ++k) {
         const ServingPoint& c = r.table.rows[k].conservative;
         const ServingPoint& o = r.table.rows[k].optimistic;
         s += fmt::format("| {:.1f} | {:.1f} | {:.1f} | {} | {} | {:.2f} | {:.1f} ms | {} | {} |\n", r.table.fs[k], c.throughput,
                          o.throughput, gain_str(gain(c, v.baseline.conservative)), gain_str(gain(o, v.baseline.optimistic)),
-                         c.batch, c.tpot * 1e3, name(c.headline), name(o.headline));
+                         c.batch, c.tpot * 1e3, time_words(c.binding), time_words(o.binding));
     }
     s += fmt::format("\nIdle sessions are held in HBM (`--idle hold`); parking them in CPU DRAM alone gives {} .. {}.\n\n",
                      gain_str(v.parking_gain_conservative), gain_str(v.parking_gain_optimistic));
@@ -83,8 +85,9 @@ std::string concurrent_mix_md(const std::vector<ReferenceScenario>& refs) {
          "offloaded work serialised) is the bankable one; the optimistic end (ov = 1) needs a layer-ahead pipeline. Reproduce "
          "any row "
          "with `kvroof verdict` and the flags shown.\n\n";
-    s += "| scenario | flags | tok/s at f = 0 | binding at f = 0 | f\\*_con | gain_con | f\\*_opt | gain_opt | verdict |\n"
-         "|---|---|---|---|---|---|---|---|---|\n";
+    s += "| scenario | flags | tok/s at f = 0 | time bound by | batch limited by | f\\*_con | gain_con | f\\*_opt | gain_opt | "
+         "verdict |\n"
+         "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const ReferenceScenario& r : refs) s += headline_row(r);
     s += "\nPlots of the `one-grace-sparse` scenario: [throughput vs f](throughput_vs_f.svg), [binding resource vs "
          "f](bottleneck_vs_f.svg), "

@@ -40,11 +40,13 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
     s += fmt::format(
         "On the default scenario ({}) the {} of weights leave {} of HBM for KV: {:.2f} sessions at the codex context of {:.0f} "
         "tokens. "
-        "Idle sessions keep their KV, so the decode batch is only {:.2f}. The binding resource at f = 0 is `{}`: {}. "
+        "Idle sessions keep their KV, so the decode batch is only {:.2f}. At f = 0 the step's time is bound by {} and the "
+        "batch is limited by {}: {}. "
         "See [MODEL_WALKTHROUGH.md](MODEL_WALKTHROUGH.md).\n\n",
         d.description, format_bytes(facts.weights.raw()), format_bytes(facts.hbm_free.raw()),
         facts.hbm_free.raw() / fit.session_kv.raw(), fit.context, vd.baseline.conservative.batch,
-        name(vd.baseline.conservative.headline), meaning(vd.baseline.conservative.headline));
+        time_words(vd.baseline.conservative.binding), limit_words(vd.baseline.conservative.batch_limit),
+        meaning(vd.baseline.conservative.headline));
     s += "## Partial offload: the band\n\n";
     for (size_t i : {picks.default_, picks.dense, picks.sparse, picks.example}) s += "- " + band_line(refs[i]) + "\n";
     const double dense_con = best_gains(refs[picks.dense].table.report.verdict).conservative;
@@ -52,10 +54,10 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
     s += fmt::format(
         "\nWith one Grace per GPU, dense CPU attention {} (best conservative gain {}); sparse attention {} ({}), and perfect "
         "overlap multiplies that by {:.2f}. All reference scenarios: ",
-        dense_con >= kGainThreshold ? "is bankable" : "is not bankable: its serial time lands on every decode step",
+        dense_con >= 1 + kGainUncertainty ? "is bankable" : "is not bankable: its serial time lands on every decode step",
         gain_str(dense_con),
-        sparse.conservative >= kGainThreshold ? "makes the conservative end gain"
-                                              : "does not make the conservative end gain either",
+        sparse.conservative >= 1 + kGainUncertainty ? "makes the conservative end gain"
+                                                    : "does not make the conservative end gain either",
         gain_str(sparse.conservative), sparse.optimistic / sparse.conservative);
     s += "[concurrent_mix.md](concurrent_mix.md); plots: [throughput vs f](throughput_vs_f.svg), [gain vs CPUs per "
          "GPU](gain_vs_cpus_per_gpu.svg), "

@@ -2,6 +2,7 @@
 // `kvroof verdict` as text, JSON and markdown, from one VerdictReport.
 #include "kvroof/io/verdict_render.hpp"
 
+#include "kvroof/io/ladder_render.hpp"
 #include "kvroof/io/parse.hpp"
 #include "render_util.hpp"
 
@@ -14,8 +15,6 @@ using render::fmt_batch;
 using render::fmt_gain;
 using render::fmt_ms;
 using render::point_summary;
-
-std::string sparse_tag(const Scenario& sc) { return fmt::format("sparse={:g}", sc.policy.sparse); }
 
 std::string infeasible_reason(const ServingPoint& p, const ScenarioFacts& facts) {
     const Scenario& sc = facts.scenario;
@@ -66,6 +65,19 @@ std::string capacity_text(const ScenarioFacts& facts) {
     return s;
 }
 
+std::string lever_gain(const LadderRung& l) {
+    return std::isfinite(l.gain) ? fmt::format("{:.2f}×", l.gain) : std::string("makes it fit");
+}
+
+std::string levers_text(const VerdictReport& r) {
+    if (r.levers.empty()) return "";
+    std::string s = "\nEach lever alone (tok/s per GPU at ov=0 over the scenario as given)\n";
+    for (const LadderRung& l : r.levers)
+        s += fmt::format("  {:<44} {:<18} {:>10.1f} tok/s per GPU  {}\n", rung_label(l).substr(2), rung_flag(l),
+                         l.per_gpu_conservative, lever_gain(l));
+    return s;
+}
+
 std::string band_text(const VerdictReport& r) {
     const Verdict& v = r.verdict;
     const auto& b = v.baseline;
@@ -73,7 +85,9 @@ std::string band_text(const VerdictReport& r) {
     s += fmt::format("  {}\n", point_summary(b.conservative));
     s += fmt::format("  batch limited by {} (b_cap_hbm {}, b_cap_dram {}, b_slo {})\n", name(b.conservative.batch_limit),
                      fmt_batch(b.conservative.b_cap_hbm), fmt_batch(b.conservative.b_cap_dram), fmt_batch(b.conservative.b_slo));
-    s += fmt::format("  binding at f=0: {} = {}\n", name(b.conservative.headline), meaning(b.conservative.headline));
+    s += fmt::format("  time bound by {} ({}); batch limited by {} ({})\n", time_words(b.conservative.binding),
+                     name(b.conservative.binding), limit_words(b.conservative.batch_limit), name(b.conservative.batch_limit));
+    s += fmt::format("  what to act on: {}\n", meaning(b.conservative.headline));
     if (!b.conservative.session_fits && v.smallest_f_that_fits)
         s += fmt::format("  one session of the longest class does not fit at f = 0: it needs f >= {:.3f}\n",
                          *v.smallest_f_that_fits);
@@ -82,10 +96,12 @@ std::string band_text(const VerdictReport& r) {
         s += "  (a batch is the mean number of sequences decoding in a step, a fluid mean; below 1, a session decodes part of "
              "the time)\n";
     s += "\nBest offload fraction\n";
-    s += fmt::format("  conservative (ov=0): f*={:.3f} -> {} ({})\n", v.best_conservative.f, point_summary(v.best_conservative),
-                     fmt_gain(gain(v.best_conservative, b.conservative)));
-    s += fmt::format("  optimistic   (ov=1): f*={:.3f} -> {} ({})\n\n", v.best_optimistic.f, point_summary(v.best_optimistic),
-                     fmt_gain(gain(v.best_optimistic, b.optimistic)));
+    s += fmt::format("  bankable  (ov=0, no overlap):      f*={:.3f} -> {} ({})\n", v.best_conservative.f,
+                     point_summary(v.best_conservative), fmt_gain(gain(v.best_conservative, b.conservative)));
+    s += fmt::format("  pipelined (ov=1, perfect overlap): f*={:.3f} -> {} ({})\n", v.best_optimistic.f,
+                     point_summary(v.best_optimistic), fmt_gain(gain(v.best_optimistic, b.optimistic)));
+    s += fmt::format("  a gain under {:.0f} % is MARGINAL: kvroof's median error on a gain (outputs/accuracy.md)\n\n",
+                     100 * kGainUncertainty);
     s += fmt::format("Band at f={:.3f}{}\n", v.f, v.f_fixed ? " (chosen with --f)" : "");
     s += fmt::format("  conservative (ov=0): {} -> {}\n", point_summary(v.at_f.conservative), fmt_gain(v.gain_conservative));
     s += fmt::format("  optimistic   (ov=1): {} -> {}\n", point_summary(v.at_f.optimistic), fmt_gain(v.gain_optimistic));
@@ -93,14 +109,15 @@ std::string band_text(const VerdictReport& r) {
         s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov),
                          fmt_gain(gain(*r.at_ov, b.conservative)));
     if (v.f > 0 && v.at_f.conservative.feasible)
-        s += fmt::format("  binding at f={:.3f}: {} = {}\n", v.f, name(v.at_f.conservative.headline),
-                         meaning(v.at_f.conservative.headline));
+        s += fmt::format("  at f={:.3f}: time bound by {}; batch limited by {}\n", v.f, time_words(v.at_f.conservative.binding),
+                         limit_words(v.at_f.conservative.batch_limit));
     s += "\nIdle sessions\n";
     s += fmt::format("  the verdict assumes idle sessions {} (--idle {})\n",
                      v.idle == IdlePolicy::hold ? "keep their KV in HBM" : "park their KV in CPU DRAM", to_string(v.idle));
     s += fmt::format("  parking alone (f=0, no attention offload): {} (no overlap) .. {} (perfect overlap), {:.1f} tok/s\n",
                      fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic),
                      v.parked_baseline.conservative.throughput);
+    s += levers_text(r);
     return s;
 }
 
@@ -120,30 +137,55 @@ std::string calibration_text(const Calibration& c) {
     return s;
 }
 
+// The two offload facts, each at its own f and its own end of the band.
+std::string offload_facts(const Verdict& v) {
+    const bool fits0 = v.baseline.conservative.session_fits;
+    auto one = [&](const char* what, const ServingPoint& p, double g, const char* ov) {
+        const std::string at = v.f_fixed ? fmt::format("the chosen f={:.2f}", v.f) : fmt::format("f={:.2f}", p.f);
+        return fits0 ? fmt::format("{} {} at {} ({})", what, fmt_gain(g), at, ov)
+                     : fmt::format("{} {:.1f} tok/s at {} ({})", what, p.throughput, at, ov);
+    };
+    const ServingPoint& con = v.f_fixed ? v.at_f.conservative : v.best_conservative;
+    const ServingPoint& opt = v.f_fixed ? v.at_f.optimistic : v.best_optimistic;
+    std::string s = "offload: " + one("bankable", con, v.gain_bankable, "no overlap") + ", " +
+                    one("pipelined", opt, v.gain_pipelined, "perfect overlap");
+    if (!fits0) s += ", where f=0 holds no session";
+    return s;
+}
+
+// "; best lever: park idle sessions in CPU DRAM (--idle park) 1.32×", or that none gains.
+std::string lever_clause(const VerdictReport& r) {
+    if (r.levers.empty() || !(r.levers.front().gain > 1.0))
+        return r.verdict.kind == VerdictKind::does_not_fit ? "; no single lever makes it fit" : "; no single lever gains";
+    const LadderRung& best = r.levers.front();
+    std::string label = rung_label(best);
+    if (label.rfind("+ ", 0) == 0) label.erase(0, 2);
+    const std::string g = std::isfinite(best.gain) ? lever_gain(best) + " per GPU" : lever_gain(best);
+    return fmt::format("; best lever: {} ({}) {}{}", label, rung_flag(best), g,
+                       best.gain < 1.0 + kGainUncertainty ? " (marginal)" : "");
+}
+
 }  // namespace
 
 std::string verdict_line(const VerdictReport& r) {
     const Verdict& v = r.verdict;
-    const Scenario& sc = r.facts.scenario;
     const auto& b = v.baseline.conservative;
-    if (v.kind == VerdictKind::does_not_fit) return does_not_fit_line(v, r.facts);
+    if (v.kind == VerdictKind::does_not_fit) return does_not_fit_line(v, r.facts) + lever_clause(r);
     if (v.kind == VerdictKind::infeasible) return fmt::format("VERDICT: INFEASIBLE — {}", infeasible_reason(b, r.facts));
-    // Where f = 0 cannot hold one session, a gain over it has no meaning: give the throughput offload makes possible.
-    const std::string band =
-        b.session_fits
-            ? fmt::format("{} (no overlap) .. {} (perfect overlap)", fmt_gain(v.gain_conservative), fmt_gain(v.gain_optimistic))
-            : fmt::format("{:.1f} (no overlap) .. {:.1f} (perfect overlap) tok/s where f=0 cannot hold one session",
-                          v.at_f.conservative.throughput, v.at_f.optimistic.throughput);
-    const std::string tail = fmt::format("binding at f=0: {}", name(b.headline));
+    const std::string sparse =
+        r.facts.scenario.policy.sparse < 1 ? fmt::format(" (sparse={:g})", r.facts.scenario.policy.sparse) : std::string();
+    std::string head;
     switch (v.kind) {
-        case VerdictKind::offload: return fmt::format("VERDICT: OFFLOAD f={:.2f} ({}) — {}; {}", v.f, sparse_tag(sc), band, tail);
-        case VerdictKind::offload_with_overlap:
-            return fmt::format("VERDICT: OFFLOAD ONLY WITH OVERLAP f={:.2f} ({}) — {}; the gain needs a layer-ahead pipeline; {}",
-                               v.f, sparse_tag(sc), band, tail);
-        default:
-            return fmt::format("VERDICT: KEEP KV ON GPU — {} f={:.2f} ({}) gives {}; {}", v.f_fixed ? "the chosen" : "the best",
-                               v.f, sparse_tag(sc), band, tail);
+        case VerdictKind::offload: head = fmt::format("OFFLOAD f={:.2f}{}", v.f, sparse); break;
+        case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}{}", v.f, sparse); break;
+        case VerdictKind::marginal:
+            head = fmt::format("MARGINAL{} (offload gains under {:.0f} %, kvroof's median error on a gain)", sparse,
+                               100 * kGainUncertainty);
+            break;
+        default: head = fmt::format("KEEP KV ON GPU{}", sparse); break;
     }
+    return fmt::format("VERDICT: {} — {}{}; at f=0 time bound by {}, batch limited by {}", head, offload_facts(v),
+                       lever_clause(r), time_words(b.binding), limit_words(b.batch_limit));
 }
 
 std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& built) {
@@ -157,6 +199,38 @@ std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& bui
     s += "\n";
     return s;
 }
+
+namespace {
+json lever_json(const LadderRung& l) {
+    std::string label = rung_label(l);
+    if (label.rfind("+ ", 0) == 0) label.erase(0, 2);
+    return {{"lever", label},
+            {"flag", rung_flag(l)},
+            {"tok_per_s_per_gpu", l.per_gpu_conservative},
+            {"gain_per_gpu", finite_or_null(l.gain)},
+            {"marginal", l.gain < 1.0 + kGainUncertainty}};
+}
+
+// The VERDICT's facts, each its own object: the two offload ends at their own
+// f, what the time is bound by and what limits the batch (two vocabularies),
+// and the levers alone, best first.
+void add_decision_json(json& j, const VerdictReport& r) {
+    const Verdict& v = r.verdict;
+    const ServingPoint& con = v.f_fixed ? v.at_f.conservative : v.best_conservative;
+    const ServingPoint& opt = v.f_fixed ? v.at_f.optimistic : v.best_optimistic;
+    const ServingPoint& b = v.baseline.conservative;
+    j["verdict"]["offload"] = {
+        {"bankable", {{"f", con.f}, {"ov", 0}, {"gain", finite_or_null(v.gain_bankable)}, {"tok_per_s", con.throughput}}},
+        {"pipelined", {{"f", opt.f}, {"ov", 1}, {"gain", finite_or_null(v.gain_pipelined)}, {"tok_per_s", opt.throughput}}},
+        {"marginal_below_gain", 1.0 + kGainUncertainty}};
+    j["verdict"]["time_bound_by"] = {{"resource", name(b.binding)}, {"words", time_words(b.binding)}};
+    j["verdict"]["batch_limited_by"] = {{"limit", name(b.batch_limit)}, {"words", limit_words(b.batch_limit)}};
+    json levers = json::array();
+    for (const LadderRung& l : r.levers) levers.push_back(lever_json(l));
+    j["verdict"]["best_lever"] = r.levers.empty() || !(r.levers.front().gain > 1.0) ? json(nullptr) : levers.front();
+    j["verdict"]["levers"] = std::move(levers);
+}
+}  // namespace
 
 json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
     const Verdict& v = r.verdict;
@@ -184,6 +258,7 @@ json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
           {"f_fixed", v.f_fixed},
           {"smallest_f_that_fits", v.smallest_f_that_fits ? json(*v.smallest_f_that_fits) : json(nullptr)},
           {"line", verdict_line(r)}}}};
+    add_decision_json(j, r);
     if (r.at_ov) j["at_ov"] = point_json(*r.at_ov);
     if (v.calibration) {
         const auto& c = *v.calibration;
@@ -201,30 +276,37 @@ json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
 namespace {
 std::string md_point_row(const char* label, const ServingPoint& p, double g) {
     return fmt::format("| {} | {:.3f} | {:g} | {:.1f} | {} | {} | {} | {} | {} | {} |\n", label, p.f, p.ov, p.throughput,
-                       fmt_gain(g), fmt_batch(p.batch), fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding), name(p.batch_limit));
+                       fmt_gain(g), fmt_batch(p.batch), fmt_ms(p.tpot), fmt_ms(p.ttft), time_words(p.binding),
+                       limit_words(p.batch_limit));
 }
 constexpr const char* kPointHeader =
-    "| point | f | ov | tok/s | gain | batch | TPOT | TTFT | binding | batch limit "
+    "| point | f | ov | tok/s | gain | batch | TPOT | TTFT | time bound by | batch limited by "
     "|\n|---|---|---|---|---|---|---|---|---|---|\n";
 
-std::string band_markdown(const Verdict& v) {
+std::string band_markdown(const VerdictReport& r) {
+    const Verdict& v = r.verdict;
     std::string s = "## Throughput band\n\n";
     s += kPointHeader;
     s += md_point_row("f = 0, ov = 0", v.baseline.conservative, 1.0);
     s += md_point_row("f = 0, ov = 1", v.baseline.optimistic, 1.0);
-    s += md_point_row("f\\*_con, ov = 0", v.best_conservative, gain(v.best_conservative, v.baseline.conservative));
-    s += md_point_row("f\\*_opt, ov = 1", v.best_optimistic, gain(v.best_optimistic, v.baseline.optimistic));
+    s += md_point_row("bankable: f\\*_con, ov = 0", v.best_conservative, gain(v.best_conservative, v.baseline.conservative));
+    s += md_point_row("pipelined: f\\*_opt, ov = 1", v.best_optimistic, gain(v.best_optimistic, v.baseline.optimistic));
     s += md_point_row("chosen f, ov = 0", v.at_f.conservative, v.gain_conservative);
     s += md_point_row("chosen f, ov = 1", v.at_f.optimistic, v.gain_optimistic);
-    s += fmt::format("\nBinding at f = 0: `{}` — {}.\n", name(v.baseline.conservative.headline),
-                     meaning(v.baseline.conservative.headline));
-    if (v.f > 0 && v.at_f.conservative.feasible)
-        s += fmt::format("Binding at f = {:.3f}: `{}` — {}.\n", v.f, name(v.at_f.conservative.headline),
-                         meaning(v.at_f.conservative.headline));
+    s += fmt::format(
+        "\nThe bankable and pipelined rows are each at their own best f. A gain under {:.0f} % is MARGINAL: it is "
+        "kvroof's median error on a gain (outputs/accuracy.md). What to act on at f = 0: {}.\n",
+        100 * kGainUncertainty, meaning(v.baseline.conservative.headline));
     s += fmt::format(
         "\n## Idle sessions\n\nThe verdict assumes `--idle {}`. Parking idle sessions' KV in CPU DRAM alone "
         "(f = 0) gives {} (no overlap) .. {} (perfect overlap).\n",
         to_string(v.idle), fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic));
+    if (!r.levers.empty()) {
+        s += "\n## Each lever alone\n\n| lever | flag | tok/s per GPU (ov = 0) | gain per GPU |\n|---|---|---|---|\n";
+        for (const LadderRung& l : r.levers)
+            s += fmt::format("| {} | `{}` | {:.1f} | {} |\n", rung_label(l).substr(2), rung_flag(l), l.per_gpu_conservative,
+                             lever_gain(l));
+    }
     return s;
 }
 }  // namespace
@@ -236,7 +318,7 @@ std::string render_verdict_markdown(const VerdictReport& r, const BuiltScenario&
     s += fmt::format("**{}**\n\n", verdict_line(r));
     s += "## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Capacity\n\n```\n" + capacity_text(r.facts) +
          "```\n\n";
-    if (v.kind != VerdictKind::does_not_fit) s += band_markdown(v);
+    if (v.kind != VerdictKind::does_not_fit) s += band_markdown(r);
     if (v.calibration) {
         const auto& c = *v.calibration;
         s += "\n## Calibration\n\n";

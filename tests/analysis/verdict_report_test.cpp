@@ -119,3 +119,24 @@ TEST_CASE("report studies: a band table has no rows where nothing fits, a walkth
     CHECK(w.weight_read.raw() < p.tpot);  // the step is the weight read plus the KV
     CHECK(w.per_resource.size() == kRateResources.size());
 }
+
+TEST_CASE("each lever alone, best first: the offload lever is the bankable end, the others one ladder step each",
+          "[verdict_report]") {
+    const VerdictReport r = verdict_report(sparse_example());
+    REQUIRE(r.levers.size() >= 3);
+    for (std::size_t i = 1; i < r.levers.size(); ++i) CHECK(r.levers[i - 1].gain >= r.levers[i].gain);
+    bool offload = false;
+    for (const LadderRung& l : r.levers) {
+        REQUIRE(l.lever);
+        CHECK(*l.lever != LeverKind::sparse);  // it changes what the model computes: not a serving lever
+        if (*l.lever == LeverKind::offload) {
+            offload = true;
+            CHECK(l.gain == r.verdict.gain_bankable);
+            CHECK(l.band.conservative.f == r.verdict.best_conservative.f);
+        }
+        if (*l.lever == LeverKind::park_idle) CHECK(l.gain == Approx(r.verdict.parking_gain_conservative));
+    }
+    CHECK(offload);
+    // The seed example: offload (4.6x bankable) beats parking, KV quantisation and a second GPU per GPU.
+    CHECK(*r.levers.front().lever == LeverKind::offload);
+}

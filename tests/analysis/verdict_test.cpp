@@ -96,3 +96,40 @@ TEST_CASE("throughput alone equals the full evaluation's", "[serving]") {
         for (double ov : {0.0, 0.5, 1.0}) CHECK(throughput(ps, md, ov) == Approx(evaluate(ps, md, ov).throughput).epsilon(1e-12));
     }
 }
+
+TEST_CASE("the verdict's classes: a gain under the stated uncertainty is MARGINAL, each end judged at its own f", "[verdict]") {
+    const double clear = 1 + kGainUncertainty;
+    Verdict v;
+    v.baseline.conservative.feasible = true;
+    v.best_conservative.f = 0.5;
+    v.best_optimistic.f = 0.6;
+    const ServingPoint& base = v.baseline.conservative;
+    auto kind = [&](double bankable, double pipelined) {
+        v.gain_bankable = bankable;
+        v.gain_pipelined = pipelined;
+        return classify(v, base);
+    };
+    CHECK(kind(clear, clear) == VerdictKind::offload);  // the line itself is clear
+    CHECK(kind(2.0, 1.0) == VerdictKind::offload);
+    CHECK(kind(1.0, clear) == VerdictKind::offload_with_overlap);
+    CHECK(kind(1.0, clear - 1e-9) == VerdictKind::marginal);
+    CHECK(kind(1.05, 0.9) == VerdictKind::marginal);
+    CHECK(kind(1.0, 1.0) == VerdictKind::keep_on_gpu);
+    CHECK(kind(0.8, 0.95) == VerdictKind::keep_on_gpu);
+    v.best_conservative.f = 0;  // a gain at f = 0 is no offload gain
+    v.best_optimistic.f = 0;
+    CHECK(kind(1.5, 1.5) == VerdictKind::keep_on_gpu);
+}
+
+TEST_CASE("the bankable and pipelined gains are each end's own best over f = 0", "[verdict]") {
+    const Verdict v = make_verdict(test::default_scenario());
+    CHECK(v.gain_bankable == Approx(v.best_conservative.throughput / v.baseline.conservative.throughput));
+    CHECK(v.gain_pipelined == Approx(v.best_optimistic.throughput / v.baseline.optimistic.throughput));
+    // The default: nothing bankable (f*_con = 0), the pipelined end gains more than the uncertainty at its own f.
+    CHECK(v.best_conservative.f == 0);
+    CHECK(v.gain_bankable == 1.0);
+    CHECK(v.best_optimistic.f > 0.1);
+    CHECK(v.gain_pipelined > 1 + kGainUncertainty);
+    CHECK(v.kind == VerdictKind::offload_with_overlap);
+    CHECK(v.f == v.best_optimistic.f);
+}

@@ -18,12 +18,16 @@ out=$("$kvroof" verdict 2>"$tmp/err"); rc=$?
 [ ! -s "$tmp/err" ] && ok || bad "default verdict wrote to stderr"
 "$kvroof" verdict --json >"$tmp/v.json" && head -c1 "$tmp/v.json" | grep -q '{' && grep -q '"line": "VERDICT: ' "$tmp/v.json" && ok || bad "--json"
 grep -q '"version"' "$tmp/v.json" && grep -q '"overrides"' "$tmp/v.json" && ok || bad "--json lacks version or resolved inputs"
+grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$tmp/v.json" && grep -q '"pipelined": {' "$tmp/v.json" \
+    && grep -q '"best_lever": {' "$tmp/v.json" && ok || bad "--json lacks the VERDICT's facts as objects"
+"$kvroof" verdict | tail -n 1 | grep -Eq '^VERDICT: [A-Z ]+ f=[0-9.]+ — offload: bankable [0-9.]+× at f=[0-9.]+ \(no overlap\), pipelined [0-9.]+× at f=[0-9.]+ \(perfect overlap\); best lever: .*; at f=0 time bound by HBM bandwidth, batch limited by HBM capacity$' \
+    && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
 "$kvroof" verdict --report "$tmp/a.md" >/dev/null && "$kvroof" verdict --report "$tmp/b.md" >/dev/null && cmp -s "$tmp/a.md" "$tmp/b.md" && ok || bad "--report not byte-identical on rerun"
 "$kvroof" verdict --json >"$tmp/v2.json" && cmp -s "$tmp/v.json" "$tmp/v2.json" && ok || bad "--json not byte-identical on rerun"
 # Seed 000's example under its own efficiencies (0.5 for every FLOP/s and bandwidth, the link as measured, no step overhead).
 seed000="--eta 0.5 --eta-link 1 --step-overhead 0 --slo-tpot-bounds step"
 "$kvroof" verdict --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" $seed000 | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.8' && ok || bad "seed example verdict"
-"$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 32 --isl 2000 --osl 500 | tail -n 1 | grep -q '^VERDICT: keep KV on the GPU at concurrency 32: ITL' && ok || bad "operating point verdict"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 32 --isl 2000 --osl 500 | tail -n 1 | grep -Eq "^VERDICT: (KEEP KV ON GPU|MARGINAL .*) at concurrency 32 — offload: bankable .* pipelined .*; at f=0: ITL [0-9.]+ ms" && ok || bad "operating point verdict"
 "$kvroof" verdict --batch 8 --isl 4096 --osl 2 --prefill separate --json | grep -q '"mode": "batch"' && ok || bad "operating point JSON"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --concurrency 256 --isl 2000 --osl 500 --slo-ttft 100ms | grep -Eq '^  within the SLOs +no: TTFT ' && ok || bad "an operating point names the SLO it misses"
 "$kvroof" verdict --prefill chunked | tail -n 1 | grep -q '^VERDICT: .* at the best load' && ok || bad "solved mode with chunked prefill"

@@ -15,6 +15,7 @@
 // overlap (ov = 1) is never taken by the bankable criterion; when it would
 // gain there, the study says so after the last step.
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -99,6 +100,38 @@ namespace detail {
     return r;
 }
 }  // namespace detail
+
+// The ladder's first round for the VERDICT: each lever alone on the scenario
+// as given (sparse attention left out: it changes what the model computes),
+// best first by per-GPU gain at ov = 0; offload is the verdict's own bankable
+// end, not solved again. A scenario that fits nothing has no per-GPU gain to
+// compare, so a lever that makes it fit gains kUnbounded.
+[[nodiscard]] inline std::vector<LadderRung> single_levers(const Scenario& scenario, const Verdict& v,
+                                                           const LadderOptions& o = {}) {
+    LadderRung given;
+    given.scenario = scenario;
+    given.band = v.baseline;
+    given.per_gpu_conservative = v.baseline.conservative.throughput / scenario.hardware.gpus;
+    given.per_gpu_optimistic = v.baseline.optimistic.throughput / scenario.hardware.gpus;
+    std::vector<LadderRung> out;
+    for (LeverKind k : {LeverKind::park_idle, LeverKind::kv_quant, LeverKind::tensor_parallel}) {
+        auto r = detail::take_lever(k, given, o);
+        if (r && r->band.conservative.throughput > 0) out.push_back(std::move(*r));
+    }
+    if (v.best_conservative.f > 0 && v.best_conservative.throughput > 0) {
+        LadderRung off;
+        off.lever = LeverKind::offload;
+        off.scenario = scenario;
+        off.offload = true;
+        off.band = Band{v.best_conservative, v.best_optimistic};
+        off.per_gpu_conservative = v.best_conservative.throughput / scenario.hardware.gpus;
+        off.per_gpu_optimistic = v.best_optimistic.throughput / scenario.hardware.gpus;
+        off.gain = v.gain_bankable;
+        out.push_back(std::move(off));
+    }
+    std::stable_sort(out.begin(), out.end(), [](const LadderRung& a, const LadderRung& b) { return a.gain > b.gain; });
+    return out;
+}
 
 [[nodiscard]] inline LadderStudy ladder_study(const Scenario& scenario, const LadderOptions& o = {}) {
     scenario.check_validity();

@@ -25,6 +25,9 @@ struct PointStudy {
     bool f_fixed = false;
     double f = 0;
     double gain_conservative = 1, gain_optimistic = 1;  // throughput at f over f = 0 (0 fits nothing: kUnbounded)
+    // The best fitting f of each end, each over f = 0 at its own ov (the chosen f's when f is fixed).
+    OperatingPoint bankable, pipelined;
+    double gain_bankable = 1, gain_pipelined = 1;
 };
 
 // f is scanned on a grid of this step: the point's throughput is not smooth in
@@ -60,22 +63,32 @@ namespace detail {
         if (b.conservative.fits && (!best_con || b.conservative.throughput > best_con->throughput)) best_con = b.conservative;
         if (b.optimistic.fits && (!best_opt || b.optimistic.throughput > best_opt->throughput)) best_opt = b.optimistic;
     }
+    const double clear = 1.0 + kGainUncertainty;  // the verdict's MARGINAL line (analysis/verdict.hpp)
+    const double g_con = best_con ? detail::point_gain(*best_con, s.baseline.conservative) : 0.0;
+    const double g_opt = best_opt ? detail::point_gain(*best_opt, s.baseline.optimistic) : 0.0;
     if (fixed_f) {
         s.f_fixed = true;
         s.f = *fixed_f;
     } else if (best_con) {
-        const bool con_gains = detail::point_gain(*best_con, s.baseline.conservative) >= kGainThreshold;
-        s.f = con_gains || !best_opt ? best_con->f : best_opt->f;
+        const bool bankable = g_con >= clear || (g_opt < clear && g_con >= g_opt) || !best_opt;
+        s.f = bankable ? best_con->f : best_opt->f;
     }
     s.at_f = point_band(ps, load, s.f);
     s.gain_conservative = detail::point_gain(s.at_f.conservative, s.baseline.conservative);
     s.gain_optimistic = detail::point_gain(s.at_f.optimistic, s.baseline.optimistic);
+    s.bankable = fixed_f || !best_con ? s.at_f.conservative : *best_con;
+    s.pipelined = fixed_f || !best_opt ? s.at_f.optimistic : *best_opt;
+    s.gain_bankable = fixed_f ? s.gain_conservative : g_con;
+    s.gain_pipelined = fixed_f ? s.gain_optimistic : g_opt;
+    const bool con = s.bankable.f > 0 && s.bankable.fits, opt = s.pipelined.f > 0 && s.pipelined.fits;
     if (!s.smallest_f_that_fits && !s.at_f.optimistic.fits)
         s.kind = VerdictKind::does_not_fit;
-    else if (s.f > 0 && s.gain_conservative >= kGainThreshold)
+    else if (con && s.gain_bankable >= clear)
         s.kind = VerdictKind::offload;
-    else if (s.f > 0 && s.gain_optimistic >= kGainThreshold)
+    else if (opt && s.gain_pipelined >= clear)
         s.kind = VerdictKind::offload_with_overlap;
+    else if ((con && s.gain_bankable > 1.0) || (opt && s.gain_pipelined > 1.0))
+        s.kind = VerdictKind::marginal;
     else
         s.kind = VerdictKind::keep_on_gpu;
     return s;

@@ -59,6 +59,34 @@ inline constexpr std::array<Resource, 10> kAllResources = {
     return "?";
 }
 
+// Two vocabularies, never mixed: what a step's TIME is bound by (a rate), and
+// what LIMITS THE BATCH (a capacity or an SLO). A resource outside a
+// vocabulary gets its meaning in the other's words.
+[[nodiscard]] constexpr std::string_view time_words(Resource r) noexcept {
+    switch (r) {
+        case Resource::gpu_compute: return "GPU compute";
+        case Resource::gpu_hbm: return "HBM bandwidth";
+        case Resource::cpu_compute: return "CPU compute";
+        case Resource::cpu_dram: return "CPU DRAM bandwidth";
+        case Resource::link: return "the GPU-CPU link";
+        case Resource::tp_allreduce: return "tensor-parallel all-reduces";
+        case Resource::slo_ttft: return "prefill (the TTFT SLO is missed)";
+        case Resource::hbm_capacity:
+        case Resource::dram_capacity:
+        case Resource::slo_tpot: return "nothing (no batch runs)";
+    }
+    return "?";
+}
+[[nodiscard]] constexpr std::string_view limit_words(Resource r) noexcept {
+    switch (r) {
+        case Resource::hbm_capacity: return "HBM capacity";
+        case Resource::dram_capacity: return "CPU DRAM capacity";
+        case Resource::slo_tpot: return "the TPOT SLO";
+        case Resource::slo_ttft: return "the TTFT SLO";
+        default: return "no capacity (time alone)";
+    }
+}
+
 // The rate resources that carry utilisation-seconds per call.
 inline constexpr std::array<Resource, 6> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
                                                            Resource::cpu_dram,    Resource::link,    Resource::tp_allreduce};

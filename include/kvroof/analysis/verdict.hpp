@@ -11,9 +11,17 @@
 
 namespace kvroof {
 
-// A gain below this is treated as no gain: the model's inputs are not known
-// to better than a few percent.
+// A gain below this is treated as no gain where a search needs a stopping
+// rule (the ladder, the operating-point scan's choice of f).
 inline constexpr double kGainThreshold = 1.02;
+
+// How well kvroof predicts the ratio of two throughputs on one machine — an
+// offload gain is such a ratio: the median error of the predicted ratio over
+// every pair of measured points of one series in the accuracy table
+// (outputs/accuracy.md, "How well a gain is predicted"; 90 pairs, 14 series).
+// Derived from the table, not chosen: tests/io/accuracy_test.cpp recomputes
+// it and fails when the two differ. A gain below 1 + this is MARGINAL.
+inline constexpr double kGainUncertainty = 0.140;
 
 struct Band {
     ServingPoint conservative;  // ov = 0
@@ -56,8 +64,9 @@ struct Band {
 }
 
 enum class VerdictKind {
-    offload,  // bankable: the conservative end gains
-    offload_with_overlap,  // only the optimistic end gains: needs a layer-ahead pipeline
+    offload,  // bankable: the conservative end gains more than the stated uncertainty
+    offload_with_overlap,  // only the optimistic end does: needs a layer-ahead pipeline
+    marginal,  // an end gains, but less than the model's stated uncertainty (kGainUncertainty)
     keep_on_gpu,  // no end of the band gains
     does_not_fit,  // weights exceed HBM, or one session's KV fits at no f
     infeasible,  // no batch meets the SLOs even without offload
@@ -68,6 +77,7 @@ enum class VerdictKind {
     switch (k) {
         case VerdictKind::offload: return "offload";
         case VerdictKind::offload_with_overlap: return "offload_with_overlap";
+        case VerdictKind::marginal: return "marginal";
         case VerdictKind::keep_on_gpu: return "keep_on_gpu";
         case VerdictKind::does_not_fit: return "does_not_fit";
         case VerdictKind::infeasible: return "infeasible";
@@ -92,15 +102,31 @@ struct Verdict {
     double f = 0;  // the recommended (or chosen) offload fraction
     Band baseline;  // f = 0
     Band at_f;  // at the recommended f
-    ServingPoint best_conservative;  // f*_con at ov = 0
-    ServingPoint best_optimistic;  // f*_opt at ov = 1
-    double gain_conservative = 1, gain_optimistic = 1;  // at f
+    ServingPoint best_conservative;  // f*_con at ov = 0: the bankable offload
+    ServingPoint best_optimistic;  // f*_opt at ov = 1: the pipelined offload
+    // Each best end over f = 0 at its own ov, each at its own f: two facts, not one band.
+    double gain_bankable = 1, gain_pipelined = 1;
+    double gain_conservative = 1, gain_optimistic = 1;  // both ends at the one f (the band at f)
     // Idle sessions: the verdict's policy and what parking alone (f = 0) gives.
     IdlePolicy idle = IdlePolicy::hold;
     Band parked_baseline;  // f = 0 with idle sessions parked in CPU DRAM
     double parking_gain_conservative = 1, parking_gain_optimistic = 1;
     std::optional<Calibration> calibration;
 };
+
+// OFFLOAD when the bankable end gains more than the stated uncertainty,
+// OFFLOAD ONLY WITH OVERLAP when only the pipelined end does, MARGINAL when an
+// end gains less than that, KEEP KV ON GPU when none gains.
+[[nodiscard]] inline VerdictKind classify(const Verdict& v, const ServingPoint& base_c) noexcept {
+    if (!base_c.feasible && !v.at_f.conservative.feasible && !v.at_f.optimistic.feasible) return VerdictKind::infeasible;
+    const double clear = 1.0 + kGainUncertainty;
+    const bool con = v.f_fixed ? v.f > 0 : v.best_conservative.f > 0;
+    const bool opt = v.f_fixed ? v.f > 0 : v.best_optimistic.f > 0;
+    if (con && v.gain_bankable >= clear) return VerdictKind::offload;
+    if (opt && v.gain_pipelined >= clear) return VerdictKind::offload_with_overlap;
+    if ((con && v.gain_bankable > 1.0) || (opt && v.gain_pipelined > 1.0)) return VerdictKind::marginal;
+    return VerdictKind::keep_on_gpu;
+}
 
 struct VerdictOptions {
     std::optional<double> fixed_f;
@@ -128,6 +154,8 @@ struct VerdictOptions {
 
     const auto& base_c = v.baseline.conservative;
     const auto& base_o = v.baseline.optimistic;
+    v.gain_bankable = gain(v.best_conservative, base_c);
+    v.gain_pipelined = gain(v.best_optimistic, base_o);
     if (!base_c.fits || !ps.smallest_f_that_fits()) {
         v.kind = VerdictKind::does_not_fit;
         v.session_does_not_fit = base_c.fits;
@@ -137,23 +165,19 @@ struct VerdictOptions {
     if (opt.fixed_f) {
         v.f_fixed = true;
         v.f = *opt.fixed_f;
-    } else if (gain(v.best_conservative, base_c) >= kGainThreshold) {
-        v.f = v.best_conservative.f;
-    } else {
-        v.f = v.best_optimistic.f;
+    } else {  // the band is shown at the f of the end that decides: bankable when it gains clearly, else the larger gain
+        const double clear = 1.0 + kGainUncertainty;
+        const bool bankable = v.gain_bankable >= clear || (v.gain_pipelined < clear && v.gain_bankable >= v.gain_pipelined);
+        v.f = bankable ? v.best_conservative.f : v.best_optimistic.f;
     }
     v.at_f = band(ps, v.f);
     v.gain_conservative = gain(v.at_f.conservative, base_c);
     v.gain_optimistic = gain(v.at_f.optimistic, base_o);
-    if (!base_c.feasible && !v.at_f.conservative.feasible && !v.at_f.optimistic.feasible) {
-        v.kind = VerdictKind::infeasible;
-    } else if (v.f > 0 && v.gain_conservative >= kGainThreshold) {
-        v.kind = VerdictKind::offload;
-    } else if (v.f > 0 && v.gain_optimistic >= kGainThreshold) {
-        v.kind = VerdictKind::offload_with_overlap;
-    } else {
-        v.kind = VerdictKind::keep_on_gpu;
+    if (v.f_fixed) {  // the chosen f is judged, not the best ones
+        v.gain_bankable = v.gain_conservative;
+        v.gain_pipelined = v.gain_optimistic;
     }
+    v.kind = classify(v, base_c);
 
     if (opt.measured_tps) {
         Calibration c;

@@ -6,6 +6,7 @@
 
 #include <optional>
 
+#include "kvroof/analysis/ladder.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/analysis/verdict.hpp"
 
@@ -15,6 +16,7 @@ struct VerdictReport {
     ScenarioFacts facts;
     Verdict verdict;
     std::optional<ServingPoint> at_ov;  // at the verdict's f and a given ov, when asked for
+    std::vector<LadderRung> levers;  // each lever alone, best first (single_levers)
 };
 
 [[nodiscard]] inline VerdictReport verdict_report(const Scenario& sc, const VerdictOptions& opt = {},
@@ -24,6 +26,7 @@ struct VerdictReport {
     const PreparedScenario ps(sc);
     r.facts = scenario_facts(ps);
     if (ov_point) r.at_ov = evaluate(ps, r.verdict.f, *ov_point);
+    r.levers = single_levers(sc, r.verdict);
     return r;
 }
 

@@ -47,8 +47,20 @@ struct SourceError {
     MetricError itl, throughput;
 };
 
+// How well the ratio of two throughputs is predicted: over every pair of
+// points of one series (same source, engine, GPU and count, model and
+// precisions; different workload or load), |ln(predicted ratio / measured
+// ratio)|; its median, as a relative error exp(median) − 1. An offload gain is
+// such a ratio (two configurations on one machine), so this is the gain's
+// stated uncertainty (kGainUncertainty, analysis/verdict.hpp).
+struct RatioError {
+    std::size_t pairs = 0, series = 0;
+    double median_kvroof = 0, median_roofline = 0;
+};
+
 struct AccuracyTable {
     std::vector<AccuracyRow> rows;
+    RatioError gain;  // throughput ratios within a series
     MetricError itl, ttft, throughput;  // every point
     MetricError itl_one_gpu, throughput_one_gpu;  // single-GPU points (no tensor-parallel communication to model)
     std::map<std::string, SourceError> by_source;  // by source key
