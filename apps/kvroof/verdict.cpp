@@ -10,6 +10,7 @@
 #include "kvroof/analysis/verdict_report.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/point_render.hpp"
+#include "kvroof/io/solve_render.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
@@ -26,6 +27,8 @@ struct VerdictOptionsText {
     // The operating point and the benchmark's single-class workload.
     std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs;
     BenchmarkWorkloadText bench;
+    std::optional<std::string> solve;  // --solve KNOB with --target / --target-gain / --range
+    io::SolveText solve_text;
 };
 
 // --batch / --concurrency / --request-rate with --prefill and --prefill-chunk;
@@ -97,6 +100,19 @@ void run_verdict(const VerdictOptionsText& o) {
         check::positive("--measured-tps", *vo.measured_tps);
         check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
     }
+    if (o.solve) {
+        if (load || o.f || o.ov || o.measured_tps)
+            throw InputError("--solve: searches the solved verdict; drop --f, --ov, --measured-tps and the load flags");
+        io::SolveText t = o.solve_text;
+        t.knob = *o.solve;
+        const SolveResult r = solve(built.scenario, io::solve_spec(t, built.scenario));
+        emit_lazy(
+            o.output, [&] { return io::render_solve_text(r); }, [&] { return io::solve_json(r, built).dump(2) + "\n"; },
+            [&] { return io::render_solve_markdown(r, built); });
+        return;
+    }
+    if ((o.solve_text.target || o.solve_text.target_gain || o.solve_text.range))
+        throw InputError(fmt::format("{}: needs --solve KNOB", o.solve_text.range ? "--range" : "--target"));
     if (load) {
         const io::PointReport r = io::point_report(built.scenario, *load, vo.fixed_f);
         emit_lazy(
@@ -123,7 +139,10 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --f 0.5 --measured-tps 420    # calibrate ov against one measurement\n"
         "  kvroof verdict --model ./config.json --report verdict.md\n"
         "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --concurrency 32 --isl 2000 --osl 500\n"
-        "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch");
+        "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch\n"
+        "  kvroof verdict --solve cpus-per-gpu --target-gain 1.2   # how many CPUs per GPU for a 1.2x bankable gain\n"
+        "  kvroof verdict --solve link-bw --target-gain 1 --cpus-per-gpu 4 --sparse 0.1   # the link that breaks even\n"
+        "  kvroof verdict --solve context --target fits --workload \"s_cached=60000,a_append=2000,o_output=400\"");
     add_scenario_flags(*sub, o->scenario);
     auto add_in = [&](const char* group, const char* type, const char* flag, std::optional<std::string>& t, const char* help) {
         sub->add_option_function<std::string>(
@@ -151,6 +170,18 @@ Action setup_verdict(CLI::App& app) {
     add_point("--max-seqs", o->max_seqs,
               "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue [default: "
               "no limit]");
+    auto add_solve = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
+        add_in("Break-even (solve for one knob)", type, flag, t, help);
+    };
+    add_solve("--solve", o->solve, "KNOB",
+              "find the least (or greatest) value of this knob that meets --target: any numeric scenario knob "
+              "(cpus-per-gpu, link-bw, hbm-cap, gpus, …) or context (the tokens a session holds at its prefill)");
+    add_solve("--target", o->solve_text.target, "T",
+              "fits (without offload), gain=X (bankable offload gain, ov = 0), pipelined-gain=X (ov = 1) or tps=X (best "
+              "bankable tok/s)");
+    add_solve("--target-gain", o->solve_text.target_gain, "X", "shorthand for --target gain=X; 1 = offload helps at all");
+    add_solve("--range", o->solve_text.range, "LO:HI",
+              "values to search, in the knob's unit [default: the scenario's value / 64 .. x 64 within the knob's bounds]");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };
 }

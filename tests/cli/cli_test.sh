@@ -22,6 +22,8 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
     && grep -q '"best_lever": {' "$tmp/v.json" && ok || bad "--json lacks the VERDICT's facts as objects"
 "$kvroof" verdict | tail -n 1 | grep -Eq '^VERDICT: [A-Z ]+ f=[0-9.]+ — offload: bankable [0-9.]+× at f=[0-9.]+ \(no overlap\), pipelined [0-9.]+× at f=[0-9.]+ \(perfect overlap\); best lever: .*; at f=0 time bound by HBM bandwidth, batch limited by HBM capacity$' \
     && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
+"$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -Eq '^SOLVE: --cpus-per-gpu >= [0-9.]+ for a bankable offload gain >= 1\.20×' && ok || bad "--solve: no SOLVE line"
+"$kvroof" verdict --solve context --target fits --json | grep -q '"outcome": "at_most"' && ok || bad "--solve context --json"
 "$kvroof" verdict --report "$tmp/a.md" >/dev/null && "$kvroof" verdict --report "$tmp/b.md" >/dev/null && cmp -s "$tmp/a.md" "$tmp/b.md" && ok || bad "--report not byte-identical on rerun"
 "$kvroof" verdict --json >"$tmp/v2.json" && cmp -s "$tmp/v.json" "$tmp/v2.json" && ok || bad "--json not byte-identical on rerun"
 # Seed 000's example under its own efficiencies (0.5 for every FLOP/s and bandwidth, the link as measured, no step overhead).

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Break-even answers: the smallest (or largest) value of one knob at which a
+// target holds — "how many CPUs per GPU for a 1.2x bankable gain", "what link
+// bandwidth breaks even", "how long a context fits" — by root finding over
+// the same verdict the CLI prints.
+//
+// The knob is scanned at kSolveScan points over [lo, hi] (geometric when
+// lo > 0, else even), then the first change of the target between two scan
+// points is bisected to a relative width of 1e-6 (whole knobs: to adjacent
+// integers). The target met below the change and not above it gives "at
+// most", the reverse "at least". When it changes more than once in the scan
+// the first change is the answer and `crossings` says how many were seen.
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "kvroof/analysis/verdict_report.hpp"
+#include "kvroof/spec/knobs.hpp"
+
+namespace kvroof {
+
+enum class SolveTarget {
+    gain_bankable,  // the bankable offload gain (ov = 0, best f > 0) >= value; 1: offload helps at all
+    gain_pipelined,  // the pipelined offload gain (ov = 1, best f > 0) >= value
+    throughput,  // the best bankable output tokens/s (f = 0 or offload) >= value
+    fits,  // f = 0 holds the weights and one session of every class
+};
+
+[[nodiscard]] constexpr std::string_view name(SolveTarget t) noexcept {
+    switch (t) {
+        case SolveTarget::gain_bankable: return "gain_bankable";
+        case SolveTarget::gain_pipelined: return "gain_pipelined";
+        case SolveTarget::throughput: return "throughput";
+        case SolveTarget::fits: return "fits";
+    }
+    return "?";
+}
+
+// The pseudo-knob `context`: the tokens one call's session holds at its
+// prefill, S_c + A (single-class workloads; S_c = context − A).
+inline constexpr std::string_view kContextKnob = "context";
+
+struct SolveSpec {
+    std::string knob;  // a numeric knob of the knob table, or kContextKnob
+    SolveTarget target = SolveTarget::gain_bankable;
+    double value = 1;  // the gain or tokens/s the target asks (unused for fits)
+    double lo = 0, hi = 0;  // SI, lo < hi
+};
+
+enum class SolveOutcome { at_least, at_most, every_value, no_value };
+
+struct SolveResult {
+    SolveSpec spec;
+    bool whole = false;  // a whole-number knob (GPUs): answers are integers
+    SolveOutcome outcome = SolveOutcome::no_value;
+    double answer = 0;  // SI: the least (at_least) or greatest (at_most) value that meets the target
+    double metric_at_answer = 0;  // the target's quantity there (gain, tok/s; 1/0 for fits)
+    double beyond = 0, metric_beyond = 0;  // the nearest value found that misses it, and its quantity
+    double metric_lo = 0, metric_hi = 0;  // at the range's ends
+    int crossings = 0;  // changes of the target seen in the scan
+    int evaluations = 0;
+    VerdictReport at_answer;  // everything `kvroof verdict` shows at `answer` (at lo when nothing meets the target)
+};
+
+inline constexpr int kSolveScan = 48;
+
+namespace detail {
+[[nodiscard]] inline Scenario with_knob(const Scenario& base, const SolveSpec& s, const Knob* k, double x) {
+    Scenario sc = base;
+    if (k) {
+        k->access.apply(sc, KnobValue(x));
+        return sc;
+    }
+    CallClass& c = sc.mix.entries.front().cls;  // context: one class (checked in solve())
+    c.s_cached = x - c.a_append;
+    return sc;
+}
+
+[[nodiscard]] inline double solve_metric(const SolveSpec& s, const Verdict& v) {
+    const ServingPoint& b = v.baseline.conservative;
+    switch (s.target) {
+        // A gain target counts an offload only (f* > 0): f = 0 is 1x by definition.
+        case SolveTarget::gain_bankable: return v.best_conservative.f > 0 ? v.gain_bankable : 0.0;
+        case SolveTarget::gain_pipelined: return v.best_optimistic.f > 0 ? v.gain_pipelined : 0.0;
+        case SolveTarget::throughput: return std::max(b.throughput, v.best_conservative.throughput);
+        case SolveTarget::fits: return v.kind != VerdictKind::does_not_fit && b.fits && b.session_fits ? 1.0 : 0.0;
+    }
+    return 0;
+}
+}  // namespace detail
+
+[[nodiscard]] inline SolveResult solve(const Scenario& base, const SolveSpec& spec) {
+    const Knob* k = spec.knob == kContextKnob ? nullptr : find_knob(spec.knob);
+    if (spec.knob != kContextKnob && (!k || !k->numeric() || k->grid_only || !k->access.apply))
+        throw InputError("solve: '" + spec.knob + "' is not a numeric scenario knob");
+    if (!k && base.mix.entries.size() != 1) throw InputError("solve: context needs a single-class workload (not a mix)");
+    if (!(spec.lo < spec.hi)) throw InputError("solve: the range must have lo < hi");
+    if (!k && spec.lo < base.mix.entries.front().cls.a_append)
+        throw InputError("solve: a context range must start at the call's new input tokens or above");
+    SolveResult r;
+    r.spec = spec;
+    r.whole = k && k->type == KnobType::whole;
+    auto eval = [&](double x) {
+        ++r.evaluations;
+        return detail::solve_metric(spec, make_verdict(detail::with_knob(base, spec, k, x)));
+    };
+    auto finish = [&](double x) {
+        ++r.evaluations;
+        r.at_answer = verdict_report(detail::with_knob(base, spec, k, x));
+        return detail::solve_metric(spec, r.at_answer.verdict);
+    };
+    auto meets = [&](double m) { return spec.target == SolveTarget::fits ? m > 0.5 : m >= spec.value; };
+    const bool geometric = spec.lo > 0;
+    auto at = [&](int i) {
+        const double t = static_cast<double>(i) / (kSolveScan - 1);
+        const double x = geometric ? spec.lo * std::pow(spec.hi / spec.lo, t) : spec.lo + t * (spec.hi - spec.lo);
+        return r.whole ? std::round(x) : x;
+    };
+    double prev_x = r.whole ? std::ceil(spec.lo) : spec.lo;
+    double prev_m = eval(prev_x);
+    r.metric_lo = prev_m;
+    const bool first = meets(prev_m);
+    std::optional<std::pair<double, double>> cell;  // the scan cell of the first change
+    for (int i = 1; i < kSolveScan; ++i) {
+        const double x = std::min(at(i), r.whole ? std::floor(spec.hi) : spec.hi);
+        if (x <= prev_x) continue;
+        const double m = eval(x);
+        if (meets(m) != meets(prev_m)) {
+            ++r.crossings;
+            if (!cell) cell = {prev_x, x};
+        }
+        prev_x = x;
+        prev_m = m;
+    }
+    r.metric_hi = prev_m;
+    if (!cell) {
+        r.outcome = first ? SolveOutcome::every_value : SolveOutcome::no_value;
+        r.answer = r.whole ? std::ceil(spec.lo) : spec.lo;
+        r.metric_at_answer = finish(r.answer);
+        return r;
+    }
+    auto [a, b] = *cell;  // meets(a) == first, meets(b) != first
+    while (r.whole ? b - a > 1 : (b - a) > 1e-6 * std::max(std::abs(a), std::abs(b))) {
+        const double mid = r.whole ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
+        (meets(eval(mid)) == first ? a : b) = mid;
+    }
+    r.outcome = first ? SolveOutcome::at_most : SolveOutcome::at_least;
+    r.answer = first ? a : b;
+    r.beyond = first ? b : a;
+    r.metric_at_answer = finish(r.answer);
+    r.metric_beyond = eval(r.beyond);
+    return r;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Break-even answers (analysis/solve.hpp): each answer checked by hand or
+// against the verdict on either side of it.
+#include "kvroof/analysis/solve.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+
+using namespace kvroof;
+
+namespace {
+SolveSpec spec(const char* knob, SolveTarget t, double value, double lo, double hi) {
+    SolveSpec s;
+    s.knob = knob;
+    s.target = t;
+    s.value = value;
+    s.lo = lo;
+    s.hi = hi;
+    return s;
+}
+Scenario with_value(const Scenario& base, const char* knob, double x) {
+    Scenario sc = base;
+    find_knob(knob)->access.apply(sc, KnobValue(x));
+    return sc;
+}
+}  // namespace
+
+TEST_CASE("the HBM that fits Llama-3.1-405B and one codex session is weights + reserve + that session's KV", "[solve]") {
+    const Scenario base = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-405b");
+    });
+    const SolveResult r = solve(base, spec("hbm-cap", SolveTarget::fits, 0, 10e9, 5e12));
+    REQUIRE(r.outcome == SolveOutcome::at_least);
+    const ScenarioFacts& f = r.at_answer.facts;
+    const double by_hand = f.weights.raw() + base.hardware.hbm_reserve.raw() + f.session_kv_max.raw();
+    CHECK(r.answer == Approx(by_hand).epsilon(1e-5));
+    CHECK(r.metric_at_answer == 1.0);
+    CHECK(r.at_answer.verdict.kind != VerdictKind::does_not_fit);
+    const Verdict below = make_verdict(with_value(base, "hbm-cap", r.answer * (1 - 1e-5)));
+    CHECK_FALSE((below.baseline.conservative.fits && below.baseline.conservative.session_fits));
+}
+
+TEST_CASE("a bankable-gain target: met at the answer, missed just below it, and the gain rises with CPUs per GPU", "[solve]") {
+    const Scenario base = test::default_scenario();
+    const SolveResult r = solve(base, spec("cpus-per-gpu", SolveTarget::gain_bankable, 1.2, 0.01, 32));
+    REQUIRE(r.outcome == SolveOutcome::at_least);
+    CHECK(r.crossings == 1);
+    const Verdict at = make_verdict(with_value(base, "cpus-per-gpu", r.answer));
+    const Verdict below = make_verdict(with_value(base, "cpus-per-gpu", r.answer * (1 - 1e-5)));
+    CHECK(at.gain_bankable >= 1.2);
+    CHECK(at.best_conservative.f > 0);
+    CHECK(below.gain_bankable < 1.2);
+    CHECK(r.answer > base.hardware.cpus_per_gpu);  // the machine's half Grace does not bank 1.2x (the default's verdict)
+}
+
+TEST_CASE("a whole knob answers in whole numbers: the GPUs for a throughput, and one fewer misses it", "[solve]") {
+    const Scenario base = test::default_scenario();
+    const SolveResult r = solve(base, spec("gpus", SolveTarget::throughput, 1000, 1, 64));
+    REQUIRE(r.outcome == SolveOutcome::at_least);
+    CHECK(r.whole);
+    CHECK(r.answer == std::round(r.answer));
+    CHECK(r.beyond == r.answer - 1);
+    CHECK(r.metric_at_answer >= 1000);
+    CHECK(r.metric_beyond < 1000);
+}
+
+TEST_CASE("the longest context that fits is an upper bound: the session fits there and not one token beyond", "[solve]") {
+    const Scenario base =
+        test::scenario_with([](io::ScenarioInputs& in) { in.set("workload", "s_cached=60000,a_append=2000,o_output=400"); });
+    const SolveResult r = solve(base, spec("context", SolveTarget::fits, 0, 2000, 4e6));
+    REQUIRE(r.outcome == SolveOutcome::at_most);
+    CHECK(r.beyond - r.answer < 1e-6 * r.answer * 2);
+    // By hand: the HBM left for KV over the KV of one token is the most tokens one session may hold at its longest (S + O).
+    const ScenarioFacts& f = r.at_answer.facts;
+    const double tokens = f.hbm_free.raw() / (f.session_kv_max.raw() / (r.answer + 400));
+    CHECK(r.answer + 400 == Approx(tokens).epsilon(1e-5));
+}
+
+TEST_CASE("every value or no value: the answer says so, and a bad request names what is wrong", "[solve]") {
+    const Scenario base = test::default_scenario();
+    const SolveResult every = solve(base, spec("hbm-bw", SolveTarget::throughput, 1e-3, 5e12, 2e13));
+    CHECK(every.outcome == SolveOutcome::every_value);
+    const SolveResult none = solve(base, spec("hbm-bw", SolveTarget::throughput, 1e12, 1e12, 2e13));
+    CHECK(none.outcome == SolveOutcome::no_value);
+    CHECK(none.metric_hi < 1e12);
+    CHECK_THROWS_AS(solve(base, spec("hardware", SolveTarget::fits, 0, 1, 2)), InputError);
+    CHECK_THROWS_AS(solve(base, spec("cpus-per-gpu", SolveTarget::fits, 0, 2, 1)), InputError);
+}
