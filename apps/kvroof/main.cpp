@@ -12,20 +12,21 @@
 #include "commands.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/atomic_write.hpp"
+#include "kvroof_git_revision.hpp"
 
 namespace {
 // Every subcommand, in --help order (commands.hpp says how to add one).
 constexpr kvroof::cli::Setup kSubcommands[] = {
     kvroof::cli::setup_verdict, kvroof::cli::setup_mix,    kvroof::cli::setup_presets, kvroof::cli::setup_prefill,
     kvroof::cli::setup_layers,  kvroof::cli::setup_sweep,  kvroof::cli::setup_report,  kvroof::cli::setup_parallel,
-    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare,
+    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare, kvroof::cli::setup_completion,
 };
 
 int run(int argc, char** argv) {
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
     kvroof::io::install_temp_cleanup_on_signals();
     CLI::App app{"kvroof — closed-form model of LLM serving with KV/attention offload to CPU DRAM"};
-    app.set_version_flag("--version", std::string("kvroof ") + KVROOF_VERSION);
+    app.set_version_flag("-V,--version", std::string("kvroof ") + KVROOF_VERSION + " (git " + KVROOF_GIT_REVISION + ")");
     app.footer(
         "Examples:\n"
         "  kvroof verdict                                   # gb200, llama-3.1-70b bf16, codex workload\n"

@@ -2,12 +2,33 @@
 // Sweep files (--config) and the provenance a sweep writes next to its output.
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/sweep.hpp"
 
 namespace kvroof::io {
 
-SweepSpec load_sweep_file(std::string_view path) {
+namespace {
+// A relative path that is not here but is shipped with an installed kvroof
+// (<prefix>/share/kvroof/configs/…, next to <prefix>/bin/kvroof): the shipped
+// file, so the README's `--config configs/…` examples run from any folder
+// after `cmake --install`. Anything else stands as given.
+std::string shipped_or_given(std::string_view path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path given(path);
+    if (given.is_absolute() || fs::exists(given, ec)) return std::string(path);
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::string(path);
+    const fs::path shipped = exe.parent_path().parent_path() / "share" / "kvroof" / given;
+    return fs::is_regular_file(shipped, ec) ? shipped.string() : std::string(path);
+}
+}  // namespace
+
+SweepSpec load_sweep_file(std::string_view given) {
+    const std::string path = shipped_or_given(given);
     // Depth-capped, and every failure an InputError naming --config and the file.
     const nlohmann::json j = read_json_file("--config", path);
     const std::string where = fmt::format("--config {}", path);
