@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 #pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
 // Private to the preset loaders (src/presets*.cpp): strict reading of one JSON
 // entry, each failure an InputError naming the file or preset and the key.
 
@@ -139,13 +143,44 @@ inline Entry single_entry(std::string_view flag, std::string_view path, const js
         fmt::format("{} {}: expected one preset entry (with '{}') or {{\"name\": entry}}", flag, path, required_key));
 }
 
+// Edit distance (insertions, deletions, substitutions) between two short names.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+inline std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// A preset by name, case-insensitively ("H200" is h200); an unknown name is an
+// error listing the valid ones, with the nearest as "did you mean" when it is close.
 inline const json& find_preset(std::string_view flag, std::string_view kind, std::string_view name) {
     const json& all = presets(kind);
-    const auto it = all.find(std::string(name));
-    if (it == all.end())
-        throw InputError(fmt::format("{}: unknown {} preset '{}'; valid: {} (or a path to a JSON file)", flag, kind, name,
-                                     join(preset_names(kind))));
-    return *it;
+    if (const auto it = all.find(std::string(name)); it != all.end()) return *it;
+    const std::string want = lower(name);
+    std::string nearest;
+    std::size_t best = std::string::npos;
+    for (auto it = all.begin(); it != all.end(); ++it) {
+        const std::string have = lower(it.key());
+        if (have == want) return it.value();
+        if (const std::size_t d = edit_distance(have, want); d < best) best = d, nearest = it.key();
+    }
+    const std::string hint = best <= std::max<std::size_t>(2, want.size() / 4) ? fmt::format(" did you mean '{}'?", nearest) : "";
+    throw InputError(fmt::format("{}: unknown {} preset '{}';{} valid: {} (or a path to a JSON file)", flag, kind, name, hint,
+                                 join(preset_names(kind))));
 }
 
 // A preset decoded once per process: the first successful `load()` for an

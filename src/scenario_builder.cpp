@@ -48,10 +48,14 @@ void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::str
 KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view text) {
     if (k.type == KnobType::text) return k.decode(flag, text);
     if (!k.none_text.empty() && trim(text) == k.none_text) return std::numeric_limits<double>::quiet_NaN();
-    if (k.type == KnobType::quantity) return parse_quantity(flag, text, k.unit, k.bare);
-    const double v = parse_number(flag, text);
+    const double v = k.type == KnobType::quantity ? parse_quantity(flag, text, k.unit, k.bare) : parse_number(flag, text);
     if (k.type == KnobType::whole)
         return static_cast<double>(check::whole_in_range(flag, v, static_cast<int>(k.lo), static_cast<int>(k.hi)));
+    if (v < k.lo || v > k.hi) {  // the knob's own range, named by its own flag (not by a knob it sets)
+        const double bare = k.type == KnobType::quantity ? parse_quantity(flag, "1", k.unit, k.bare) : 1.0;
+        const std::string unit = k.type == KnobType::quantity ? " " + std::string(k.bare) : std::string();
+        throw InputError(fmt::format("{}: must be in [{:g}, {:g}]{}, got {}", flag, k.lo / bare, k.hi / bare, unit, trim(text)));
+    }
     return v;
 }
 
@@ -94,6 +98,31 @@ void check_scenario(const Scenario& s) {
     s.check_validity();
 }
 
+namespace {
+// A per-GPU figure given above every sourced GPU preset is allowed (a what-if)
+// but said: "--hbm-cap 80TB" is more likely a typo for 80GB than a plan.
+std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const Scenario& sc) {
+    std::vector<std::string> out;
+    for (const char* name : {"hbm-cap", "hbm-bw", "gpu-flops"}) {
+        if (!in.given(name)) continue;
+        const Knob& k = knob(name);
+        double most = 0;
+        std::string which;
+        for (const auto& preset : preset_names("hardware")) {
+            Scenario p;
+            p.hardware = load_hardware("--hardware", preset);
+            if (k.access.get(p) > most) most = k.access.get(p), which = preset;
+        }
+        if (k.access.get(sc) <= most) continue;
+        const double bare = std::get<double>(decode_knob(k, k.flag(), "1"));
+        out.push_back(
+            fmt::format("{} {} per GPU is above every sourced GPU preset (the most: {:g} {}, {}): a what-if, or a typo?",
+                        k.flag(), in.get(k)->text, most / bare, k.bare, which));
+    }
+    return out;
+}
+}  // namespace
+
 BuiltScenario build_scenario(const ScenarioInputs& in) {
     BuiltScenario out;
     assemble(decode_inputs(in), out.scenario);
@@ -103,6 +132,7 @@ BuiltScenario build_scenario(const ScenarioInputs& in) {
                          : in.given("workload") ? in.get("workload")->text
                                                 : kDefaultWorkload;
     check_scenario(out.scenario);
+    out.warnings = beyond_sourced_devices(in, out.scenario);
     return out;
 }
 

@@ -33,7 +33,7 @@ void run_gpu_pools(const DisaggOptionsText& o, const io::BuiltScenario& built) {
 void run_disagg(const DisaggOptionsText& o) {
     if (o.arch != "cpu-decode" && o.arch != "gpu-pools")
         throw InputError(fmt::format("--arch: must be cpu-decode or gpu-pools, got '{}'", o.arch));
-    io::BuiltScenario built = io::build_scenario(o.scenario);
+    io::BuiltScenario built = build_scenario_warning(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     if (o.arch == "gpu-pools") return run_gpu_pools(o, built);
     if (o.chunk) throw InputError("--prefill-chunk: needs --arch gpu-pools");

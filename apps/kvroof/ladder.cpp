@@ -19,7 +19,7 @@ struct LadderOptionsText {
 };
 
 void run_ladder(const LadderOptionsText& o) {
-    const io::BuiltScenario built = io::build_scenario(o.scenario);
+    const io::BuiltScenario built = build_scenario_warning(o.scenario);
     LadderOptions lo;
     lo.max_gpus = std::max(built.scenario.hardware.gpus, built.scenario.hardware.nvlink_domain);
     if (o.max_gpus) {

@@ -17,7 +17,7 @@ struct MixOptionsText {
 };
 
 void run_mix(const MixOptionsText& o) {
-    const io::BuiltScenario built = io::build_scenario(o.scenario);
+    const io::BuiltScenario built = build_scenario_warning(o.scenario);
     double step = 0.05;
     if (o.step) {
         step = io::parse_number("--step", *o.step);

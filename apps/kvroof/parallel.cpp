@@ -30,7 +30,7 @@ LoadSpec parallel_load(const ParallelOptionsText& o) {
 }
 
 void run_parallel(const ParallelOptionsText& o) {
-    io::BuiltScenario built = io::build_scenario(o.scenario);
+    io::BuiltScenario built = build_scenario_warning(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     const LoadSpec load = parallel_load(o);
     if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte

@@ -83,6 +83,12 @@ double max_seqs(const std::string& text) {
     return n;
 }
 
+io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {
+    io::BuiltScenario b = io::build_scenario(in);
+    for (const auto& w : b.warnings) std::fprintf(stderr, "kvroof: warning: %s\n", w.c_str());
+    return b;
+}
+
 void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, "also write the report as markdown to FILE (atomically)")

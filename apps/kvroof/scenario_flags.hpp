@@ -50,6 +50,8 @@ struct OutputOptions {
     bool json = false;
     std::string report;
 };
+// build_scenario, with each warning of the inputs (BuiltScenario::warnings) on stderr.
+[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in);
 void add_output_flags(CLI::App& app, OutputOptions& out);
 
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to

@@ -78,7 +78,7 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
 }
 
 void run_verdict(const VerdictOptionsText& o) {
-    io::BuiltScenario built = io::build_scenario(o.scenario);
+    io::BuiltScenario built = build_scenario_warning(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     const std::optional<LoadSpec> load = load_spec(o);
     if (load && load->mode == LoadMode::batch &&

@@ -51,6 +51,7 @@ struct BuiltScenario {
     Scenario scenario;
     std::vector<std::pair<std::string, std::string>> overrides;  // flag -> value as given
     std::string workload_label;  // what the user asked for
+    std::vector<std::string> warnings;  // allowed but suspicious inputs, one line each (the CLI prints them to stderr)
 };
 
 // Decoded values by knob_index, fallbacks included: what a scenario is assembled from.
