@@ -22,4 +22,5 @@ Action setup_parallel(CLI::App& app);
 Action setup_ladder(CLI::App& app);
 Action setup_disagg(CLI::App& app);
 Action setup_compare(CLI::App& app);
+Action setup_sim(CLI::App& app);
 }  // namespace kvroof::cli
