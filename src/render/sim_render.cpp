@@ -47,9 +47,10 @@ std::string mechanism_text(const SimResult& r) {
                    "time is not linear in its batch";
         case SimGap::granularity:
             return fmt::format(
-                "step granularity: prefill arrives in whole chunks, so steps alternate between prefill-heavy (compute-bound) "
-                "and decode-only ones (which read every weight for a few tokens); the mean step, {:.2f} ms, exceeds the step "
-                "of the mean content, {:.2f} ms, which is what the closed form charges",
+                "step granularity: a step carries whole calls and whole prefill chunks, so its content varies from step to "
+                "step, and its time is not linear in its content (rooflines and the overlap are maxima: a decode-only step "
+                "reads every weight for a few tokens, a busier one tips onto another resource); the mean step, {:.2f} ms, "
+                "exceeds the step of the mean content, {:.2f} ms, which is what the closed form charges",
                 r.mean_step * 1e3, r.step_of_mean * 1e3);
         case SimGap::unexplained:
             return "no single mechanism stands out (few queue waits, steps close to the step of their mean content)";

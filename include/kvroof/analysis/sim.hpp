@@ -100,7 +100,7 @@ namespace detail {
 //   overload          the closed form itself says the rate exceeds capacity
 //   admission stall   calls queued > 25 % of the time and fewer decode than in the closed form (> 5 %)
 //   step granularity  the mean step exceeds the step of the mean content by > 5 %
-//                     (steps alternate between prefill-heavy and decode-only)
+//                     (whole calls and chunks per step; the step is not linear in them)
 //   burstiness        open-loop random arrivals
 //   idle-gap variance random idle gaps (closed loop)
 [[nodiscard]] inline SimGap name_gap(const SimResult& r) {
