@@ -31,8 +31,11 @@ std::string mechanism_text(const SimResult& r) {
     switch (r.mechanism) {
         case SimGap::none: return "";
         case SimGap::overload:
-            return "overload: the arrivals exceed what the system serves, so the queue grows through the run (the closed form "
-                   "shows its saturated point)";
+            return fmt::format(
+                "overload: calls arrive faster than the system serves them ({:.3f}/s served of {:.3f}/s asked), so the queue "
+                "grows through the run{}",
+                r.requests_per_s, r.spec.load.value,
+                r.closed.saturated ? " (the closed form shows its saturated point)" : "; the closed form serves the rate");
         case SimGap::admission_stall:
             return fmt::format(
                 "admission stall: calls waited for HBM, DRAM or the running cap {:.0f} % of the time; the simulator reserves "
@@ -40,11 +43,16 @@ std::string mechanism_text(const SimResult& r) {
                 "call's peak KV (S + O tokens), the closed form counts the mean occupancy",
                 r.queue_busy * 100);
         case SimGap::burstiness:
-            return "burstiness: Poisson arrivals make the batch vary from step to step, and calls queue behind bursts; the "
-                   "fluid mean hides both";
+            return fmt::format(
+                "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "
+                "tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms, and calls stay longer; the fluid "
+                "mean hides both",
+                r.itl.mean * 1e3, r.mean_step * 1e3);
         case SimGap::idle_gap_variance:
-            return "idle-gap variance: gaps drawn around their mean change how many clients are active at once, and a step's "
-                   "time is not linear in its batch";
+            return fmt::format(
+                "idle-gap variance: random gaps change how many clients are active at once; busier steps are longer and carry "
+                "more tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms",
+                r.itl.mean * 1e3, r.mean_step * 1e3);
         case SimGap::granularity:
             return fmt::format(
                 "step granularity: a step carries whole calls and whole prefill chunks, so its content varies from step to "
@@ -108,7 +116,10 @@ std::string notes(const SimResult& r) {
         "Measured over {:.0f} calls completed in a window of {:.1f} s: the first {:.0f} calls (warm-up) and the drain after the "
         "last arrival are left out; {:.0f} steps, {:.0f} events, {:.1f} s simulated.\n",
         r.measured_calls, r.window, r.warmup_calls, r.steps, r.events, r.sim_time);
-    s += fmt::format("Step: mean {:.2f} ms; the step of the mean content {:.2f} ms.\n", r.mean_step * 1e3, r.step_of_mean * 1e3);
+    s += fmt::format(
+        "Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (what the closed form charges); per decode token "
+        "{:.2f} ms (busier steps carry more tokens).\n",
+        r.mean_step * 1e3, r.step_of_mean * 1e3, r.itl.mean * 1e3);
     s += fmt::format("Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls running.\n",
                      r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
     s += fmt::format("HBM used (time mean): {:.1f} of {:.1f} GB ({:.1f} %).\n", r.hbm_used * 1e-9, r.hbm_capacity * 1e-9,

@@ -97,21 +97,29 @@ namespace detail {
 
 // The likely mechanism behind a gap of more than 10 % in throughput or ITL,
 // from what the run observed, the first that applies:
-//   overload          the closed form itself says the rate exceeds capacity
+//   overload          the rate exceeds what the closed form, or the simulation, serves (5 % short)
 //   admission stall   calls queued > 25 % of the time and fewer decode than in the closed form (> 5 %)
-//   step granularity  the mean step exceeds the step of the mean content by > 5 %
-//                     (whole calls and chunks per step; the step is not linear in them)
-//   burstiness        open-loop random arrivals
-//   idle-gap variance random idle gaps (closed loop)
+//   then the larger of two departures from the fluid step, when above 5 %:
+//     step granularity  the mean step over the step of the mean content (whole calls and
+//                       chunks per step; the step is not linear in them)
+//     batch variation   the ITL per token over the mean step (busier steps are longer and
+//                       carry more tokens): burstiness (open loop), idle-gap variance
+//                       (random gaps), else granularity again
+//   burstiness / idle-gap variance when the load is random, else unexplained
 [[nodiscard]] inline SimGap name_gap(const SimResult& r) {
     if (std::abs(r.gap_throughput) <= 0.1 && std::abs(r.gap_itl) <= 0.1) return SimGap::none;
-    if (r.closed.saturated) return SimGap::overload;
+    const bool open = r.spec.load.mode == LoadMode::request_rate;
+    if (r.closed.saturated || (open && r.requests_per_s < 0.95 * r.spec.load.value)) return SimGap::overload;
     if (r.queue_busy > 0.25 && r.batch < 0.95 * r.closed.batch) return SimGap::admission_stall;
-    if (r.step_of_mean > 0 && r.mean_step > 1.05 * r.step_of_mean) return SimGap::granularity;
     const bool random = r.spec.gaps != GapDist::deterministic;
-    if (r.spec.load.mode == LoadMode::request_rate && random) return SimGap::burstiness;
-    if (r.mean_idle > 0 && random) return SimGap::idle_gap_variance;
-    return SimGap::unexplained;
+    const SimGap load = open && random              ? SimGap::burstiness
+                        : r.mean_idle > 0 && random ? SimGap::idle_gap_variance
+                                                    : SimGap::none;
+    const double granularity = r.step_of_mean > 0 ? r.mean_step / r.step_of_mean - 1.0 : 0.0;
+    const double variation = r.mean_step > 0 ? r.itl.mean / r.mean_step - 1.0 : 0.0;
+    if (std::max(granularity, variation) > 0.05)
+        return granularity >= variation || load == SimGap::none ? SimGap::granularity : load;
+    return load == SimGap::none ? SimGap::unexplained : load;
 }
 
 // The step of the window's mean content (0 when no step was measured).
