@@ -128,6 +128,8 @@ std::string notes(const SimResult& r) {
                      r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system, percent(r.littles_law_error()));
     s += fmt::format("Tokens: {:.0f} output (Σ O {:.0f}), {:.0f} prefilled (Σ A {:.0f}).\n", r.output_tokens,
                      r.expected_output_tokens, r.prefill_tokens, r.expected_prefill_tokens);
+    if (r.spec.load.mode == LoadMode::concurrency && r.calls < 10 * r.spec.load.value)
+        s += "Fewer than 10 calls per client: the run is mostly its start, not a steady state; give more --calls.\n";
     if (r.closed.saturated) s += "The closed form: the rate exceeds what the system serves; its point is the saturated one.\n";
     if (r.closed.memory_queued) s += "The closed form: not every client is admitted at once (memory or the running cap).\n";
     if (r.mechanism != SimGap::none) s += "Gap over 10 %, likely " + mechanism_text(r) + ".\n";

@@ -8,7 +8,8 @@
 //
 // Statistics cover a window: it opens when the first `warmup` share of the
 // calls has completed and closes when the last call arrives (after that the
-// load falls as the run drains); token counts cover the whole run.
+// load falls as the run drains), or at the end when no call completed in it
+// by then; token counts cover the whole run.
 
 #include <algorithm>
 #include <cmath>
@@ -174,7 +175,9 @@ inline void fill_from_tally(SimResult& r, SimEngine& e, double gpus) {
     }
     detail::SimEngine e(ps, spec);
     const double idle = spec.load.mode == LoadMode::concurrency ? detail::point_inputs(ps, spec.f, spec.load).sum_p_idle : 0.0;
-    e.run(std::isfinite(r.closed.e2e) ? r.closed.e2e + idle : 0.0);
+    // Clients start spread over one closed-form cycle without its queue wait: the queue forms within a cycle.
+    const double cycle = r.closed.e2e - r.closed.queue_wait + idle;
+    e.run(std::isfinite(cycle) && cycle > 0 ? cycle : 0.0);
     r.mean_idle = idle;
     r.calls = spec.calls;
     r.warmup_calls = std::floor(spec.warmup * spec.calls);

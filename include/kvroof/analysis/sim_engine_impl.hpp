@@ -103,7 +103,8 @@ inline void SimEngine::arrive(const Arrival& a) {
         tally.in_system += now - a.time;
         tally.queued += now - a.time;
     }
-    if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_) {  // the last call: the window ends
+    // The last call: the window ends, unless no call has completed in it yet (then it runs to the end).
+    if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0) {
         tally.t_end = now;
         measuring_ = false;
         window_closed_ = true;
