@@ -114,6 +114,27 @@ TEST_CASE("admission: when HBM holds only k calls at their peak, no more than k 
     CHECK(simulate(sc, capped).max_running == 2);
 }
 
+TEST_CASE("the gap is named from what the run observed", "[sim]") {
+    // The default scenario holds one call's peak KV at a time where the closed form's mean occupancy runs ~1.03.
+    const SimResult stall = simulate(test::default_scenario(), closed_loop(8, 1000));
+    CHECK(stall.gap_throughput < -0.1);
+    CHECK(stall.mechanism == SimGap::admission_stall);
+    // Poisson arrivals of codex calls on an 8B model: ITL per token well above the mean step.
+    io::ScenarioInputs in;
+    in.set("hardware", "h200");
+    in.set("model", "llama-3.1-8b");
+    in.set("idle", "park");
+    SimSpec open = closed_loop(1, 3000);
+    open.load.mode = LoadMode::request_rate;
+    open.load.value = 0.4;
+    const SimResult burst = simulate(io::build_scenario(in).scenario, open);
+    CHECK(burst.itl.mean > 1.1 * burst.mean_step);
+    CHECK(burst.mechanism == SimGap::burstiness);
+    // The exact limiting case: no gap to name.
+    const SimResult exact = simulate(bench("h200", "llama-3.1-8b", 2048, 256), closed_loop(256, 5000, GapDist::deterministic));
+    CHECK(exact.mechanism == SimGap::none);
+}
+
 TEST_CASE("the simulator refuses a load it cannot run, naming the knob", "[sim]") {
     const Scenario sc = test::default_scenario();
     SimSpec s = closed_loop(2.5, 100);
