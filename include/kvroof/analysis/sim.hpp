@@ -22,10 +22,6 @@
 
 namespace kvroof {
 
-struct Distribution {
-    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
-};
-
 // What the gap to the closed form most likely comes from (none: within 10 %).
 enum class SimGap { none, overload, admission_stall, granularity, burstiness, idle_gap_variance, unexplained };
 
@@ -75,27 +71,6 @@ struct SimResult {
 };
 
 namespace detail {
-// Mean and quantiles of weighted samples (value, weight); sorts them.
-[[nodiscard]] inline Distribution distribution(std::vector<std::pair<double, double>>& v) {
-    Distribution d;
-    double total = 0, sum = 0;
-    for (const auto& [x, w] : v) {
-        total += w;
-        sum += x * w;
-    }
-    if (!(total > 0)) return d;
-    std::sort(v.begin(), v.end());
-    d.mean = sum / total;
-    const std::array<std::pair<double, double*>, 3> qs = {{{0.5, &d.p50}, {0.9, &d.p90}, {0.99, &d.p99}}};
-    std::size_t i = 0;
-    double cum = 0;
-    for (const auto& [q, out] : qs) {  // the smallest value whose cumulative weight reaches q
-        while (i + 1 < v.size() && cum + v[i].second < q * total) cum += v[i++].second;
-        *out = v[i].first;
-    }
-    return d;
-}
-
 // The likely mechanism behind a gap of more than 10 % in throughput or ITL,
 // from what the run observed, the first that applies:
 //   overload          the rate exceeds what the closed form, or the simulation, serves (5 % short)
@@ -134,8 +109,8 @@ namespace detail {
     return step_time(ps, mean, spec.f, spec.ov);
 }
 
-inline void fill_from_tally(SimResult& r, SimEngine& e, double gpus) {
-    SimTally& t = e.tally;
+inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
+    const SimTally& t = e.tally;
     r.window = t.t_end - t.t_start;
     r.measured_calls = t.completed;
     const double T = r.window > 0 ? r.window : 1.0;
@@ -151,11 +126,8 @@ inline void fill_from_tally(SimResult& r, SimEngine& e, double gpus) {
     r.running = t.running / T;
     r.hbm_used = t.hbm_used / T;
     r.mean_step = t.steps > 0 ? t.step_time / t.steps : 0.0;
-    std::vector<std::pair<double, double>> ttft;
-    ttft.reserve(t.ttft.size());
-    for (const double x : t.ttft) ttft.emplace_back(x, 1.0);
-    r.ttft = distribution(ttft);
-    r.itl = distribution(t.itl);
+    r.ttft = t.ttft.summary();
+    r.itl = t.itl.summary();
 }
 }  // namespace detail
 

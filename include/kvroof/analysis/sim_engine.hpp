@@ -24,6 +24,7 @@
 
 #include "kvroof/analysis/point_step.hpp"
 #include "kvroof/analysis/sim_random.hpp"
+#include "kvroof/analysis/sim_stats.hpp"
 
 namespace kvroof {
 
@@ -76,8 +77,8 @@ struct SimTally {
     double t_start = 0, t_end = 0;  // s, the window
     double in_system = 0, queued = 0, queue_busy = 0, batch = 0, running = 0, hbm_used = 0;  // ∫ dt
     double queue_max = 0, tokens_out = 0, completed = 0, sojourn = 0, steps = 0, step_time = 0;
-    std::vector<double> ttft;  // s, of the calls completed in the window
-    std::vector<std::pair<double, double>> itl;  // (step time, decode tokens in it)
+    LogHistogram ttft;  // s, of the calls completed in the window
+    LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
     StepContent content;  // Σ over the window's steps of what each carried
 };
 

@@ -178,7 +178,7 @@ inline void SimEngine::step() {
         tally.steps += 1;
         tally.step_time += dt;
         tally.tokens_out += n;
-        if (n > 0) tally.itl.emplace_back(dt, n);
+        if (n > 0) tally.itl.add(dt, n);
         add_content(tally.content, s);
     }
     now += dt;
@@ -229,7 +229,7 @@ inline void SimEngine::complete(std::uint32_t id) {
     if (measuring_) {
         tally.completed += 1;
         tally.sojourn += now - c.arrival;
-        tally.ttft.push_back(c.first_token - c.arrival);
+        tally.ttft.add(c.first_token - c.arrival, 1.0);
     }
     if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
         const double gap = rng_.gap(k.idle, spec_.gaps);
