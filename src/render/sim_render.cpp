@@ -24,7 +24,8 @@ std::string load_text(const SimSpec& s) {
                        s.f, s.ov, name(s.gaps), s.calls, s.seed);
 }
 
-std::string percent(double gap) { return fmt::format("{:+.1f} %", gap * 100); }
+// A relative gap in words: "12.3 % below", "4.0 % above".
+std::string percent(double gap) { return fmt::format("{:.1f} % {}", std::abs(gap) * 100, gap < 0 ? "below" : "above"); }
 
 // Why the simulation and the closed form differ, in words.
 std::string mechanism_text(const SimResult& r) {
@@ -86,13 +87,13 @@ std::string comparison(const SimResult& r, bool markdown) {
         {"HBM used (mean), GB", r.hbm_used, c.hbm_used, "{:.1f}", 1e-9},
     };
     std::string out = markdown ? "| | simulated | closed form | gap |\n|---|---|---|---|\n"
-                               : fmt::format("  {:<26}{:>14}{:>14}{:>10}\n", "", "simulated", "closed form", "gap");
+                               : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", "", "simulated", "closed form", "gap");
     for (const Row& x : rows) {
         const std::string a = fmt::format(fmt::runtime(x.spec), x.sim * x.scale);
         const std::string b = fmt::format(fmt::runtime(x.spec), x.closed * x.scale);
         const std::string g = x.closed > 0 ? percent(x.sim / x.closed - 1.0) : "—";
         out += markdown ? fmt::format("| {} | {} | {} | {} |\n", x.label, a, b, g)
-                        : fmt::format("  {:<26}{:>14}{:>14}{:>10}\n", x.label, a, b, g);
+                        : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", x.label, a, b, g);
     }
     return out;
 }
@@ -124,8 +125,9 @@ std::string notes(const SimResult& r) {
                      r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
     s += fmt::format("HBM used (time mean): {:.1f} of {:.1f} GB ({:.1f} %).\n", r.hbm_used * 1e-9, r.hbm_capacity * 1e-9,
                      r.hbm_capacity > 0 ? 100 * r.hbm_used / r.hbm_capacity : 0.0);
-    s += fmt::format("Little's law: {:.3f} calls in the system, {:.3f}/s × {:.3f} s = {:.3f} ({}).\n", r.in_system,
-                     r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system, percent(r.littles_law_error()));
+    s += fmt::format("Little's law: {:.3f} calls in the system, {:.3f}/s × {:.3f} s = {:.3f} (off by {:.2f} %).\n", r.in_system,
+                     r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system,
+                     std::abs(r.littles_law_error()) * 100);
     s += fmt::format("Tokens: {:.0f} output (Σ O {:.0f}), {:.0f} prefilled (Σ A {:.0f}).\n", r.output_tokens,
                      r.expected_output_tokens, r.prefill_tokens, r.expected_prefill_tokens);
     if (r.spec.load.mode == LoadMode::concurrency && r.calls < 10 * r.spec.load.value)
@@ -226,7 +228,12 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
                       {"prefill_tokens", x.prefill_tokens},
                       {"expected_prefill_tokens", x.expected_prefill_tokens},
                       {"littles_law_error", x.littles_law_error()}};
-    j["gap"] = {{"throughput", x.gap_throughput}, {"itl", x.gap_itl}, {"ttft", x.gap_ttft}, {"mechanism", name(x.mechanism)}};
+    // Simulated over closed form (null where the closed form gives 0), and the likely mechanism when they differ by > 10 %.
+    auto ratio = [](double sim, double closed) { return closed > 0 ? json(sim / closed) : json(nullptr); };
+    j["gap"] = {{"throughput_ratio", ratio(x.throughput, x.closed.throughput)},
+                {"itl_ratio", ratio(x.itl.mean, x.closed.itl)},
+                {"ttft_ratio", ratio(x.ttft.mean, x.closed.ttft)},
+                {"mechanism", name(x.mechanism)}};
     return j;
 }
 

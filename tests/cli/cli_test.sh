@@ -197,7 +197,7 @@ echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "comp
 # kvroof sim: examples, the SIM line first, the same seed gives the same bytes, JSON, the markdown report.
 "$kvroof" sim --help | grep -q 'Examples' && ok || bad "sim --help has examples"
 sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 --calls 2000"
-"$kvroof" sim $sim | head -n 1 | grep -qE '^SIM: [0-9]+ tok/s simulated vs [0-9]+ closed form \([+-][0-9.]+ %\)' && ok || bad "sim: the first line is not the SIM summary"
+"$kvroof" sim $sim | head -n 1 | grep -qE '^SIM: [0-9]+ tok/s simulated vs [0-9]+ closed form \([0-9.]+ % (below|above)\)' && ok || bad "sim: the first line is not the SIM summary"
 "$kvroof" sim $sim --json >"$tmp/s1.json" && "$kvroof" sim $sim --json | cmp -s - "$tmp/s1.json" && ok || bad "sim --json not deterministic for a seed"
 "$kvroof" sim $sim --seed 2 --json | cmp -s - "$tmp/s1.json" && bad "sim: another seed gives the same run" || ok
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
