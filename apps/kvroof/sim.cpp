@@ -86,7 +86,7 @@ Action setup_sim(CLI::App& app) {
         "  kvroof sim                                       # codex on gb200, 32 clients, 20000 calls\n"
         "  kvroof sim --concurrency 64 --gap-dist lognormal --seed 7\n"
         "  kvroof sim --hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 256 --gap-dist deterministic\n"
-        "  kvroof sim --request-rate 2 --calls 5000 --json\n"
+        "  kvroof sim --request-rate 0.05 --calls 5000 --json\n"
         "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
