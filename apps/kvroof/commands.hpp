@@ -22,5 +22,6 @@ Action setup_parallel(CLI::App& app);
 Action setup_ladder(CLI::App& app);
 Action setup_disagg(CLI::App& app);
 Action setup_compare(CLI::App& app);
+Action setup_sim(CLI::App& app);
 Action setup_completion(CLI::App& app);
 }  // namespace kvroof::cli

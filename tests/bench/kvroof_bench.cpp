@@ -8,6 +8,7 @@
 #include "kvroof/analysis/ladder.hpp"
 #include "kvroof/analysis/parallel_study.hpp"
 #include "kvroof/analysis/point_study.hpp"
+#include "kvroof/analysis/sim.hpp"
 #include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/io/sweep.hpp"
@@ -18,6 +19,32 @@ kvroof::Scenario scenario(const char* mix) {
     if (mix) in.set("mix", mix);
     return kvroof::io::build_scenario(in).scenario;
 }
+
+// kvroof sim: one run of 20,000 calls per iteration; counters give events,
+// calls and steps per second (the goal: >= 5 M events/s, 20,000 calls < 1 s).
+void BM_Sim(benchmark::State& state, const char* hardware, const char* model, double clients, double f) {
+    kvroof::io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    in.set("idle", "park");
+    const kvroof::Scenario s = kvroof::io::build_scenario(in).scenario;
+    kvroof::SimSpec spec;
+    spec.load.value = clients;
+    spec.f = f;
+    double events = 0, steps = 0, calls = 0;
+    for (auto _ : state) {
+        const kvroof::SimResult r = kvroof::simulate(s, spec);
+        events += r.events;
+        steps += r.steps;
+        calls += r.calls;
+        benchmark::DoNotOptimize(r.throughput);
+    }
+    state.counters["events/s"] = benchmark::Counter(events, benchmark::Counter::kIsRate);
+    state.counters["calls/s"] = benchmark::Counter(calls, benchmark::Counter::kIsRate);
+    state.counters["steps/s"] = benchmark::Counter(steps, benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_Sim, codex_h200_llama8b_C64, "h200", "llama-3.1-8b", 64, 0.0)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Sim, codex_gb200_llama70b_C32_f07, "gb200", "llama-3.1-70b", 32, 0.7)->Unit(benchmark::kMillisecond);
 
 // One evaluation per iteration, f sweeping [0, 1] so no point is cached.
 void evaluate_loop(benchmark::State& state, const kvroof::Scenario& s) {

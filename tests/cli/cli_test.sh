@@ -166,7 +166,7 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
-for sub in verdict mix sweep parallel ladder disagg compare; do
+for sub in verdict mix sweep parallel ladder disagg compare sim; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
 done
 
@@ -202,6 +202,15 @@ echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep
     && ok || bad "compare: rows are not every combination in order"
 echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
 "$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
+
+# kvroof sim: examples, the SIM line first, the same seed gives the same bytes, JSON, the markdown report.
+"$kvroof" sim --help | grep -q 'Examples' && ok || bad "sim --help has examples"
+sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 --calls 2000"
+"$kvroof" sim $sim | head -n 1 | grep -qE '^SIM: [0-9]+ tok/s simulated vs [0-9]+ closed form \([0-9.]+ % (below|above)\)' && ok || bad "sim: the first line is not the SIM summary"
+"$kvroof" sim $sim --json >"$tmp/s1.json" && "$kvroof" sim $sim --json | cmp -s - "$tmp/s1.json" && ok || bad "sim --json not deterministic for a seed"
+"$kvroof" sim $sim --seed 2 --json | cmp -s - "$tmp/s1.json" && bad "sim: another seed gives the same run" || ok
+grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
+"$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Extreme but valid scenarios: every one must succeed, and no output may carry
 # nan, inf or a negative throughput. Runs each subcommand (verdict, mix,
-# prefill, layers, parallel, ladder, disagg, compare) as text and as --json over huge and tiny contexts, 1 and
+# prefill, layers, parallel, ladder, disagg, compare, sim) as text and as --json over huge and tiny contexts, 1 and
 # 100000 GPUs, eta 1e-3, int4 everything and every model preset.
 # Usage: extreme_outputs.sh path/to/kvroof
 set -u
@@ -86,6 +86,14 @@ for m in $models; do
     both parallel --model "$m" --gpus 8 --hardware h200 --isl 2000 --osl 500
     both ladder --model "$m" --gpus 1
     both disagg --model "$m" --arch gpu-pools --gpus 8 --hardware b200 --isl 2000 --osl 500
+done
+# kvroof sim over the extremes, with few calls (each run is short; a steady state is not the point here).
+for w in "s_cached=0,a_append=1,o_output=1" "s_cached=1000000000,a_append=1000000000,o_output=1000000000" \
+         "s_cached=1,a_append=0,o_output=1" "s_cached=100000,a_append=1,o_output=1,idle_gap=1000000000s" \
+         "s_cached=1000000,a_append=1,o_output=2,idle_gap=0s"; do
+    both sim --workload "$w" --calls 40 --concurrency 4
+    both sim --workload "$w" --calls 40 --request-rate 0.000001 --gpus 100000 --eta 0.001 --kv-dtype int4 --weight-dtype int4
+    both sim --workload "$w" --calls 40 --concurrency 1000000 --f 1 --idle park --gap-dist lognormal --warmup 0
 done
 
 echo "extreme_outputs: $pass passed, $fail failed"

@@ -154,54 +154,87 @@ struct PointInputs {
 // request of class `own` (the steps that make up its TTFT), or nothing.
 enum class StepPrefill { none, mean, own_chunk };
 
-// One step's time with x requests starting per step; `binding` gets what sets it.
-[[nodiscard]] inline double step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
-                                      StepPrefill with, std::size_t own = 0, Resource* binding = nullptr) {
-    // GPU: the GEMMs (every token's linear FLOP, the weights read once) and the
-    // attention (its FLOP, the KV it reads and writes) are separate kernels,
-    // each bound by its own roofline; the step runs them one after the other.
-    double attn_c = 0, attn_m = 0, cpu_c = 0, cpu_d = 0, h2d = 0, d2h = 0, prefill_tokens = 0;
+// What one step carries, summed over its sequences: the tokens through the
+// GEMMs and, per resource, the seconds of everything else (a fluid mean of
+// the mix here, actual sequences in the simulator, sim.hpp). Attention FLOP
+// and KV traffic exclude the GEMMs' linear FLOP and weight read, which the
+// step charges once for all tokens.
+struct StepContent {
+    double decode_tokens = 0, prefill_tokens = 0;
+    double attn_c = 0, attn_m = 0;  // s of GPU attention compute and HBM traffic
+    double cpu_c = 0, cpu_d = 0;  // s of CPU attention compute and DRAM traffic
+    double h2d = 0, d2h = 0;  // s on each link direction
+};
+
+// One step's time from its content; `binding` gets what sets it.
+// GPU: the GEMMs (every token's linear FLOP, the weights read once) and the
+// attention (its FLOP, the KV it reads and writes) are separate kernels,
+// each bound by its own roofline; the step runs them one after the other.
+[[nodiscard]] inline double step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
+                                      Resource* binding = nullptr) {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
-    for (std::size_t i = 0; i < in.n; ++i) {
-        const ClassLoad& c = in.cls[i];
-        const double dec = x * c.p * c.D;  // decode tokens of this class in the step
-        attn_c += dec * (c.dec.gpu_compute - lin);
-        attn_m += dec * c.dec.gpu_hbm;
-        cpu_c += dec * c.dec.cpu_compute;
-        cpu_d += dec * c.dec.cpu_dram;
-        h2d += dec * c.dec.link_h2d;
-        d2h += dec * c.dec.link_d2h;
-        const double calls = with == StepPrefill::mean                    ? x * c.p
-                             : with == StepPrefill::own_chunk && i == own ? 1.0 / c.chunks
-                                                                          : 0.0;
-        if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
-        prefill_tokens += calls * c.A;
-        attn_c += calls * (c.pre.gpu_compute - c.A * lin);
-        attn_m += calls * c.pre_hbm_chunked;
-        cpu_c += calls * c.pre.cpu_compute;
-        cpu_d += calls * c.pre.cpu_dram;
-        h2d += calls * c.pre.link_h2d;
-        d2h += calls * (c.pre.link_d2h + c.pre.link_park_save);
-    }
-    const double tokens = x * in.sum_pD + prefill_tokens;
+    const double tokens = s.decode_tokens + s.prefill_tokens;
     const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
-    const double roofline = std::max(gemm_c, gemm_m) + std::max(attn_c, attn_m);
+    const double roofline = std::max(gemm_c, gemm_m) + std::max(s.attn_c, s.attn_m);
     const double comm = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
     const double gpu = roofline + comm;
-    const double link = link_time(h2d, d2h, ps.sys.link_bidir);
-    const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(cpu_c, cpu_d) + link;
+    const double link = link_time(s.h2d, s.d2h, ps.sys.link_bidir);
+    const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(s.cpu_c, s.cpu_d) + link;
     if (binding) {
-        const Resource off = offload <= 0                     ? Resource::gpu_hbm
-                             : link >= std::max(cpu_c, cpu_d) ? Resource::link
-                             : cpu_c >= cpu_d                 ? Resource::cpu_compute
-                                                              : Resource::cpu_dram;
-        const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (attn_c >= attn_m ? attn_c : 0.0);
+        const Resource off = offload <= 0                         ? Resource::gpu_hbm
+                             : link >= std::max(s.cpu_c, s.cpu_d) ? Resource::link
+                             : s.cpu_c >= s.cpu_d                 ? Resource::cpu_compute
+                                                                  : Resource::cpu_dram;
+        const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (s.attn_c >= s.attn_m ? s.attn_c : 0.0);
         *binding = offload > gpu             ? off
                    : comm > roofline         ? Resource::tp_allreduce
                    : 2 * compute >= roofline ? Resource::gpu_compute
                                              : Resource::gpu_hbm;
     }
     return combine(Seconds(gpu), Seconds(offload), ov).raw() + ps.step_overhead;
+}
+
+// Adds `calls` of class c's chunked prefill to a step (a fraction: part of
+// one call's prefill, in proportion to its tokens); lin = s of GEMM per token.
+inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double lin) noexcept {
+    s.prefill_tokens += calls * c.A;
+    s.attn_c += calls * (c.pre.gpu_compute - c.A * lin);
+    s.attn_m += calls * c.pre_hbm_chunked;
+    s.cpu_c += calls * c.pre.cpu_compute;
+    s.cpu_d += calls * c.pre.cpu_dram;
+    s.h2d += calls * c.pre.link_h2d;
+    s.d2h += calls * (c.pre.link_d2h + c.pre.link_park_save);
+}
+
+// The fluid step with x requests starting per step: every class's x·p·D
+// decode tokens at its mean context, and the prefill `with` says.
+[[nodiscard]] inline StepContent step_content(const PreparedScenario& ps, const PointInputs& in, double x, StepPrefill with,
+                                              std::size_t own = 0) {
+    StepContent s;
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
+    for (std::size_t i = 0; i < in.n; ++i) {
+        const ClassLoad& c = in.cls[i];
+        const double dec = x * c.p * c.D;  // decode tokens of this class in the step
+        s.attn_c += dec * (c.dec.gpu_compute - lin);
+        s.attn_m += dec * c.dec.gpu_hbm;
+        s.cpu_c += dec * c.dec.cpu_compute;
+        s.cpu_d += dec * c.dec.cpu_dram;
+        s.h2d += dec * c.dec.link_h2d;
+        s.d2h += dec * c.dec.link_d2h;
+        const double calls = with == StepPrefill::mean                    ? x * c.p
+                             : with == StepPrefill::own_chunk && i == own ? 1.0 / c.chunks
+                                                                          : 0.0;
+        if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
+        add_prefill(s, c, calls, lin);
+    }
+    s.decode_tokens = x * in.sum_pD;
+    return s;
+}
+
+// One step's time with x requests starting per step; `binding` gets what sets it.
+[[nodiscard]] inline double step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
+                                      StepPrefill with, std::size_t own = 0, Resource* binding = nullptr) {
+    return step_time(ps, step_content(ps, in, x, with, own), f, ov, binding);
 }
 
 // Everything at x starts per step; queue_wait added to every TTFT.

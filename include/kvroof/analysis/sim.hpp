@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// `kvroof sim`: a discrete-event simulation of a scenario at a load (C
+// closed-loop clients or R requests/s), beside the closed form's operating
+// point for the same load. The engine and its rules are in sim_engine.hpp;
+// docs/model.md, "Discrete-event simulation", states what is simulated, what
+// is shared with the closed form and how the gap between them is named.
+//
+// Statistics cover a window: it opens when the first `warmup` share of the
+// calls has completed and closes when the last call arrives (after that the
+// load falls as the run drains), or at the end when no call completed in it
+// by then; token counts cover the whole run.
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kvroof/analysis/operating_point.hpp"
+#include "kvroof/analysis/sim_engine.hpp"
+
+namespace kvroof {
+
+// What the gap to the closed form most likely comes from (none: within 10 %).
+enum class SimGap { none, overload, admission_stall, granularity, burstiness, idle_gap_variance, unexplained };
+
+[[nodiscard]] constexpr std::string_view name(SimGap g) noexcept {
+    switch (g) {
+        case SimGap::none: return "none";
+        case SimGap::overload: return "overload";
+        case SimGap::admission_stall: return "admission_stall";
+        case SimGap::burstiness: return "burstiness";
+        case SimGap::idle_gap_variance: return "idle_gap_variance";
+        case SimGap::granularity: return "step_granularity";
+        case SimGap::unexplained: return "unexplained";
+    }
+    return "?";
+}
+
+struct SimResult {
+    SimSpec spec;
+    bool feasible = true;  // the weights and one call at its peak fit
+    std::string why_not;  // when not
+    double calls = 0, measured_calls = 0, warmup_calls = 0;  // completed in the run, in the window, before it
+    double steps = 0, events = 0;  // events: arrivals, admissions, steps, first tokens, completions
+    double sim_time = 0, window = 0;  // s simulated, s measured
+    double throughput = 0, throughput_per_gpu = 0, requests_per_s = 0;  // output tokens/s; calls/s
+    Distribution ttft, itl;  // s; ITL per decode token (the step that produced it)
+    double mean_step = 0;  // s
+    // s, the step of the window's mean content (step_time of the mean, not the
+    // mean of step_time): what the closed form would charge for the same mix
+    double step_of_mean = 0;
+    double batch = 0, running = 0;  // time means: calls decoding; calls decoding or prefilling
+    double in_system = 0, time_in_system = 0;  // time mean of calls queued or running; mean s from arrival to last token
+    double hbm_used = 0, hbm_capacity = 0;  // bytes: time mean of weights + KV held (idle holds too); capacity
+    double queue_mean = 0, queue_max = 0, queue_busy = 0;  // calls waiting for admission; share of time any waits
+    double max_running = 0;
+    double mean_idle = 0;  // s, Σ p·idle gap (closed loop; 0 open loop)
+    double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
+    double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
+    OperatingPoint closed;  // the closed form at the same load, f and ov
+    double gap_throughput = 0, gap_itl = 0, gap_ttft = 0;  // simulated / closed form − 1
+    SimGap mechanism = SimGap::none;
+
+    // Little's law over the window: L / (λ·W) − 1.
+    [[nodiscard]] double littles_law_error() const noexcept {
+        const double lw = requests_per_s * time_in_system;
+        return lw > 0 ? in_system / lw - 1.0 : 0.0;
+    }
+};
+
+namespace detail {
+// The likely mechanism behind a gap of more than 10 % in throughput or ITL,
+// from what the run observed, the first that applies:
+//   overload          the rate exceeds what the closed form, or the simulation, serves (5 % short)
+//   admission stall   calls queued > 25 % of the time and fewer decode than in the closed form (> 5 %)
+//   then the larger of two departures from the fluid step, when above 5 %:
+//     step granularity  the mean step over the step of the mean content (whole calls and
+//                       chunks per step; the step is not linear in them)
+//     batch variation   the ITL per token over the mean step (busier steps are longer and
+//                       carry more tokens): burstiness (open loop), idle-gap variance
+//                       (random gaps), else granularity again
+//   burstiness / idle-gap variance when the load is random, else unexplained
+[[nodiscard]] inline SimGap name_gap(const SimResult& r) {
+    if (std::abs(r.gap_throughput) <= 0.1 && std::abs(r.gap_itl) <= 0.1) return SimGap::none;
+    const bool open = r.spec.load.mode == LoadMode::request_rate;
+    if (r.closed.saturated || (open && r.requests_per_s < 0.95 * r.spec.load.value)) return SimGap::overload;
+    if (r.queue_busy > 0.25 && r.batch < 0.95 * r.closed.batch) return SimGap::admission_stall;
+    const bool random = r.spec.gaps != GapDist::deterministic;
+    const SimGap load = open && random              ? SimGap::burstiness
+                        : r.mean_idle > 0 && random ? SimGap::idle_gap_variance
+                                                    : SimGap::none;
+    const double granularity = r.step_of_mean > 0 ? r.mean_step / r.step_of_mean - 1.0 : 0.0;
+    const double variation = r.mean_step > 0 ? r.itl.mean / r.mean_step - 1.0 : 0.0;
+    if (std::max(granularity, variation) > 0.05)
+        return granularity >= variation || load == SimGap::none ? SimGap::granularity : load;
+    return load == SimGap::none ? SimGap::unexplained : load;
+}
+
+// The step of the window's mean content (0 when no step was measured).
+[[nodiscard]] inline double step_of_mean(const PreparedScenario& ps, const SimTally& t, const SimSpec& spec) {
+    if (!(t.steps > 0)) return 0.0;
+    StepContent mean = t.content;
+    for (double StepContent::*m :
+         {&StepContent::decode_tokens, &StepContent::prefill_tokens, &StepContent::attn_c, &StepContent::attn_m,
+          &StepContent::cpu_c, &StepContent::cpu_d, &StepContent::h2d, &StepContent::d2h})
+        mean.*m /= t.steps;
+    return step_time(ps, mean, spec.f, spec.ov);
+}
+
+inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
+    const SimTally& t = e.tally;
+    r.window = t.t_end - t.t_start;
+    r.measured_calls = t.completed;
+    const double T = r.window > 0 ? r.window : 1.0;
+    r.throughput = t.tokens_out / T;
+    r.throughput_per_gpu = r.throughput / gpus;
+    r.requests_per_s = t.completed / T;
+    r.time_in_system = t.completed > 0 ? t.sojourn / t.completed : 0.0;
+    r.in_system = t.in_system / T;
+    r.queue_mean = t.queued / T;
+    r.queue_max = t.queue_max;
+    r.queue_busy = t.queue_busy / T;
+    r.batch = t.batch / T;
+    r.running = t.running / T;
+    r.hbm_used = t.hbm_used / T;
+    r.mean_step = t.steps > 0 ? t.step_time / t.steps : 0.0;
+    r.ttft = t.ttft.summary();
+    r.itl = t.itl.summary();
+}
+}  // namespace detail
+
+// Simulates the scenario under `spec`; the closed form's point beside it.
+[[nodiscard]] inline SimResult simulate(const Scenario& sc, const SimSpec& spec) {
+    spec.check_validity();
+    const PreparedScenario ps(sc);
+    SimResult r;
+    r.spec = spec;
+    r.closed = operating_point(ps, spec.load, spec.f, spec.ov);
+    r.hbm_capacity = ps.sys.hbm_capacity.raw();
+    if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(spec.f) || !ps.session_fits_dram_peak(spec.f)) {
+        r.feasible = false;
+        r.why_not = !(ps.hbm_free_bytes() > 0) ? "the weights do not fit in HBM"
+                                               : "one call at its peak context (S + O) does not fit where its KV lives";
+        return r;
+    }
+    detail::SimEngine e(ps, spec);
+    const double idle = spec.load.mode == LoadMode::concurrency ? detail::point_inputs(ps, spec.f, spec.load).sum_p_idle : 0.0;
+    // Clients start spread over one closed-form cycle without its queue wait: the queue forms within a cycle.
+    const double cycle = r.closed.e2e - r.closed.queue_wait + idle;
+    e.run(std::isfinite(cycle) && cycle > 0 ? cycle : 0.0);
+    r.mean_idle = idle;
+    r.calls = spec.calls;
+    r.warmup_calls = std::floor(spec.warmup * spec.calls);
+    r.steps = static_cast<double>(e.steps);
+    r.events = static_cast<double>(e.events);
+    r.sim_time = e.now;
+    r.max_running = static_cast<double>(e.max_running);
+    r.output_tokens = e.output_tokens;
+    r.expected_output_tokens = e.expected_output;
+    r.prefill_tokens = e.prefill_tokens;
+    r.expected_prefill_tokens = e.expected_prefill;
+    detail::fill_from_tally(r, e, sc.hardware.gpus);
+    r.step_of_mean = detail::step_of_mean(ps, e.tally, spec);
+    auto gap = [](double sim, double closed) { return closed > 0 ? sim / closed - 1.0 : 0.0; };
+    r.gap_throughput = gap(r.throughput, r.closed.throughput);
+    r.gap_itl = gap(r.itl.mean, r.closed.itl);
+    r.gap_ttft = gap(r.ttft.mean, r.closed.ttft);
+    r.mechanism = detail::name_gap(r);
+    return r;
+}
+
+}  // namespace kvroof

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// The simulated engine: continuous batching with chunked prefill, HBM and
+// DRAM admission with a FIFO queue, and the clients (closed loop) or the
+// arrival process (open loop) that feed it. Every step's time is
+// point_step.hpp's step_time of the step's actual content, so the simulator
+// and the closed form charge the same physics. sim.hpp runs it and reports.
+//
+// A call of class c (whole tokens S_c, A, O) is admitted when its peak KV,
+// S + O tokens, fits beside everything already reserved: (1 − f)·kv_gpu per
+// token in the HBM left after the weights, f·kv per token in CPU DRAM, and at
+// most max_seqs calls in the engine. Reserving the peak means no running call
+// is ever preempted. Admitted, it prefills A tokens in chunks (FIFO, at most
+// `chunk` tokens per step over all calls); the step that ends its prefill
+// yields its first token; then it decodes O − 1 steps, token j reading S + j
+// keys. Under --idle hold a session keeps its S + O tokens reserved through its
+// idle gap; under park they move to CPU DRAM (whole) and prefill_demand
+// charges their reload and save over the link.
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <vector>
+
+#include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/sim_random.hpp"
+#include "kvroof/analysis/sim_stats.hpp"
+
+namespace kvroof {
+
+namespace limits {
+inline constexpr int kMaxSimCalls = 100000000;
+inline constexpr int kMaxSimClients = 1000000;
+}  // namespace limits
+
+struct SimSpec {
+    LoadSpec load;  // concurrency C (whole clients) or request_rate R; chunk and max_seqs
+    double f = 0, ov = 0;  // offload fraction and overlap
+    double calls = 20000;  // calls issued; the run ends when all have completed
+    double warmup = 0.1;  // share of the calls, first completed, left out of the statistics
+    std::uint64_t seed = 1;
+    GapDist gaps = GapDist::exponential;
+
+    void check_validity() const {
+        if (load.mode != LoadMode::concurrency && load.mode != LoadMode::request_rate)
+            throw InputError("load: the simulator takes concurrency or request-rate");
+        if (load.prefill != PrefillMode::chunked) throw InputError("prefill: the simulator runs chunked prefill only");
+        load.check_validity();
+        if (load.mode == LoadMode::concurrency) (void)check::whole_in_range("concurrency", load.value, 1, limits::kMaxSimClients);
+        (void)check::whole_in_range("calls", calls, 1, limits::kMaxSimCalls);
+        check::in_range("warmup", warmup, 0.0, 0.9);
+        check::unit_interval("f", f);
+        check::unit_interval("ov", ov);
+    }
+};
+
+namespace detail {
+
+struct SimCall {  // a call from arrival to completion
+    double arrival = 0, first_token = 0;  // s
+    std::int64_t prefill_left = 0;  // tokens of A not prefilled yet
+    std::int64_t decode_from = 0;  // the step that yielded its first token
+    std::int32_t client = -1;  // closed loop: whose call it is
+    std::uint32_t cls = 0;
+};
+
+struct SimClass {  // a class in whole tokens, with its reservations in bytes
+    std::int64_t s_cached = 0, a_append = 0, o_output = 1, context = 0;
+    double idle = 0;  // s, mean idle gap
+    double cum_p = 0;  // Σ p of the classes up to this one
+    double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
+    double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)
+};
+
+// Time integrals and counters of the measured window.
+struct SimTally {
+    double t_start = 0, t_end = 0;  // s, the window
+    double in_system = 0, queued = 0, queue_busy = 0, batch = 0, running = 0, hbm_used = 0;  // ∫ dt
+    double queue_max = 0, tokens_out = 0, completed = 0, sojourn = 0, steps = 0, step_time = 0;
+    LogHistogram ttft;  // s, of the calls completed in the window
+    LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
+    StepContent content;  // Σ over the window's steps of what each carried
+};
+
+class SimEngine {
+public:
+    SimEngine(const PreparedScenario& ps, const SimSpec& spec);
+
+    // Runs to the end: every call issued and completed.
+    void run(double first_cycle);
+
+    SimTally tally;
+    std::uint64_t events = 0, steps = 0, max_running = 0;
+    double output_tokens = 0, prefill_tokens = 0, expected_output = 0, expected_prefill = 0, now = 0;
+
+private:
+    struct Arrival {
+        double time;
+        std::uint64_t order;  // ties in arrival order
+        std::int32_t client;
+        bool operator>(const Arrival& o) const noexcept { return time != o.time ? time > o.time : order > o.order; }
+    };
+    struct Decoder {
+        std::int64_t end_step;
+        std::uint32_t call;
+        bool operator>(const Decoder& o) const noexcept { return end_step != o.end_step ? end_step > o.end_step : call > o.call; }
+    };
+
+    const PreparedScenario& ps_;
+    SimSpec spec_;
+    PointInputs in_;
+    std::vector<SimClass> cls_;
+    DecodeDemand d0_{}, d1_{};  // per decode token: demand at context 0, and its slope per key of context
+    double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
+    SimRng rng_;
+    std::vector<SimCall> calls_;
+    std::vector<std::uint32_t> free_;
+    struct Hold {
+        double hbm = 0, dram = 0;  // bytes an idle session keeps reserved
+    };
+    std::vector<Hold> holds_;  // per client
+    std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
+    std::priority_queue<Decoder, std::vector<Decoder>, std::greater<>> decoders_;
+    std::deque<std::uint32_t> queue_, prefilling_;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> chunks_;  // this step's (call, tokens)
+    double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
+    double idle_hbm_ = 0;  // bytes of that held by idle sessions
+    double held_tokens_ = 0;  // KV tokens the calls in the engine hold now (for utilisation)
+    double sum_context_ = 0;  // Σ context over decoding calls
+    std::uint64_t scheduled_ = 0, issued_ = 0, completed_ = 0, arrival_order_ = 0, warmup_calls_ = 0;
+    bool measuring_ = false, window_closed_ = false;
+
+    [[nodiscard]] std::uint32_t draw_class();
+    void schedule(double time, std::int32_t client);
+    void arrive(const Arrival& a);
+    void admit();
+    void account(double dt);
+    void step();
+    void start_decoding(std::uint32_t id);
+    void complete(std::uint32_t id);
+    void start_window();
+    [[nodiscard]] std::size_t running() const noexcept { return prefilling_.size() + decoders_.size(); }
+};
+
+}  // namespace detail
+}  // namespace kvroof
+
+#include "kvroof/analysis/sim_engine_impl.hpp"

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// SimEngine's members (sim_engine.hpp states the model).
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "kvroof/analysis/sim_engine.hpp"
+
+namespace kvroof::detail {
+
+inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
+    : ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f, spec.load)), rng_(spec.seed) {
+    const Scenario& sc = *ps.scenario;
+    PolicySpec pol = sc.policy;
+    pol.f = spec.f;
+    pol.ov = 0;
+    pol.idle = ps.idle;
+    // decode_demand is linear in the context: read it at 0 and 2^20 keys (an
+    // exact power of two), so a step's decode demand is n·d0 + Σ context·d1.
+    constexpr double kRef = 1048576.0;
+    d0_ = decode_demand(ps.mc, ps.sys, pol, 0.0);
+    const DecodeDemand far = decode_demand(ps.mc, ps.sys, pol, kRef);
+    for (double DecodeDemand::*m : kDecodeLines) d1_.*m = (far.*m - d0_.*m) / kRef;
+    lin_ = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
+    free_hbm_ = ps.hbm_free_bytes();
+    hbm_cap_ = ps.sys.hbm_capacity.raw();
+    dram_cap_ = ps.sys.cpu_memory.raw();
+    weights_ = ps.mc.weights.raw();
+    kv_gpu_ = (1.0 - spec.f) * ps.mc.kv_gpu_per_token.raw();
+    const double kv = ps.mc.kv_per_token.raw();
+    double cum = 0;
+    for (const MixEntry& e : sc.mix.entries) {
+        SimClass c;
+        c.s_cached = std::llround(e.cls.s_cached);
+        c.a_append = std::llround(e.cls.a_append);
+        c.o_output = std::max<std::int64_t>(1, std::llround(e.cls.o_output));
+        c.context = c.s_cached + c.a_append;
+        c.idle = e.cls.idle_gap.raw();
+        cum += e.weight;
+        c.cum_p = cum;
+        const auto peak = static_cast<double>(c.context + c.o_output);
+        c.hbm = kv_gpu_ * peak;
+        c.dram = spec.f * kv * peak;
+        c.dram_parked = kv * peak;
+        cls_.push_back(c);
+    }
+    cls_.back().cum_p = 2.0;  // every draw lands in some class, whatever the rounding of Σ p
+}
+
+inline void add_content(StepContent& sum, const StepContent& s) noexcept {
+    sum.decode_tokens += s.decode_tokens;
+    sum.prefill_tokens += s.prefill_tokens;
+    sum.attn_c += s.attn_c;
+    sum.attn_m += s.attn_m;
+    sum.cpu_c += s.cpu_c;
+    sum.cpu_d += s.cpu_d;
+    sum.h2d += s.h2d;
+    sum.d2h += s.d2h;
+}
+
+inline std::uint32_t SimEngine::draw_class() {
+    if (cls_.size() == 1) return 0;
+    const double u = rng_.uniform();
+    std::uint32_t i = 0;
+    while (cls_[i].cum_p <= u) ++i;
+    return i;
+}
+
+inline void SimEngine::schedule(double time, std::int32_t client) {
+    ++scheduled_;
+    arrivals_.push(Arrival{time, arrival_order_++, client});
+}
+
+inline void SimEngine::arrive(const Arrival& a) {
+    ++events;
+    if (a.client >= 0) {  // the session's idle KV is released: its call reserves its own
+        auto& hold = holds_[static_cast<std::size_t>(a.client)];
+        reserved_hbm_ -= hold.hbm;
+        idle_hbm_ -= hold.hbm;
+        reserved_dram_ -= hold.dram;
+        hold = Hold{};
+    }
+    std::uint32_t id = 0;
+    if (free_.empty()) {
+        id = static_cast<std::uint32_t>(calls_.size());
+        calls_.emplace_back();
+    } else {
+        id = free_.back();
+        free_.pop_back();
+    }
+    SimCall& c = calls_[id];
+    c = SimCall{};
+    c.arrival = a.time;
+    c.client = a.client;
+    c.cls = draw_class();
+    c.prefill_left = cls_[c.cls].a_append;
+    expected_output += static_cast<double>(cls_[c.cls].o_output);
+    expected_prefill += static_cast<double>(cls_[c.cls].a_append);
+    queue_.push_back(id);
+    if (measuring_) {  // in the system since its arrival, inside the step that just ended
+        tally.in_system += now - a.time;
+        tally.queued += now - a.time;
+    }
+    // The last call: the window ends, unless no call has completed in it yet (then it runs to the end).
+    if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0) {
+        tally.t_end = now;
+        measuring_ = false;
+        window_closed_ = true;
+    }
+    if (a.client < 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls))
+        schedule(a.time + rng_.gap(1.0 / spec_.load.value, spec_.gaps), -1);
+}
+
+inline void SimEngine::admit() {
+    constexpr double kSlack = 1.0 + 1e-12;  // reservations summed in floating point
+    while (!queue_.empty() && static_cast<double>(running()) < spec_.load.max_seqs) {
+        const std::uint32_t id = queue_.front();
+        const SimClass& c = cls_[calls_[id].cls];
+        if (reserved_hbm_ + c.hbm > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
+        queue_.pop_front();
+        reserved_hbm_ += c.hbm;
+        reserved_dram_ += c.dram;
+        held_tokens_ += static_cast<double>(c.s_cached);
+        prefilling_.push_back(id);
+        ++events;
+        max_running = std::max<std::uint64_t>(max_running, running());
+    }
+}
+
+inline void SimEngine::account(double dt) {
+    if (!measuring_ || dt <= 0) return;
+    const auto q = static_cast<double>(queue_.size()), r = static_cast<double>(running());
+    tally.in_system += (q + r) * dt;
+    tally.queued += q * dt;
+    if (q > 0) tally.queue_busy += dt;
+    tally.queue_max = std::max(tally.queue_max, q);
+    tally.batch += static_cast<double>(decoders_.size()) * dt;
+    tally.running += r * dt;
+    tally.hbm_used += (weights_ + kv_gpu_ * held_tokens_ + idle_hbm_) * dt;
+}
+
+inline void SimEngine::start_window() {
+    measuring_ = true;
+    tally.t_start = now;
+}
+
+// One step: every decoding call's next token and the prefill chunks the
+// budget allows, FIFO; its time is step_time of that content.
+inline void SimEngine::step() {
+    ++steps;
+    ++events;
+    const auto n = static_cast<double>(decoders_.size());
+    StepContent s;
+    s.decode_tokens = n;
+    s.attn_c = n * (d0_.gpu_compute - lin_) + sum_context_ * d1_.gpu_compute;
+    s.attn_m = n * d0_.gpu_hbm + sum_context_ * d1_.gpu_hbm;
+    s.cpu_c = n * d0_.cpu_compute + sum_context_ * d1_.cpu_compute;
+    s.cpu_d = n * d0_.cpu_dram + sum_context_ * d1_.cpu_dram;
+    s.h2d = n * d0_.link_h2d + sum_context_ * d1_.link_h2d;
+    s.d2h = n * d0_.link_d2h + sum_context_ * d1_.link_d2h;
+    chunks_.clear();
+    auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
+    for (const std::uint32_t id : prefilling_) {
+        const SimCall& c = calls_[id];
+        const std::int64_t take = std::min(c.prefill_left, budget);
+        if (take == 0 && c.prefill_left > 0) break;
+        const auto A = static_cast<double>(cls_[c.cls].a_append);
+        add_prefill(s, in_.cls[c.cls], A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
+        chunks_.emplace_back(id, take);
+        budget -= take;
+        if (take < c.prefill_left) break;  // the budget is spent inside this call
+    }
+    const double dt = step_time(ps_, s, spec_.f, spec_.ov);
+    account(dt);
+    if (measuring_) {
+        tally.steps += 1;
+        tally.step_time += dt;
+        tally.tokens_out += n;
+        if (n > 0) tally.itl.add(dt, n);
+        add_content(tally.content, s);
+    }
+    now += dt;
+    output_tokens += n;
+    sum_context_ += n;
+    held_tokens_ += n;
+    while (!decoders_.empty() && decoders_.top().end_step == static_cast<std::int64_t>(steps)) {
+        const std::uint32_t id = decoders_.top().call;
+        decoders_.pop();
+        const SimCall& c = calls_[id];
+        sum_context_ -= static_cast<double>(cls_[c.cls].context + static_cast<std::int64_t>(steps) + 1 - c.decode_from);
+        complete(id);
+    }
+    for (const auto& [id, take] : chunks_) {
+        calls_[id].prefill_left -= take;
+        held_tokens_ += static_cast<double>(take);
+        prefill_tokens += static_cast<double>(take);
+        if (calls_[id].prefill_left > 0) continue;
+        prefilling_.pop_front();  // the calls that finish are the first of the FIFO
+        output_tokens += 1;  // the first token
+        if (measuring_) tally.tokens_out += 1;
+        calls_[id].first_token = now;
+        start_decoding(id);
+    }
+}
+
+inline void SimEngine::start_decoding(std::uint32_t id) {
+    ++events;
+    SimCall& c = calls_[id];
+    const SimClass& k = cls_[c.cls];
+    c.decode_from = static_cast<std::int64_t>(steps);
+    if (k.o_output <= 1) {
+        complete(id);
+        return;
+    }
+    decoders_.push(Decoder{c.decode_from + k.o_output - 1, id});
+    sum_context_ += static_cast<double>(k.context + 1);  // token j reads S + j keys
+}
+
+inline void SimEngine::complete(std::uint32_t id) {
+    ++events;
+    ++completed_;
+    const SimCall& c = calls_[id];
+    const SimClass& k = cls_[c.cls];
+    reserved_hbm_ -= k.hbm;
+    reserved_dram_ -= k.dram;
+    held_tokens_ -= static_cast<double>(k.context + k.o_output - 1);
+    if (measuring_) {
+        tally.completed += 1;
+        tally.sojourn += now - c.arrival;
+        tally.ttft.add(c.first_token - c.arrival, 1.0);
+    }
+    if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
+        const double gap = rng_.gap(k.idle, spec_.gaps);
+        if (gap > 0) {  // idle: the session's KV stays reserved (hold) or moves to DRAM (park)
+            Hold& h = holds_[static_cast<std::size_t>(c.client)];
+            h = ps_.idle == IdlePolicy::park ? Hold{0.0, k.dram_parked} : Hold{k.hbm, k.dram};
+            reserved_hbm_ += h.hbm;
+            idle_hbm_ += h.hbm;
+            reserved_dram_ += h.dram;
+        }
+        schedule(now + gap, c.client);
+    }
+    free_.push_back(id);
+    if (!measuring_ && !window_closed_ && completed_ == warmup_calls_) start_window();
+}
+
+inline void SimEngine::run(double first_cycle) {
+    warmup_calls_ = static_cast<std::uint64_t>(std::floor(spec_.warmup * spec_.calls));
+    if (warmup_calls_ == 0) start_window();
+    const auto total = static_cast<std::uint64_t>(spec_.calls);
+    if (spec_.load.mode == LoadMode::concurrency) {
+        const auto clients = static_cast<std::size_t>(spec_.load.value);
+        holds_.assign(clients, Hold{});
+        // Clients start spread over one cycle of the closed form, near its steady state.
+        for (std::size_t k = 0; k < clients && scheduled_ < total; ++k) {
+            const double u =
+                spec_.gaps == GapDist::deterministic ? static_cast<double>(k) / static_cast<double>(clients) : rng_.uniform();
+            schedule(first_cycle * u, static_cast<std::int32_t>(k));
+        }
+    } else {
+        schedule(rng_.gap(1.0 / spec_.load.value, spec_.gaps), -1);
+    }
+    while (true) {
+        while (!arrivals_.empty() && arrivals_.top().time <= now) {
+            const Arrival a = arrivals_.top();
+            arrivals_.pop();
+            arrive(a);
+        }
+        admit();
+        if (running() > 0) {
+            step();
+            continue;
+        }
+        if (arrivals_.empty()) {
+            if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
+            break;
+        }
+        const double t = arrivals_.top().time;
+        account(t - now);
+        now = t;
+    }
+    if (measuring_) tally.t_end = now;
+}
+
+}  // namespace kvroof::detail

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// Distributions of the simulator's samples (TTFT per call, ITL per decode
+// token) in fixed memory, whatever the length of the run.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace kvroof {
+
+struct Distribution {
+    double mean = 0, p50 = 0, p90 = 0, p99 = 0;
+};
+
+// Weighted samples in log-spaced bins 0.1 % wide from 1 µs to 10⁶ s (values
+// outside fall in the end bins): the mean is exact, each quantile is the
+// geometric centre of its bin, within 0.05 % of the sample's value, clamped to
+// the smallest and largest sample. 27,632 bins, allocated on first use.
+class LogHistogram {
+public:
+    void add(double x, double weight) {
+        if (bins_.empty()) bins_.assign(kBins, 0.0);
+        bins_[index(x)] += weight;
+        total_ += weight;
+        sum_ += x * weight;
+        lo_ = std::min(lo_, x);
+        hi_ = std::max(hi_, x);
+    }
+
+    [[nodiscard]] Distribution summary() const {
+        Distribution d;
+        if (!(total_ > 0)) return d;
+        d.mean = sum_ / total_;
+        const std::array<std::pair<double, double*>, 3> qs = {{{0.5, &d.p50}, {0.9, &d.p90}, {0.99, &d.p99}}};
+        std::size_t i = 0;
+        double cum = bins_[0];
+        for (const auto& [q, out] : qs) {  // the first bin whose cumulative weight reaches q
+            while (cum < q * total_ && i + 1 < kBins) cum += bins_[++i];
+            *out = std::clamp(kMin * std::pow(kRatio, static_cast<double>(i) + 0.5), lo_, hi_);
+        }
+        return d;
+    }
+
+private:
+    static constexpr double kMin = 1e-6, kRatio = 1.001;
+    static constexpr std::size_t kBins = 27632;  // ln(10¹²) / ln(1.001)
+    std::vector<double> bins_;
+    double total_ = 0, sum_ = 0;
+    double lo_ = std::numeric_limits<double>::infinity(), hi_ = -std::numeric_limits<double>::infinity();
+
+    [[nodiscard]] static std::size_t index(double x) noexcept {
+        if (!(x > kMin)) return 0;
+        const double i = std::floor(std::log(x / kMin) / std::log(kRatio));
+        return i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i);
+    }
+};
+
+}  // namespace kvroof

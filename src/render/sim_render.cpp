@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: MIT
+// `kvroof sim`: the simulated run beside the closed form, as text, JSON and markdown.
+#include "kvroof/io/sim_render.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kvroof/io/point_render.hpp"
+#include "kvroof/io/verdict_render.hpp"
+#include "render_util.hpp"
+
+namespace kvroof::io {
+namespace {
+using nlohmann::json;
+using render::finite_or_null;
+
+std::string load_text(const SimSpec& s) {
+    const std::string load = s.load.mode == LoadMode::concurrency
+                                 ? fmt::format("concurrency {:g} (closed-loop clients)", s.load.value)
+                                 : fmt::format("request rate {:g}/s (open loop)", s.load.value);
+    return fmt::format("{}, prefill chunked ({:g} tokens per step){}, f = {:g}, ov = {:g}, {} gaps, {:g} calls, seed {}", load,
+                       s.load.chunk, std::isfinite(s.load.max_seqs) ? fmt::format(", at most {:g} running", s.load.max_seqs) : "",
+                       s.f, s.ov, name(s.gaps), s.calls, s.seed);
+}
+
+// A relative gap in words: "12.3 % below", "4.0 % above".
+std::string percent(double gap) { return fmt::format("{:.1f} % {}", std::abs(gap) * 100, gap < 0 ? "below" : "above"); }
+
+// Why the simulation and the closed form differ, in words.
+std::string mechanism_text(const SimResult& r) {
+    switch (r.mechanism) {
+        case SimGap::none: return "";
+        case SimGap::overload:
+            return fmt::format(
+                "overload: calls arrive faster than the system serves them ({:.3f}/s served of {:.3f}/s asked), so the queue "
+                "grows through the run{}",
+                r.requests_per_s, r.spec.load.value,
+                r.closed.saturated ? " (the closed form shows its saturated point)" : "; the closed form serves the rate");
+        case SimGap::admission_stall:
+            return fmt::format(
+                "admission stall: calls waited for HBM, DRAM or the running cap {:.0f} % of the time; the simulator reserves "
+                "each "
+                "call's peak KV (S + O tokens), the closed form counts the mean occupancy",
+                r.queue_busy * 100);
+        case SimGap::burstiness:
+            return fmt::format(
+                "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "
+                "tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms, and calls stay longer; the fluid "
+                "mean hides both",
+                r.itl.mean * 1e3, r.mean_step * 1e3);
+        case SimGap::idle_gap_variance:
+            return fmt::format(
+                "idle-gap variance: random gaps change how many clients are active at once; busier steps are longer and carry "
+                "more tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms",
+                r.itl.mean * 1e3, r.mean_step * 1e3);
+        case SimGap::granularity:
+            return fmt::format(
+                "step granularity: a step carries whole calls and whole prefill chunks, so its content varies from step to "
+                "step, and its time is not linear in its content (rooflines and the overlap are maxima: a decode-only step "
+                "reads every weight for a few tokens, a busier one tips onto another resource); the mean step, {:.2f} ms, "
+                "exceeds the step of the mean content, {:.2f} ms, which is what the closed form charges",
+                r.mean_step * 1e3, r.step_of_mean * 1e3);
+        case SimGap::unexplained:
+            return "no single mechanism stands out (few queue waits, steps close to the step of their mean content)";
+    }
+    return "";
+}
+
+struct Row {
+    const char* label;
+    double sim, closed;
+    const char* spec;
+    double scale;
+};
+
+std::string comparison(const SimResult& r, bool markdown) {
+    const OperatingPoint& c = r.closed;
+    const Row rows[] = {
+        {"throughput, tok/s", r.throughput, c.throughput, "{:.0f}", 1.0},
+        {"per GPU, tok/s", r.throughput_per_gpu, c.throughput_per_gpu, "{:.0f}", 1.0},
+        {"requests/s", r.requests_per_s, c.requests_per_s, "{:.3f}", 1.0},
+        {"ITL mean, ms", r.itl.mean, c.itl, "{:.2f}", 1e3},
+        {"TTFT mean, ms", r.ttft.mean, c.ttft, "{:.1f}", 1e3},
+        {"batch decoding (mean)", r.batch, c.batch, "{:.1f}", 1.0},
+        {"requests running (mean)", r.running, c.running, "{:.1f}", 1.0},
+        {"HBM used (mean), GB", r.hbm_used, c.hbm_used, "{:.1f}", 1e-9},
+    };
+    std::string out = markdown ? "| | simulated | closed form | gap |\n|---|---|---|---|\n"
+                               : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", "", "simulated", "closed form", "gap");
+    for (const Row& x : rows) {
+        const std::string a = fmt::format(fmt::runtime(x.spec), x.sim * x.scale);
+        const std::string b = fmt::format(fmt::runtime(x.spec), x.closed * x.scale);
+        const std::string g = x.closed > 0 ? percent(x.sim / x.closed - 1.0) : "—";
+        out += markdown ? fmt::format("| {} | {} | {} | {} |\n", x.label, a, b, g)
+                        : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", x.label, a, b, g);
+    }
+    return out;
+}
+
+std::string distributions(const SimResult& r, bool markdown) {
+    std::string out = markdown ? "| ms | mean | P50 | P90 | P99 |\n|---|---|---|---|---|\n"
+                               : fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", "ms", "mean", "P50", "P90", "P99");
+    auto row = [&](const char* label, const Distribution& d, const char* spec) {
+        const auto v = [&](double x) { return fmt::format(fmt::runtime(spec), x * 1e3); };
+        out += markdown ? fmt::format("| {} | {} | {} | {} | {} |\n", label, v(d.mean), v(d.p50), v(d.p90), v(d.p99))
+                        : fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", label, v(d.mean), v(d.p50), v(d.p90), v(d.p99));
+    };
+    row("TTFT", r.ttft, "{:.1f}");
+    row("ITL (per token)", r.itl, "{:.2f}");
+    return out;
+}
+
+std::string notes(const SimResult& r) {
+    std::string s;
+    s += fmt::format(
+        "Measured over {:.0f} calls completed in a window of {:.1f} s: the first {:.0f} calls (warm-up) and the drain after the "
+        "last arrival are left out; {:.0f} steps, {:.0f} events, {:.1f} s simulated.\n",
+        r.measured_calls, r.window, r.warmup_calls, r.steps, r.events, r.sim_time);
+    s += fmt::format(
+        "Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (what the closed form charges); per decode token "
+        "{:.2f} ms (busier steps carry more tokens).\n",
+        r.mean_step * 1e3, r.step_of_mean * 1e3, r.itl.mean * 1e3);
+    s += fmt::format("Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls running.\n",
+                     r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
+    s += fmt::format("HBM used (time mean): {:.1f} of {:.1f} GB ({:.1f} %).\n", r.hbm_used * 1e-9, r.hbm_capacity * 1e-9,
+                     r.hbm_capacity > 0 ? 100 * r.hbm_used / r.hbm_capacity : 0.0);
+    s += fmt::format("Little's law: {:.3f} calls in the system, {:.3f}/s × {:.3f} s = {:.3f} (off by {:.2f} %).\n", r.in_system,
+                     r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system,
+                     std::abs(r.littles_law_error()) * 100);
+    s += fmt::format("Tokens: {:.0f} output (Σ O {:.0f}), {:.0f} prefilled (Σ A {:.0f}).\n", r.output_tokens,
+                     r.expected_output_tokens, r.prefill_tokens, r.expected_prefill_tokens);
+    if (r.spec.load.mode == LoadMode::concurrency && r.calls < 10 * r.spec.load.value)
+        s += "Fewer than 10 calls per client: the run is mostly its start, not a steady state; give more --calls.\n";
+    if (r.closed.saturated) s += "The closed form: the rate exceeds what the system serves; its point is the saturated one.\n";
+    if (r.closed.memory_queued) s += "The closed form: not every client is admitted at once (memory or the running cap).\n";
+    if (r.mechanism != SimGap::none) s += "Gap over 10 %, likely " + mechanism_text(r) + ".\n";
+    return s;
+}
+}  // namespace
+
+SimReport sim_report(const Scenario& sc, const SimSpec& spec) {
+    const PreparedScenario ps(sc);
+    return {simulate(sc, spec), scenario_facts(ps)};
+}
+
+std::string sim_summary_line(const SimResult& r) {
+    if (!r.feasible) return "SIM: cannot run: " + r.why_not + "\n";
+    std::string s = fmt::format(
+        "SIM: {:.0f} tok/s simulated vs {:.0f} closed form ({}), ITL {:.2f} vs {:.2f} ms, TTFT P99 {:.0f} ms", r.throughput,
+        r.closed.throughput, percent(r.gap_throughput), r.itl.mean * 1e3, r.closed.itl * 1e3, r.ttft.p99 * 1e3);
+    if (r.mechanism != SimGap::none) s += fmt::format("; gap: {}", name(r.mechanism));
+    return s + "\n";
+}
+
+std::string render_sim_text(const SimReport& r, const BuiltScenario& built) {
+    const SimResult& x = r.sim;
+    std::string s = sim_summary_line(x) + "\n" + render::inputs_text(built, r.facts) + "\n";
+    s += "Load: " + load_text(x.spec) + "\n";
+    if (!x.feasible) return s;
+    s += "\n" + comparison(x, false) + "\n" + distributions(x, false) + "\n" + notes(x);
+    return s;
+}
+
+std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built) {
+    const SimResult& x = r.sim;
+    std::string s = fmt::format("# kvroof discrete-event simulation\n\nGenerated by kvroof {} (`kvroof sim`", KVROOF_VERSION);
+    s += render::overrides_echo(built) + ").\n\n`" + sim_summary_line(x).substr(0, sim_summary_line(x).size() - 1) + "`\n\n";
+    s += "Load: " + load_text(x.spec) + "\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n";
+    if (!x.feasible) return s;
+    s += "\n## Simulated and closed form\n\n" + comparison(x, true) + "\n## Distributions\n\n" + distributions(x, true) +
+         "\n## Notes\n\n" + notes(x);
+    return s;
+}
+
+json sim_report_json(const SimReport& r, const BuiltScenario& built) {
+    const SimResult& x = r.sim;
+    auto dist = [](const Distribution& d) {
+        return json{{"mean_s", d.mean}, {"p50_s", d.p50}, {"p90_s", d.p90}, {"p99_s", d.p99}};
+    };
+    const SimSpec& s = x.spec;
+    json j{{"tool", "kvroof"},
+           {"version", KVROOF_VERSION},
+           {"command", "sim"},
+           {"inputs", inputs_json(built, r.facts)},
+           {"load",
+            {{"mode", name(s.load.mode)},
+             {"value", s.load.value},
+             {"prefill_chunk", s.load.chunk},
+             {"max_seqs", finite_or_null(s.load.max_seqs)},
+             {"f", s.f},
+             {"ov", s.ov},
+             {"gap_dist", name(s.gaps)},
+             {"calls", s.calls},
+             {"warmup", s.warmup},
+             {"seed", s.seed}}},
+           {"feasible", x.feasible},
+           {"closed_form", operating_point_json(x.closed)}};
+    if (!x.feasible) {
+        j["why_not"] = x.why_not;
+        return j;
+    }
+    j["simulated"] = {{"throughput_tok_s", x.throughput},
+                      {"throughput_per_gpu_tok_s", x.throughput_per_gpu},
+                      {"requests_per_s", x.requests_per_s},
+                      {"ttft", dist(x.ttft)},
+                      {"itl", dist(x.itl)},
+                      {"mean_step_s", x.mean_step},
+                      {"step_of_mean_content_s", x.step_of_mean},
+                      {"batch", x.batch},
+                      {"running", x.running},
+                      {"in_system", x.in_system},
+                      {"time_in_system_s", x.time_in_system},
+                      {"hbm_used_bytes", x.hbm_used},
+                      {"hbm_capacity_bytes", x.hbm_capacity},
+                      {"queue_mean", x.queue_mean},
+                      {"queue_max", x.queue_max},
+                      {"queue_busy_share", x.queue_busy},
+                      {"max_running", x.max_running},
+                      {"calls_measured", x.measured_calls},
+                      {"warmup_calls", x.warmup_calls},
+                      {"window_s", x.window},
+                      {"simulated_s", x.sim_time},
+                      {"steps", x.steps},
+                      {"events", x.events},
+                      {"output_tokens", x.output_tokens},
+                      {"expected_output_tokens", x.expected_output_tokens},
+                      {"prefill_tokens", x.prefill_tokens},
+                      {"expected_prefill_tokens", x.expected_prefill_tokens},
+                      {"littles_law_error", x.littles_law_error()}};
+    // Simulated over closed form (null where the closed form gives 0), and the likely mechanism when they differ by > 10 %.
+    auto ratio = [](double sim, double closed) { return closed > 0 ? json(sim / closed) : json(nullptr); };
+    j["gap"] = {{"throughput_ratio", ratio(x.throughput, x.closed.throughput)},
+                {"itl_ratio", ratio(x.itl.mean, x.closed.itl)},
+                {"ttft_ratio", ratio(x.ttft.mean, x.closed.ttft)},
+                {"mechanism", name(x.mechanism)}};
+    return j;
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+// The discrete-event simulator: its limiting case against the closed form,
+// Little's law, conservation of tokens, determinism and admission.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/sim.hpp"
+
+namespace kvroof {
+namespace {
+
+// One class in a benchmark's words on the given hardware and model, no idle gap.
+Scenario bench(const char* hardware, const char* model, double isl, double osl) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.a_append = isl;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+SimSpec closed_loop(double clients, double calls, GapDist gaps = GapDist::exponential) {
+    SimSpec s;
+    s.load.mode = LoadMode::concurrency;
+    s.load.value = clients;
+    s.calls = calls;
+    s.gaps = gaps;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("one class, no idle gap, deterministic closed loop: throughput and ITL within 2 percent of the closed form", "[sim]") {
+    struct Case {
+        double isl, osl, clients;
+    };
+    // Every step carries the same content, so the fluid mean is every step:
+    // C = O clients start one call per step (A = chunk, or less), and C = 2·O
+    // clients two calls of half a chunk each.
+    for (const Case k : {Case{2048, 256, 256}, Case{500, 200, 200}, Case{1024, 128, 256}}) {
+        const Scenario sc = bench("h200", "llama-3.1-8b", k.isl, k.osl);
+        const SimResult r = simulate(sc, closed_loop(k.clients, 20000, GapDist::deterministic));
+        INFO("isl " << k.isl << " osl " << k.osl << " C " << k.clients);
+        REQUIRE(r.feasible);
+        CHECK(r.queue_mean == 0);
+        CHECK(r.throughput == Approx(r.closed.throughput).epsilon(0.02));
+        CHECK(r.itl.mean == Approx(r.closed.itl).epsilon(0.02));
+        CHECK(r.batch == Approx(r.closed.batch).epsilon(0.02));
+    }
+}
+
+TEST_CASE("Little's law holds: calls in the system = completion rate x time in the system", "[sim]") {
+    // The codex mix with exponential idle gaps, closed loop; and open-loop Poisson arrivals.
+    io::ScenarioInputs in;
+    in.set("mix", "long:0.7,short:0.3");
+    const Scenario sc = io::build_scenario(in).scenario;
+    SimSpec closed = closed_loop(48, 6000);
+    SimSpec open = closed;
+    open.load.mode = LoadMode::request_rate;
+    open.load.value = 0.8 * simulate(sc, closed).requests_per_s;
+    for (const SimSpec& s : {closed, open}) {
+        const SimResult r = simulate(sc, s);
+        REQUIRE(r.measured_calls > 1000);
+        CHECK(std::abs(r.littles_law_error()) < 0.015);
+    }
+}
+
+TEST_CASE("tokens are conserved: output = sum of O and prefill = sum of A over every call", "[sim]") {
+    io::ScenarioInputs in;
+    in.set("mix", "long:0.5,short:0.3,prefill:0.2");
+    in.set("idle", "park");
+    const Scenario sc = io::build_scenario(in).scenario;
+    SimSpec s = closed_loop(24, 3000, GapDist::lognormal);
+    s.f = 0.3;
+    s.ov = 0.5;
+    const SimResult r = simulate(sc, s);
+    REQUIRE(r.feasible);
+    CHECK(r.output_tokens == r.expected_output_tokens);
+    CHECK(r.prefill_tokens == r.expected_prefill_tokens);
+    CHECK(r.expected_output_tokens > 3000 * 519);
+}
+
+TEST_CASE("the same seed gives the same run, another seed another", "[sim]") {
+    const Scenario sc = test::default_scenario();
+    SimSpec s = closed_loop(16, 2000);
+    const SimResult a = simulate(sc, s), b = simulate(sc, s);
+    CHECK(a.throughput == b.throughput);
+    CHECK(a.ttft.p99 == b.ttft.p99);
+    CHECK(a.itl.p90 == b.itl.p90);
+    CHECK(a.events == b.events);
+    s.seed = 2;
+    const SimResult c = simulate(sc, s);
+    CHECK(c.throughput != a.throughput);
+    CHECK(c.ttft.p99 != a.ttft.p99);
+}
+
+TEST_CASE("admission: when HBM holds only k calls at their peak, no more than k ever run", "[sim]") {
+    const Scenario sc = bench("h200", "llama-3.1-8b", 100000, 100);
+    const PreparedScenario ps(sc);
+    const double per_call = ps.mc.kv_gpu_per_token.raw() * (100000 + 100);
+    const auto k = static_cast<double>(std::floor(ps.hbm_free_bytes() / per_call));
+    REQUIRE(k >= 2);
+    const SimResult r = simulate(sc, closed_loop(3 * k, 500));
+    CHECK(r.max_running == k);
+    CHECK(r.queue_max > 0);
+    CHECK(r.hbm_used <= r.hbm_capacity);
+    SimSpec capped = closed_loop(3 * k, 500);
+    capped.load.max_seqs = 2;
+    CHECK(simulate(sc, capped).max_running == 2);
+}
+
+TEST_CASE("the gap is named from what the run observed", "[sim]") {
+    // The default scenario holds one call's peak KV at a time where the closed form's mean occupancy runs ~1.03.
+    const SimResult stall = simulate(test::default_scenario(), closed_loop(8, 1000));
+    CHECK(stall.gap_throughput < -0.1);
+    CHECK(stall.mechanism == SimGap::admission_stall);
+    // Poisson arrivals of codex calls on an 8B model: ITL per token well above the mean step.
+    io::ScenarioInputs in;
+    in.set("hardware", "h200");
+    in.set("model", "llama-3.1-8b");
+    in.set("idle", "park");
+    SimSpec open = closed_loop(1, 3000);
+    open.load.mode = LoadMode::request_rate;
+    open.load.value = 0.4;
+    const SimResult burst = simulate(io::build_scenario(in).scenario, open);
+    CHECK(burst.itl.mean > 1.1 * burst.mean_step);
+    CHECK(burst.mechanism == SimGap::burstiness);
+    // The exact limiting case: no gap to name.
+    const SimResult exact = simulate(bench("h200", "llama-3.1-8b", 2048, 256), closed_loop(256, 5000, GapDist::deterministic));
+    CHECK(exact.mechanism == SimGap::none);
+}
+
+TEST_CASE("the simulator refuses a load it cannot run, naming the knob", "[sim]") {
+    const Scenario sc = test::default_scenario();
+    SimSpec s = closed_loop(2.5, 100);
+    CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("concurrency"));
+    s = closed_loop(4, 0);
+    CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("calls"));
+    s = closed_loop(4, 100);
+    s.load.mode = LoadMode::batch;
+    CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("load"));
+}
+
+}  // namespace kvroof
