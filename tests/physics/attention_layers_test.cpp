@@ -115,3 +115,31 @@ TEST_CASE("layer counts are validated against the layers", "[attention-layers][r
     m.linear_key_heads = m.linear_value_heads = m.linear_key_head_dim = m.linear_value_head_dim = m.linear_conv_kernel = 1;
     CHECK_THROWS_WITH(m.check_validity(), Catch::Contains("with at least one attention layer"));
 }
+
+TEST_CASE("DSA: a larger top-k never raises throughput, and a top-k beyond the context reads all of the KV",
+          "[attention-layers]") {
+    Scenario sc = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "h200");
+        in.set("gpus", "8");
+        in.set("model", "deepseek-v3");
+        in.set("weight-dtype", "fp8");
+    });
+    sc.model.index_heads = 64;  // DeepSeek-V3.2's indexer
+    sc.model.index_head_dim = 128;
+    const double context = sc.mix.entries.front().cls.context();
+    double last = kUnbounded;
+    for (int k : {256, 2048, 16384, 1 << 24}) {
+        INFO("top-k " << k);
+        sc.model.index_topk = k;
+        REQUIRE_NOTHROW(sc.check_validity());
+        const PreparedScenario ps(sc);
+        double best = 0;
+        for (double f : {0.0, 0.5}) best = std::max(best, evaluate(ps, f, 0.0).throughput);
+        CHECK(best <= last * (1 + 1e-12));
+        last = best;
+        // Everything is held whatever k; what a decode token reads is capped.
+        CHECK(kv_held(ps.mc, context).raw() == Approx(ps.mc.kv_per_token.raw() * context).epsilon(1e-15));
+        if (k > context)
+            CHECK(kv_read_per_decode_token(ps.mc, context, 1.0).raw() == Approx(kv_held(ps.mc, context).raw()).epsilon(1e-12));
+    }
+}
