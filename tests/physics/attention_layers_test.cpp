@@ -143,3 +143,12 @@ TEST_CASE("DSA: a larger top-k never raises throughput, and a top-k beyond the c
             CHECK(kv_read_per_decode_token(ps.mc, context, 1.0).raw() == Approx(kv_held(ps.mc, context).raw()).epsilon(1e-12));
     }
 }
+
+TEST_CASE("seed 001's B_kv is the KV the K cached tokens hold, per token", "[attention-layers][prefill]") {
+    // 281,600 B held at K = 1,000 (above): 281.6 B per cached token, not 512; below W all 512.
+    CHECK(reload_bytes_per_cached_token(windowed(), DType::bf16, 1000).raw() == Approx(281.6).epsilon(1e-15));
+    CHECK(reload_bytes_per_cached_token(windowed(), DType::bf16, 50).raw() == Approx(512).epsilon(1e-15));
+    ModelSpec full = windowed();
+    full.window_layers = 0;
+    CHECK(reload_bytes_per_cached_token(full, DType::bf16, 1000).raw() == 512);
+}
