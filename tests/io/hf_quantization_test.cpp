@@ -147,3 +147,25 @@ TEST_CASE("top_k_experts names the active experts where num_experts_per_tok is a
     CHECK(m.experts == 64);
     CHECK(m.experts_active == 4);
 }
+
+TEST_CASE("a kvroof model file carries layers by kind, with their ranges", "[attention-layers][ranges]") {
+    const auto write = [](const std::string& name, const std::string& extra) {
+        const auto path = std::filesystem::temp_directory_path() / ("kvroof_layers_" + std::to_string(::getpid()) + name);
+        std::ofstream(path) << R"({"attention": "gqa", "layers": 48, "hidden": 2048, "heads": 16, "kv_heads": 2, "head_dim": 256,
+          "intermediate": 5120, "vocab": 151936, )"
+                            << extra << "}";
+        return path.string();
+    };
+    const ModelSpec m = io::load_model(
+        "--model", write("a.json", R"("window_layers": 6, "window": 4096, "linear_layers": 36, "linear_key_heads": 16,
+          "linear_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel": 4)"));
+    CHECK(m.window_layers == 6);
+    CHECK(m.window == 4096);
+    CHECK(m.attention_layers() == 12);
+    CHECK(linear_state_bytes(m).raw() == 39'518'208);  // Qwen3-Next's state (tests/data/hf/README.md)
+    CHECK_THROWS_WITH(io::load_model("--model", write("b.json", R"("window_layers": 6, "window": 0)")),
+                      Catch::Contains("'window' must be a whole number in [1, 100000000], got 0"));
+    CHECK_THROWS_WITH(io::load_model("--model", write("c.json", R"("linear_layers": 48, "linear_key_heads": 1,
+          "linear_value_heads": 1, "linear_key_head_dim": 1, "linear_value_head_dim": 1, "linear_conv_kernel": 1)")),
+                      Catch::Contains("with at least one attention layer"));
+}
