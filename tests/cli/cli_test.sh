@@ -40,6 +40,7 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 printf '%s' '{"num_hidden_layers":2,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"max_position_embeddings":32768,"sliding_window":4096}' >"$tmp/mistral.json"
 outw=$("$kvroof" verdict --model "$tmp/mistral.json" --workload "s_cached=60000,a_append=4000,o_output=500")
 echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens' && echo "$outw" | grep -q "one session's KV at S=64000 is 33.55 MB" && ok || bad "a sliding window is echoed and caps the session's KV"
+"$kvroof" presets | grep -q 'gpt-oss-120b .*18 of 36 layers window 128' && "$kvroof" presets | grep -q 'qwen3-next-80b .*36 of 48 layers linear attention' && ok || bad "presets show their layer kinds"
 "$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"

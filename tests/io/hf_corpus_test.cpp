@@ -205,3 +205,17 @@ TEST_CASE("HF corpus: Nemotron-H-56B-Base-8K is refused (hybrid_override_pattern
 TEST_CASE("HF corpus: Llama-3.3-Nemotron-Super-49B is refused (block_configs)", "[hf][hf-corpus]") {
     check_refused("llama-3.3-nemotron-super-49b-v1", "block_configs: heterogeneous layers are not modelled yet");
 }
+
+// The presets of the per-layer models carry the same shapes as their configs.
+TEST_CASE("HF corpus: the gpt-oss-120b and qwen3-next-80b presets match their configs", "[hf][hf-corpus][presets]") {
+    PolicySpec p;
+    p.kv_dtype = DType::bf16;
+    for (const auto& [preset, file] :
+         {std::pair{"gpt-oss-120b", "gpt-oss-120b"}, {"qwen3-next-80b", "qwen3-next-80b-a3b-thinking"}}) {
+        INFO(preset);
+        const ModelSpec a = io::load_model("--model", preset), b = io::load_model("--model", corpus(file));
+        CHECK(param_counts(a).total == param_counts(b).total);
+        CHECK(param_counts(a).active == param_counts(b).active);
+        CHECK(kv_held(model_constants(a, p), 65536).raw() == kv_held(model_constants(b, p), 65536).raw());
+    }
+}
