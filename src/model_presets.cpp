@@ -23,6 +23,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "intermediate",
                          "vocab",
                          "tied_embeddings",
+                         "attention_output_gate",
                          "experts",
                          "experts_active",
                          "shared_experts",
@@ -59,6 +60,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
     s.vocab = int_field("vocab");
     s.intermediate = int_field_or("intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tied_embeddings", false);
+    s.attention_output_gate = boolean_or(where, m, "attention_output_gate", false);
     if (s.attention == Attention::gqa) {
         s.kv_heads = int_field("kv_heads");
         s.head_dim = int_field("head_dim");
@@ -241,6 +243,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     s.vocab = field(where, m, "vocab_size", "vocab");
     s.intermediate = field_or(where, m, "intermediate_size", "intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tie_word_embeddings", false);
+    s.attention_output_gate = model_type(in, m) == "qwen3_next";  // transformers' Qwen3NextAttention gates every head
     read_layer_kinds(where, in, m, s);
     if (m.contains("kv_lora_rank") && !m.at("kv_lora_rank").is_null()) {
         s.attention = Attention::mla;

@@ -25,7 +25,7 @@ struct ParamCounts {
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {
     const double h = m.hidden, heads = m.heads;
     if (m.attention == Attention::gqa) {
-        const double q = h * heads * m.head_dim;
+        const double q = h * heads * m.head_dim * (m.attention_output_gate ? 2.0 : 1.0);
         const double kv = 2.0 * h * m.kv_heads * m.head_dim;
         const double o = heads * m.head_dim * h;
         return q + kv + o;

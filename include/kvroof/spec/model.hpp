@@ -44,6 +44,9 @@ struct ModelSpec {
     int heads = 0;
     int kv_heads = 0;  // GQA only
     int head_dim = 0;  // GQA only
+    // GQA: the query projection also emits a sigmoid gate on the attention
+    // output (Qwen3-Next's gated attention): q_proj is h × 2·H·d.
+    bool attention_output_gate = false;
     int intermediate = 0;  // dense MLP width (dense layers)
     int vocab = 0;
     bool tied_embeddings = false;
