@@ -13,16 +13,36 @@ namespace kvroof::io {
 using namespace json_read;
 
 ModelSpec model_from_json(std::string_view where, const json& m, std::string name) {
-    only_keys(where, m, with_meta({"attention",        "layers",
-                                   "hidden",           "heads",
-                                   "kv_heads",         "head_dim",
-                                   "intermediate",     "vocab",
-                                   "tied_embeddings",  "experts",
-                                   "experts_active",   "shared_experts",
-                                   "moe_intermediate", "first_dense_layers",
-                                   "q_lora_rank",      "kv_lora_rank",
-                                   "qk_rope_head_dim", "qk_nope_head_dim",
-                                   "v_head_dim",       "published_params_B"}));
+    only_keys(where, m,
+              with_meta({"attention",
+                         "layers",
+                         "hidden",
+                         "heads",
+                         "kv_heads",
+                         "head_dim",
+                         "intermediate",
+                         "vocab",
+                         "tied_embeddings",
+                         "attention_output_gate",
+                         "experts",
+                         "experts_active",
+                         "shared_experts",
+                         "moe_intermediate",
+                         "first_dense_layers",
+                         "q_lora_rank",
+                         "kv_lora_rank",
+                         "qk_rope_head_dim",
+                         "qk_nope_head_dim",
+                         "v_head_dim",
+                         "published_params_B",
+                         "window_layers",
+                         "window",
+                         "linear_layers",
+                         "linear_key_heads",
+                         "linear_value_heads",
+                         "linear_key_head_dim",
+                         "linear_value_head_dim",
+                         "linear_conv_kernel"}));
     ModelSpec s;
     s.name = std::move(name);
     const std::string att = string(where, m, "attention");
@@ -40,6 +60,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
     s.vocab = int_field("vocab");
     s.intermediate = int_field_or("intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tied_embeddings", false);
+    s.attention_output_gate = boolean_or(where, m, "attention_output_gate", false);
     if (s.attention == Attention::gqa) {
         s.kv_heads = int_field("kv_heads");
         s.head_dim = int_field("head_dim");
@@ -49,6 +70,11 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
         s.qk_rope_head_dim = int_field("qk_rope_head_dim");
         s.qk_nope_head_dim = int_field("qk_nope_head_dim");
         s.v_head_dim = int_field("v_head_dim");
+        s.index_topk = int_field_or("index_topk", 0);
+        if (s.index_topk > 0) {
+            s.index_heads = int_field("index_heads");
+            s.index_head_dim = int_field("index_head_dim");
+        }
     }
     s.experts = int_field_or("experts", 0);
     if (s.experts > 0) {
@@ -57,6 +83,13 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
         s.moe_intermediate = int_field("moe_intermediate");
         s.first_dense_layers = int_field_or("first_dense_layers", 0);
     }
+    s.window_layers = int_field_or("window_layers", 0);
+    if (s.window_layers > 0) s.window = int_field("window");
+    s.linear_layers = int_field_or("linear_layers", 0);
+    if (s.linear_layers > 0)
+        for (const char* k :
+             {"linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel"})
+            s.*model_field_range(k).field = int_field(k);
     s.published_params = number_or(where, m, "published_params_B", 0.0) * 1e9;
     check::in_range(fmt::format("{}: published_params_B", where), s.published_params / 1e9, 0.0, 1e9);
     return s;
@@ -119,35 +152,77 @@ void reject_unmodelled(std::string_view where, const json& m) {
         m.at("interleave_moe_layer_step").get<double>() > 1)
         throw InputError(fmt::format("{}: interleave_moe_layer_step: MoE on one layer in {:g} is not modelled yet", where,
                                      m.at("interleave_moe_layer_step").get<double>()));
-    if (m.contains("index_topk") && m.at("index_topk").is_number())
-        throw InputError(
-            fmt::format("{}: index_topk: DeepSeek sparse attention (an indexer picks {:g} keys per query) is not modelled yet",
-                        where, m.at("index_topk").get<double>()));
-    if (m.contains("full_attention_interval") && m.at("full_attention_interval").is_number() &&
-        m.at("full_attention_interval").get<double>() > 1)
-        throw InputError(fmt::format(
-            "{}: full_attention_interval: hybrid linear attention (full attention on one layer in {:g}) is not modelled yet",
-            where, m.at("full_attention_interval").get<double>()));
     if (m.contains("hybrid_override_pattern") && m.at("hybrid_override_pattern").is_string())
         throw InputError(fmt::format("{}: hybrid_override_pattern: hybrid Mamba/attention layers are not modelled yet", where));
-    if (m.contains("layer_types") && m.at("layer_types").is_array())
-        for (const json& t : m.at("layer_types"))
-            if (!t.is_string() || t.get<std::string>() != "full_attention")
-                throw InputError(fmt::format("{}: layer_types: '{}' layers are not modelled yet (only full_attention)", where,
-                                             t.is_string() ? t.get<std::string>() : t.dump()));
-    const bool window =
-        m.contains("sliding_window") && m.at("sliding_window").is_number() &&
-        !(m.contains("use_sliding_window") && m.at("use_sliding_window").is_boolean() && !m.at("use_sliding_window").get<bool>());
-    if (window) {
-        const double w = m.at("sliding_window").get<double>();
-        const double ctx = m.contains("max_position_embeddings") && m.at("max_position_embeddings").is_number()
-                               ? m.at("max_position_embeddings").get<double>()
-                               : 0.0;
-        if (ctx == 0 || w < ctx)
-            throw InputError(
-                fmt::format("{}: sliding_window: {:g}-token sliding-window attention is not modelled yet (the KV "
-                            "would be overstated)",
-                            where, w));
+}
+
+std::string model_type(const json& in, const json& m) { return text_or(m, "model_type", text_or(in, "model_type")); }
+
+// The sliding window W when one is active and shorter than the longest
+// context (a window the model can never fill is full attention), else 0.
+int active_window(std::string_view where, const json& m) {
+    if (!m.contains("sliding_window") || m.at("sliding_window").is_null()) return 0;
+    if (!boolean_or(where, m, "use_sliding_window", true)) return 0;
+    const int w = field(where, m, "sliding_window", "window");
+    const double ctx = number_or(where, m, "max_position_embeddings", 0.0);
+    return ctx > 0 && w >= ctx ? 0 : w;
+}
+
+// Layers by attention kind (docs/model.md, "Per-layer attention"): from
+// `layer_types` (full_attention, sliding_attention, linear_attention) when
+// present, else from the keys each family uses: full_attention_interval
+// (Qwen3-Next: every N-th layer full, the rest linear), sliding_window with
+// sliding_window_pattern (Gemma-3: every P-th layer global), gemma2 (every
+// other layer), max_window_layers (Qwen2: layers from that index on), or
+// every attention layer (Mistral, Phi-3).
+void read_layer_kinds(std::string_view where, const json& in, const json& m, ModelSpec& s) {
+    const int L = s.layers, W = active_window(where, m);
+    bool typed = false;
+    int sliding = 0;
+    if (m.contains("layer_types") && m.at("layer_types").is_array()) {
+        typed = true;
+        const json& types = m.at("layer_types");
+        if (types.size() != static_cast<std::size_t>(L))
+            throw InputError(fmt::format("{}: layer_types: {} entries for num_hidden_layers {}", where, types.size(), L));
+        for (const json& t : types) {
+            const std::string kind = t.is_string() ? t.get<std::string>() : t.dump();
+            if (kind == "sliding_attention")
+                ++sliding;
+            else if (kind == "linear_attention")
+                ++s.linear_layers;
+            else if (kind != "full_attention")
+                throw InputError(fmt::format(
+                    "{}: layer_types: '{}' layers are not modelled (full_attention, sliding_attention, linear_attention)", where,
+                    kind));
+        }
+        if (sliding > 0 && W == 0 && !(m.contains("sliding_window") && m.at("sliding_window").is_number()))
+            throw InputError(fmt::format("{}: sliding_window: missing for {} sliding_attention layers", where, sliding));
+    } else if (m.contains("full_attention_interval") && !m.at("full_attention_interval").is_null()) {
+        const int every = integer(where, m, "full_attention_interval", 1, L);
+        s.linear_layers = L - L / every;
+    }
+    if (W > 0) {
+        const std::string type = model_type(in, m);
+        if (typed)
+            s.window_layers = sliding;
+        else if (m.contains("sliding_window_pattern") && !m.at("sliding_window_pattern").is_null())
+            s.window_layers = L - L / integer(where, m, "sliding_window_pattern", 1, L);
+        else if (type.rfind("gemma3", 0) == 0)
+            s.window_layers = L - L / 6;  // transformers' Gemma-3 default pattern
+        else if (type == "gemma2")
+            s.window_layers = L - L / 2;
+        else if (m.contains("max_window_layers") && !m.at("max_window_layers").is_null())
+            s.window_layers = L - std::min(L, integer(where, m, "max_window_layers", 0, model_field_range("layers").hi));
+        else
+            s.window_layers = L - s.linear_layers;
+        s.window = s.window_layers > 0 ? W : 0;
+    }
+    if (s.linear_layers > 0) {
+        s.linear_key_heads = field(where, m, "linear_num_key_heads", "linear_key_heads");
+        s.linear_value_heads = field(where, m, "linear_num_value_heads", "linear_value_heads");
+        s.linear_key_head_dim = field(where, m, "linear_key_head_dim", "linear_key_head_dim");
+        s.linear_value_head_dim = field(where, m, "linear_value_head_dim", "linear_value_head_dim");
+        s.linear_conv_kernel = field(where, m, "linear_conv_kernel_dim", "linear_conv_kernel");
     }
 }
 }  // namespace
@@ -168,6 +243,8 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     s.vocab = field(where, m, "vocab_size", "vocab");
     s.intermediate = field_or(where, m, "intermediate_size", "intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tie_word_embeddings", false);
+    s.attention_output_gate = model_type(in, m) == "qwen3_next";  // transformers' Qwen3NextAttention gates every head
+    read_layer_kinds(where, in, m, s);
     if (m.contains("kv_lora_rank") && !m.at("kv_lora_rank").is_null()) {
         s.attention = Attention::mla;
         s.q_lora_rank = field_or(where, m, "q_lora_rank", "q_lora_rank", 0);
@@ -175,7 +252,15 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         s.qk_rope_head_dim = field(where, m, "qk_rope_head_dim", "qk_rope_head_dim");
         s.qk_nope_head_dim = field(where, m, "qk_nope_head_dim", "qk_nope_head_dim");
         s.v_head_dim = field(where, m, "v_head_dim", "v_head_dim");
+        if (m.contains("index_topk") && !m.at("index_topk").is_null()) {  // DeepSeek sparse attention (V3.2)
+            s.index_topk = field(where, m, "index_topk", "index_topk");
+            s.index_heads = field(where, m, "index_n_heads", "index_heads");
+            s.index_head_dim = field(where, m, "index_head_dim", "index_head_dim");
+        }
     } else {
+        if (m.contains("index_topk") && !m.at("index_topk").is_null())
+            throw InputError(
+                fmt::format("{}: index_topk: DeepSeek sparse attention without MLA (kv_lora_rank) is not modelled", where));
         s.attention = Attention::gqa;
         s.kv_heads = field_or(where, m, "num_key_value_heads", "kv_heads", s.heads);
         s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));

@@ -54,8 +54,9 @@ std::string models_text() {
             const ModelSpec m = io::load_model("--model", name);
             if ((m.attention == Attention::mla ? 2 : m.is_moe() ? 1 : 0) != kind) continue;
             const auto pc = param_counts(m);
-            const std::string experts =
-                m.is_moe() ? fmt::format(", {} of {} experts", m.experts_active, m.experts) : std::string();
+            std::string experts = m.is_moe() ? fmt::format(", {} of {} experts", m.experts_active, m.experts) : std::string();
+            if (m.window_layers > 0) experts += fmt::format("; {} of {} layers window {}", m.window_layers, m.layers, m.window);
+            if (m.linear_layers > 0) experts += fmt::format("; {} of {} layers linear attention", m.linear_layers, m.layers);
             out += fmt::format(
                 "  {:<16} {:>3} layers  {:>6.1f}B params ({:.1f}B active{})  KV {:>7.0f} B/token (bf16)\n      "
                 "source: {}\n",

@@ -92,7 +92,12 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"params_active", facts.params.active},
                   {"weight_bytes", facts.weights.raw()},
                   {"kv_bytes_per_token", facts.kv_per_token.raw()},
-                  {"kv_replication", facts.kv_replication}}},
+                  {"kv_replication", facts.kv_replication},
+                  {"window_layers", m.window_layers},
+                  {"window", m.window},
+                  {"linear_layers", m.linear_layers},
+                  {"linear_state_bytes", linear_state_bytes(m).raw()},
+                  {"index_topk", m.index_topk}}},
                 {"workload", b.workload_label},
                 {"mix", mix},
                 {"policy",
@@ -137,6 +142,19 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                          ? fmt::format("{} ({})", to_string(p.weight_dtype), sc.model.checkpoint_weights_from)
                          : std::string(to_string(p.weight_dtype)),
                      facts.kv_per_token.raw(), to_string(p.kv_dtype));
+    const ModelSpec& m = sc.model;
+    if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0) {
+        s += fmt::format("            layers {} full attention", m.attention_layers() - m.window_layers);
+        if (m.window_layers > 0) s += fmt::format(", {} sliding window of {} tokens", m.window_layers, m.window);
+        if (m.linear_layers > 0)
+            s += fmt::format(", {} linear attention (state {} per sequence, bf16)", m.linear_layers,
+                             format_bytes(linear_state_bytes(m).raw()));
+        if (m.index_topk > 0)
+            s += fmt::format(
+                ", DeepSeek sparse attention: top {} keys per query (its indexer caches {} more elements per token and layer)",
+                m.index_topk, m.index_head_dim);
+        s += " (KV per token counts the attention layers)\n";
+    }
     for (const auto& e : sc.mix.entries)
         s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name,
                          e.weight, e.cls.s_cached, e.cls.a_append, e.cls.o_output, e.cls.idle_gap.raw());

@@ -45,6 +45,11 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 # Grouped: superchips apart from PCIe hosts, models by attention and MLP kind, with their precisions' peaks.
 "$kvroof" presets | grep -A1 '^Models: mixture of experts, MLA attention' | grep -q 'deepseek-r1 .*8 of 256 experts' \
     && "$kvroof" presets | grep -A1 '^Hardware, GPU + Grace superchips' | grep -q 'gb200 .*fp4 10 PFLOPS' && ok || bad "presets are not grouped"
+# Per-layer attention from a Hugging Face config: a Mistral-style window on every layer is echoed and sizes the session (2 layers · 2·8·128·2 B · min(S, 4096)).
+printf '%s' '{"num_hidden_layers":2,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":32000,"max_position_embeddings":32768,"sliding_window":4096}' >"$tmp/mistral.json"
+outw=$("$kvroof" verdict --model "$tmp/mistral.json" --workload "s_cached=60000,a_append=4000,o_output=500")
+echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens' && echo "$outw" | grep -q "one session's KV at S=64000 is 33.55 MB" && ok || bad "a sliding window is echoed and caps the session's KV"
+"$kvroof" presets | grep -q 'gpt-oss-120b .*18 of 36 layers window 128' && "$kvroof" presets | grep -q 'qwen3-next-80b .*36 of 48 layers linear attention' && ok || bad "presets show their layer kinds"
 "$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"

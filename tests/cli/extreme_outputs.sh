@@ -56,6 +56,20 @@ for m in $models; do
     both layers --model "$m" --weight-bits 0.1 --tp 1,1024
     both layers --model "$m" --weight-bits 64 --tp 1 --target-tps 0.000001
 done
+# Per-layer attention (window, linear state, DSA) from the Hugging Face corpus, at tiny and huge contexts.
+hf=$(cd "$(dirname "$0")/../data/hf" && pwd)
+for m in gpt-oss-20b gpt-oss-120b qwen3-next-80b-a3b-thinking deepseek-v3.2; do
+    both verdict --model "$hf/$m.json" --gpus 8
+    both verdict --model "$hf/$m.json" --gpus 1 --kv-dtype int4 --weight-dtype int4 --eta 0.001
+    both verdict --model "$hf/$m.json" --gpus 8 --workload "s_cached=0,a_append=1,o_output=1"
+    both verdict --model "$hf/$m.json" --gpus 100000 --workload "s_cached=1000000000,a_append=1000000000,o_output=1000000000"
+    both verdict --model "$hf/$m.json" --gpus 8 --concurrency 64 --isl 100000 --osl 1000
+    both mix --model "$hf/$m.json" --gpus 100000 --step 0.25
+    both prefill --model "$hf/$m.json" --kv-dtype int4
+    both parallel --model "$hf/$m.json" --gpus 8 --hardware h100-sxm
+    both disagg --model "$hf/$m.json" --gpus 8
+    both disagg --model "$hf/$m.json" --gpus 8 --arch gpu-pools
+done
 both layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15 --rows 1000000000
 both layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 80 --compute-ms 0 --prefill-compute-ms 0
 both layers --checkpoint llama-70b-fp4 --tp 1 --copy-ms 0.000000001 --compute-ms 1000000000

@@ -11,6 +11,7 @@
 
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
+#include "kvroof/physics/call_demand.hpp"
 #include "kvroof/physics/model_quantities.hpp"
 
 using namespace kvroof;
@@ -40,6 +41,17 @@ void check_supported(const Expected& e) {
     // Full attention on every layer: the cache grows linearly with the context.
     CHECK(kv * 4096 == Approx(e.kv_per_token * 4096).epsilon(1e-12));
     CHECK(kv * 65536 == Approx(e.kv_per_token * 65536).epsilon(1e-12));
+}
+
+// KV bytes one sequence holds at 4k and 64k tokens of context (bf16 KV): by
+// layer kind, not KV per token × context (physics/attention_layers.hpp).
+void check_held(const char* file, double at_4k, double at_64k) {
+    INFO(file);
+    PolicySpec p;
+    p.kv_dtype = DType::bf16;
+    const ModelConstants mc = model_constants(io::load_model("--model", corpus(file)), p);
+    CHECK(kv_held(mc, 4096).raw() == Approx(at_4k).epsilon(1e-12));
+    CHECK(kv_held(mc, 65536).raw() == Approx(at_64k).epsilon(1e-12));
 }
 
 void check_refused(const char* file, const char* key_and_reason) {
@@ -115,21 +127,70 @@ TEST_CASE("HF corpus: Kimi-K2-Instruct", "[hf][hf-corpus]") {
     check_supported({"kimi-k2-instruct", 1'026'407'202'816, 32'860'471'296, DType::fp8, 70'272});
 }
 
+// ---- per-layer attention: window and linear layers (README "Per-layer attention") ----
+
+// layer_types: 18 of 36 layers sliding_attention with a 128-token window. L=36,
+// h=2880, H=64, kv=8, d=64, E=128, k=4, I_e=2880, V=201088: attention
+// 2880·4096·2 + 2·2880·512 = 26,542,080; expert 3·2880·2880 = 24,883,200;
+// router 368,640; 36·(26,910,720 + 128·24,883,200) + 2·579,133,440. The
+// checkpoint is MXFP4 (experts only; read as fp4 throughout until per-tensor
+// precisions land). KV 2·36·8·64·2 = 73,728 B/token over all 36 layers; held:
+// 18·2,048·S + 18·2,048·min(S, 128).
+TEST_CASE("HF corpus: gpt-oss-120b (sliding_attention layers)", "[hf][hf-corpus][attention-layers]") {
+    check_supported({"gpt-oss-120b", 116'788'838'400, 5'710'233'600, DType::fp4, 73'728});
+    // 4k: 36,864·4,096 + 36,864·128; 64k: 36,864·65,536 + 4,718,592 (full attention: 4,831,838,208, 2.0×).
+    check_held("gpt-oss-120b", 155'713'536, 2'420'637'696);
+}
+
+// 12 of 24 layers sliding (128), E=32 (router 2880·32 = 92,160):
+// 24·(26,542,080 + 92,160 + 32·24,883,200) + 1,158,266,880; active
+// 24·(26,634,240 + 4·24,883,200) + 1,158,266,880.
+TEST_CASE("HF corpus: gpt-oss-20b (sliding_attention layers)", "[hf][hf-corpus][attention-layers]") {
+    check_supported({"gpt-oss-20b", 20'907'786'240, 4'186'275'840, DType::fp4, 49'152});
+    // 24,576·4,096 + 24,576·128; 24,576·65,536 + 3,145,728 (full attention: 3,221,225,472).
+    check_held("gpt-oss-20b", 103'809'024, 1'613'758'464);
+}
+
+// full_attention_interval 4 (no layer_types key): 12 full-attention layers, 36
+// Gated DeltaNet layers with a constant state and no KV. Parameters: README
+// (79,674,179,584 with the shared-expert gate, 48·2,048, which kvroof does not count).
+TEST_CASE("HF corpus: Qwen3-Next-80B-A3B-Thinking (linear_attention layers)", "[hf][hf-corpus][attention-layers]") {
+    const ModelSpec m = io::load_model("--model", corpus("qwen3-next-80b-a3b-thinking"));
+    CHECK(m.linear_layers == 36);
+    CHECK(m.attention_layers() == 12);
+    const ParamCounts p = param_counts(m);
+    CHECK(p.total == Approx(79'674'179'584.0 - 98'304).epsilon(1e-12));
+    CHECK(p.active == Approx(3'874'717'696.0 - 98'304).epsilon(1e-12));
+    // KV 2·12·2·256·2 = 24,576 B/token; state per linear layer: recurrent
+    // 32·128·128 = 524,288 + conv (2·16·128 + 32·128)·(4 − 1) = 24,576
+    // elements; 36·548,864·2 B = 39,518,208 B per sequence.
+    CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 24'576);
+    CHECK(linear_state_bytes(m).raw() == 39'518'208);
+    // 24,576·4,096 + 39,518,208; 24,576·65,536 + 39,518,208 (read as full attention: 6,442,450,944, 3.9×).
+    check_held("qwen3-next-80b-a3b-thinking", 140'181'504, 1'650'130'944);
+}
+
+// DeepSeek sparse attention: V3's shapes plus a lightning indexer per layer
+// (index_n_heads 64, index_head_dim 128: wq_b 1536·64·128 + wk 7168·128 +
+// weights_proj 7168·64 = 13,959,168) and its key in the cache: 61·(512 + 64 +
+// 128)·2 = 85,888 B/token, all of it held; decode reads the latents of the
+// top 2,048 keys and the indexer key of every token.
+TEST_CASE("HF corpus: DeepSeek-V3.2 (index_topk sparse attention)", "[hf][hf-corpus][attention-layers]") {
+    check_supported({"deepseek-v3.2", 671'876'907'008, 38'402'785'280, DType::fp8, 85'888});
+    check_held("deepseek-v3.2", 351'797'248, 5'628'755'968);  // 85,888 × 4,096 and × 65,536
+    PolicySpec p;
+    p.kv_dtype = DType::bf16;
+    const ModelConstants mc = model_constants(io::load_model("--model", corpus("deepseek-v3.2")), p);
+    // Read per decode token: 70,272·min(S, 2,048) + 15,616·S (61·128·2 B of indexer key per token).
+    CHECK(kv_read_per_decode_token(mc, 65536, 1.0).raw() == Approx(70'272.0 * 2048 + 15'616.0 * 65536).epsilon(1e-12));
+    CHECK(kv_read_per_decode_token(mc, 1000, 1.0).raw() == Approx(85'888.0 * 1000).epsilon(1e-12));
+    // FLOP per decode token at 64k: MLA absorbed (2·128·576 + 2·128·512)·61 = 16,990,208 per key over
+    // 2,048 keys, the indexer 2·64·(128 + 1)·61 = 1,007,232 per key over all 65,536.
+    CHECK(decode_attention_flop(mc, 65536, 1.0) == Approx(16'990'208.0 * 2048 + 1'007'232.0 * 65536).epsilon(1e-12));
+}
+
 // ---- refused: kvroof once read these as uniform full-attention models and got
 // them wrong (README: the hand values it should reach once they are modelled) ----
-
-// DeepSeek Sparse Attention: an indexer per layer and its 128-wide key cache
-// (KV 85,888 B/token by hand, not 70,272), and decode reads only the top 2,048 keys.
-TEST_CASE("HF corpus: DeepSeek-V3.2 is refused (index_topk)", "[hf][hf-corpus]") {
-    check_refused("deepseek-v3.2", "index_topk: DeepSeek sparse attention (an indexer picks 2048 keys per query)");
-}
-
-// 36 of 48 layers are Gated DeltaNet linear attention (full_attention_interval 4,
-// no layer_types key): KV 24,576 B/token by hand, not 98,304.
-TEST_CASE("HF corpus: Qwen3-Next-80B-A3B-Thinking is refused (full_attention_interval)", "[hf][hf-corpus]") {
-    check_refused("qwen3-next-80b-a3b-thinking",
-                  "full_attention_interval: hybrid linear attention (full attention on one layer in 4)");
-}
 
 // hybrid_override_pattern: 54 Mamba-2, 10 attention and 54 non-gated MLP layers
 // (56.3 B parameters, KV 40,960 B/token by hand), not 118 attention + gated-MLP layers.
@@ -139,11 +200,20 @@ TEST_CASE("HF corpus: Nemotron-H-56B-Base-8K is refused (hybrid_override_pattern
 
 // ---- refused: the one-line error names the key ----
 
-TEST_CASE("HF corpus: gpt-oss-20b and gpt-oss-120b are refused (sliding layers)", "[hf][hf-corpus]") {
-    check_refused("gpt-oss-20b", "layer_types: 'sliding_attention' layers are not modelled yet");
-    check_refused("gpt-oss-120b", "layer_types: 'sliding_attention' layers are not modelled yet");
-}
-
 TEST_CASE("HF corpus: Llama-3.3-Nemotron-Super-49B is refused (block_configs)", "[hf][hf-corpus]") {
     check_refused("llama-3.3-nemotron-super-49b-v1", "block_configs: heterogeneous layers are not modelled yet");
+}
+
+// The presets of the per-layer models carry the same shapes as their configs.
+TEST_CASE("HF corpus: the gpt-oss-120b and qwen3-next-80b presets match their configs", "[hf][hf-corpus][presets]") {
+    PolicySpec p;
+    p.kv_dtype = DType::bf16;
+    for (const auto& [preset, file] :
+         {std::pair{"gpt-oss-120b", "gpt-oss-120b"}, {"qwen3-next-80b", "qwen3-next-80b-a3b-thinking"}}) {
+        INFO(preset);
+        const ModelSpec a = io::load_model("--model", preset), b = io::load_model("--model", corpus(file));
+        CHECK(param_counts(a).total == param_counts(b).total);
+        CHECK(param_counts(a).active == param_counts(b).active);
+        CHECK(kv_held(model_constants(a, p), 65536).raw() == kv_held(model_constants(b, p), 65536).raw());
+    }
 }

@@ -19,11 +19,12 @@ using namespace kvroof;
 namespace {
 // A Llama-3.1-8B-shaped config with `extra` keys added, in a file of its own
 // (load_model caches by path).
-std::string config_file(const std::string& extra) {
+std::string config_file(const std::string& extra, const std::string& model_type = "llama") {
     static int n = 0;
     const auto path = std::filesystem::temp_directory_path() /
                       ("kvroof_hf_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
-    std::ofstream(path) << R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+    std::ofstream(path) << R"({"model_type": ")" << model_type
+                        << R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
       "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)"
                         << (extra.empty() ? "" : ", " + extra) << "}";
     return path.string();
@@ -75,11 +76,14 @@ TEST_CASE("Python's Infinity and NaN literals read, the rest of the file is unch
     CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 131072);
 }
 
+// 32 entries of `kind`, with `first` in front when given.
+std::string layer_types(const std::string& kind, const std::string& first = "", int layers = 32) {
+    std::string s = R"("layer_types": [)";
+    for (int i = 0; i < layers; ++i) s += (i ? ", \"" : "\"") + (i == 0 && !first.empty() ? first : kind) + "\"";
+    return s + "]";
+}
+
 TEST_CASE("features kvroof does not model are named, not read as full attention", "[hf]") {
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("sliding_window": 4096)")),
-                      Catch::Contains("sliding_window: 4096-token sliding-window attention is not modelled yet"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("layer_types": ["full_attention", "sliding_attention"])")),
-                      Catch::Contains("layer_types: 'sliding_attention' layers are not modelled yet"));
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("block_configs": [{"attention": {}}])")),
                       Catch::Contains("block_configs: heterogeneous layers are not modelled yet"));
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("attention_chunk_size": 8192)")),
@@ -87,11 +91,54 @@ TEST_CASE("features kvroof does not model are named, not read as full attention"
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("interleave_moe_layer_step": 2)")),
                       Catch::Contains("interleave_moe_layer_step: MoE on one layer in 2 is not modelled yet"));
     CHECK_NOTHROW(io::load_model("--model", config_file(R"("attention_chunk_size": null, "interleave_moe_layer_step": 1)")));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "mamba"))),
+                      Catch::Contains("layer_types: 'mamba' layers are not modelled (full_attention, sliding_attention, "
+                                      "linear_attention)"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("layer_types": ["full_attention", "full_attention"])")),
+                      Catch::Contains("layer_types: 2 entries for num_hidden_layers 32"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "sliding_attention"))),
+                      Catch::Contains("sliding_window: missing for 1 sliding_attention layers"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "linear_attention"))),
+                      Catch::Contains("'linear_num_key_heads'"));
+}
+
+TEST_CASE("sliding windows are read from each family's keys", "[hf][attention-layers]") {
+    auto load = [](const std::string& extra, const std::string& type = "llama") {
+        return io::load_model("--model", config_file(extra, type));
+    };
+    // Mistral / Phi-3: every layer.
+    ModelSpec m = load(R"("sliding_window": 4096)");
+    CHECK(m.window_layers == 32);
+    CHECK(m.window == 4096);
     // Not a window in effect: disabled, absent (null), or as long as the context.
-    CHECK_NOTHROW(io::load_model("--model", config_file(R"("sliding_window": 4096, "use_sliding_window": false)")));
-    CHECK_NOTHROW(io::load_model("--model", config_file(R"("sliding_window": null)")));
-    CHECK_NOTHROW(io::load_model("--model", config_file(R"("sliding_window": 131072)")));
-    CHECK_NOTHROW(io::load_model("--model", config_file(R"("layer_types": ["full_attention", "full_attention"])")));
+    CHECK(load(R"("sliding_window": 4096, "use_sliding_window": false)").window_layers == 0);
+    CHECK(load(R"("sliding_window": null)").window_layers == 0);
+    CHECK(load(R"("sliding_window": 131072)").window_layers == 0);
+    CHECK(load(layer_types("full_attention")).window_layers == 0);
+    // gpt-oss: layer_types.
+    m = load(layer_types("full_attention", "sliding_attention") + R"(, "sliding_window": 128)");
+    CHECK(m.window_layers == 1);
+    CHECK(m.window == 128);
+    // Gemma-3: every 6th layer global (32 layers: 5 global, 27 local), by key or by default.
+    CHECK(load(R"("sliding_window": 1024, "sliding_window_pattern": 6)").window_layers == 27);
+    CHECK(load(R"("sliding_window": 1024)", "gemma3_text").window_layers == 27);
+    // Gemma-2: every other layer; Qwen2: the layers from max_window_layers on.
+    CHECK(load(R"("sliding_window": 4096)", "gemma2").window_layers == 16);
+    CHECK(load(R"("sliding_window": 4096, "use_sliding_window": true, "max_window_layers": 28)").window_layers == 4);
+}
+
+TEST_CASE("linear-attention layers come from full_attention_interval or layer_types", "[hf][attention-layers]") {
+    const std::string linear = R"("linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+      "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4)";
+    const ModelSpec a = io::load_model("--model", config_file(R"("full_attention_interval": 4, )" + linear));
+    CHECK(a.linear_layers == 24);
+    CHECK(a.attention_layers() == 8);
+    CHECK(a.linear_value_heads == 32);
+    CHECK(a.linear_conv_kernel == 4);
+    const ModelSpec b = io::load_model("--model", config_file(layer_types("linear_attention", "full_attention") + ", " + linear));
+    CHECK(b.linear_layers == 31);
+    // 2·8·128·2 B per token and attention layer: 4,096; the state does not grow.
+    CHECK(kv_bytes_per_token(a, DType::bf16).raw() == 8 * 4096.0);
 }
 
 TEST_CASE("top_k_experts names the active experts where num_experts_per_tok is absent", "[hf]") {
@@ -99,4 +146,26 @@ TEST_CASE("top_k_experts names the active experts where num_experts_per_tok is a
         io::load_model("--model", config_file(R"("num_experts": 64, "top_k_experts": 4, "moe_intermediate_size": 1024)"));
     CHECK(m.experts == 64);
     CHECK(m.experts_active == 4);
+}
+
+TEST_CASE("a kvroof model file carries layers by kind, with their ranges", "[attention-layers][ranges]") {
+    const auto write = [](const std::string& name, const std::string& extra) {
+        const auto path = std::filesystem::temp_directory_path() / ("kvroof_layers_" + std::to_string(::getpid()) + name);
+        std::ofstream(path) << R"({"attention": "gqa", "layers": 48, "hidden": 2048, "heads": 16, "kv_heads": 2, "head_dim": 256,
+          "intermediate": 5120, "vocab": 151936, )"
+                            << extra << "}";
+        return path.string();
+    };
+    const ModelSpec m = io::load_model(
+        "--model", write("a.json", R"("window_layers": 6, "window": 4096, "linear_layers": 36, "linear_key_heads": 16,
+          "linear_value_heads": 32, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel": 4)"));
+    CHECK(m.window_layers == 6);
+    CHECK(m.window == 4096);
+    CHECK(m.attention_layers() == 12);
+    CHECK(linear_state_bytes(m).raw() == 39'518'208);  // Qwen3-Next's state (tests/data/hf/README.md)
+    CHECK_THROWS_WITH(io::load_model("--model", write("b.json", R"("window_layers": 6, "window": 0)")),
+                      Catch::Contains("'window' must be a whole number in [1, 100000000], got 0"));
+    CHECK_THROWS_WITH(io::load_model("--model", write("c.json", R"("linear_layers": 48, "linear_key_heads": 1,
+          "linear_value_heads": 1, "linear_key_head_dim": 1, "linear_value_head_dim": 1, "linear_conv_kernel": 1)")),
+                      Catch::Contains("with at least one attention layer"));
 }

@@ -71,7 +71,11 @@ TEST_CASE("every model field at the top of its range gives finite positive figur
     m.attention = Attention::mla;
     for (const auto& r : kModelFieldRanges) m.*r.field = r.hi;
     m.first_dense_layers = m.layers / 2;
+    m.window_layers = m.layers / 4;
+    m.linear_layers = m.layers / 4;
     REQUIRE_NOTHROW(m.check_validity());
+    CHECK(std::isfinite(linear_state_bytes(m).raw()));
+    CHECK(linear_state_bytes(m).raw() > 0);
     const ParamCounts p = param_counts(m);
     CHECK(std::isfinite(p.total));
     CHECK(p.total > 0);

@@ -15,7 +15,9 @@
 // CPU decode, calls/s per socket: a socket's decode step at batch b reads its
 // weights once and every sequence's KV, and computes every token's FLOP:
 //   step(b) = max(W/BW_dram + b·(S + 1)·kv/BW_dram, b·(linear + attn(S))/C_cpu) + c0
-// with S the p·O-weighted mean context over a call (S_c + A + O/2). Its batch
+// with S the p·O-weighted mean context over a call (S_c + A + O/2); with
+// window or linear layers the KV held, the keys read and attn(S) are those of
+// physics/attention_layers.hpp at that context (a window caps both at W). Its batch
 // is the largest b whose DRAM footprint, the weights plus the decoding and
 // idle sessions' KV (Little's law: b/(O·step) calls/s each holding S·kv for
 // their idle gap), fits the socket's DRAM, and whose step meets the TPOT SLO:
@@ -64,7 +66,10 @@ struct DisaggStudy {
 
 namespace detail {
 struct DecodeMix {
-    double sum_p_o = 0, S = 0, idle_per_o = 0, prefill_gpu = 0, h2d = 0, d2h = 0;
+    // S: KV tokens held (held(S) of attention_layers.hpp), keys: keys attended, state: the
+    // linear state read and written, per decode token; p·O-weighted means over a call.
+    double sum_p_o = 0, S = 0, keys = 0, state = 0, idle_per_o = 0, prefill_gpu = 0, h2d = 0, d2h = 0;
+    double dsa_read = 0;  // DSA only: the mean tokens of kv read per decode token (top-k latents, every indexer key)
 };
 
 [[nodiscard]] inline DecodeMix decode_mix(const Scenario& sc, const ModelConstants& mc, const SystemRates& gpu) {
@@ -73,18 +78,23 @@ struct DecodeMix {
     pol.ov = 0;
     pol.idle = IdlePolicy::hold;
     DecodeMix m;
-    double held = 0, idle = 0;
+    double held = 0, keys = 0, idle = 0;
     const double kv = mc.kv_per_token.raw(), link = gpu.link_bandwidth.raw();
     for (const auto& e : sc.mix.entries) {
         const double p = e.weight, O = e.cls.o_output;
         m.sum_p_o += p * O;
-        held += p * O * (e.cls.context() + 0.5 * O);
+        held += p * O * kv_tokens_held(mc, e.cls.context() + 0.5 * O);
+        keys += p * O * decode_keys(mc.layout, e.cls.context() + 0.5 * O);
+        m.dsa_read += p * O * decode_tokens_read(mc.layout, e.cls.context() + 0.5 * O, sc.policy.sparse);
         idle += p * e.cls.idle_gap.raw();
         m.prefill_gpu += p * prefill_demand(mc, gpu, pol, e.cls).gpu_part;
-        m.h2d += p * e.cls.s_cached * kv / link;
+        m.h2d += p * kv_tokens_held(mc, e.cls.s_cached) * kv / link;
         m.d2h += p * e.cls.a_append * kv / link;
     }
     m.S = held / m.sum_p_o;
+    m.keys = keys / m.sum_p_o;
+    m.dsa_read /= m.sum_p_o;
+    m.state = 2.0 * mc.layout.state_tokens;
     m.idle_per_o = idle / m.sum_p_o;
     return m;
 }
@@ -119,8 +129,11 @@ struct DecodeMix {
     const double kv = ps.mc.kv_per_token.raw(), weights = ps.mc.weights.raw();
     StepShape sh;
     sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // dense: all; MoE: a CPU batch touches every expert
-    sh.gm = (sc.policy.sparse * m.S + 1.0) * kv / bw;
-    sh.gc = (ps.mc.linear_per_token.raw() + ps.mc.attn_decode_per_key * m.S * sc.policy.sparse) / flops;
+    const double sp = sc.policy.sparse;
+    sh.gm = ((ps.mc.layout.topk > 0 ? m.dsa_read : sp * m.keys + m.state) + 1.0) * kv / bw;
+    sh.gc = (ps.mc.linear_per_token.raw() + ps.mc.attn_decode_per_key * m.keys * sp + ps.mc.layout.index_flop_per_key * m.S * sp +
+             ps.mc.layout.state_flop) /
+            flops;
     sh.c0 = ps.step_overhead;
     const double free = hw.cpu_memory.raw() - weights;
     s.weights_fit_dram = free > 0 && free >= kv * m.S;

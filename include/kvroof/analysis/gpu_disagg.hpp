@@ -73,10 +73,10 @@ namespace detail {
     r.prefill_step = step_time(ps, pre, 0.0, 0.0, x_p, StepPrefill::mean);
     r.prefill_rps = x_p / r.prefill_step;
     // Decode: the largest x within memory and the SLO.
-    double held = 0, mean_S = 0, chunks = 0;  // KV tokens per unit x; Σp·S; Σp·⌈A/chunk⌉
+    double held = 0, mean_S = 0, chunks = 0;  // KV tokens per unit x; Σp·held(S); Σp·⌈A/chunk⌉ (tokens of kv)
     for (std::size_t i = 0; i < dec.n; ++i) {
-        held += dec.cls[i].p * dec.cls[i].D * (dec.cls[i].S + 0.5 * dec.cls[i].O);
-        mean_S += dec.cls[i].p * dec.cls[i].S;
+        held += dec.cls[i].p * dec.cls[i].D * kv_tokens_held(ps.mc, dec.cls[i].S + 0.5 * dec.cls[i].O);
+        mean_S += dec.cls[i].p * kv_tokens_held(ps.mc, dec.cls[i].S);
         chunks += dec.cls[i].p * dec.cls[i].chunks;
     }
     const double kv_gpu = ps.mc.kv_gpu_per_token.raw();

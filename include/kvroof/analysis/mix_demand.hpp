@@ -41,16 +41,17 @@ struct MixDemand {
     std::array<PrefillDemand, kMaxClasses> pre;  // per class; only the first mix.size() are set
     double sum_p_o = 0;  // Σ p·O
     double inv_sum_p_o = 0;  // 1 / Σ p·O
-    double held_decode = 0, held_idle = 0;  // Σ p·O·S, Σ p·idle·S
+    // Token sums of the KV held, in tokens of kv (held(S) = S with full attention only: physics/attention_layers.hpp).
+    double held_decode = 0, held_idle = 0;  // Σ p·O·held(S), Σ p·idle·held(S)
     double ttft_gpu = 0, ttft_off = 0, ttft_min = 0;  // Σ p·part of the TTFT combine operands
-    double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·S·part, for the bytes held while prefilling
+    double held_gpu = 0, held_off = 0, held_min = 0;  // Σ p·held(S)·part, for the bytes held while prefilling
     DecodeDemand batch_mix{};  // per-token demand summed with weights p·O
     PerResource<double> per_call_prefill;  // rate resources but the link (counted per direction below)
     double link_h2d = 0, link_d2h = 0;
 };
 
 namespace detail {
-// The TTFT operands of class i and their p- and p·S-weighted sums.
+// The TTFT operands of class i and their p- and p·S-weighted sums (S: the KV tokens it holds).
 inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir) noexcept {
     q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
@@ -77,10 +78,11 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
     for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const auto& e = sc.mix.entries[i];
         const double p = e.weight, O = e.cls.o_output, S = e.cls.context(), po = p * O;
+        const double held = kv_tokens_held(mc, S);
         const DecodeDemand d = decode_demand(mc, sys, pol, S);
         m.pre[i] = prefill_demand(mc, sys, pol, e.cls);
         const auto& q = m.pre[i];
-        add_ttft_terms(m, m.pre[i], p, S, sys.link_bidir);
+        add_ttft_terms(m, m.pre[i], p, held, sys.link_bidir);
         m.sum_p_o += po;
         m.batch_mix.gpu_compute += po * d.gpu_compute;
         m.batch_mix.gpu_hbm += po * d.gpu_hbm;
@@ -96,8 +98,8 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
         m.per_call_prefill[Resource::tp_allreduce] += p * q.gpu_comm;
         m.link_h2d += p * q.link_h2d;
         m.link_d2h += p * (q.link_d2h + q.link_park_save);
-        m.held_decode += po * S;
-        m.held_idle += p * e.cls.idle_gap.raw() * S;
+        m.held_decode += po * held;
+        m.held_idle += p * e.cls.idle_gap.raw() * held;
     }
     m.inv_sum_p_o = 1.0 / m.sum_p_o;
     return m;
@@ -116,7 +118,7 @@ struct MixLines {
     MixDemand at_zero;  // f = 0, computed directly
     MixDemand at0;  // the lines' values extended to f = 0 from the right
     MixDemand slope;  // d/df on (0, 1]; TTFT operands and their sums unused
-    std::array<double, kMaxClasses> p{}, S{};  // class probability and context S = S_c + A
+    std::array<double, kMaxClasses> p{}, S{};  // class probability and the KV tokens held at S = S_c + A
     std::size_t classes = 0;
 };
 
@@ -149,7 +151,7 @@ inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, 
     l.classes = sc.mix.entries.size();
     for (std::size_t i = 0; i < l.classes; ++i) {
         l.p[i] = sc.mix.entries[i].weight;
-        l.S[i] = sc.mix.entries[i].cls.context();
+        l.S[i] = kv_tokens_held(mc, sc.mix.entries[i].cls.context());
     }
     const MixDemand one = mix_demand_direct(sc, mc, sys, idle, 1.0), half = mix_demand_direct(sc, mc, sys, idle, 0.5);
     line_fields(l.slope, one, half, -1.0, l.classes);  // value(1) − value(1/2)
@@ -166,8 +168,8 @@ struct PreparedScenario {
     SystemRates sys;
     ModelConstants mc;
 
-    double session_kv_max = 0;  // bytes, one session of the longest class: kv·max S (one copy)
-    double session_kv_peak = 0;  // bytes, the same at the end of its output: kv·max (S + O)
+    double session_kv_max = 0;  // bytes, one session of the longest class: max kv_held(S) (one copy)
+    double session_kv_peak = 0;  // bytes, the same at the end of its output: max kv_held(S + O)
     double kv_replication = 1;  // copies of each token's KV in HBM (tensor parallelism, ModelConstants)
     // The idle policy evaluated: the scenario's own, or the other one for the
     // parking comparison (see with_idle).
@@ -194,8 +196,8 @@ struct PreparedScenario {
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
         for (const auto& e : s.mix.entries) {
-            session_kv_max = std::max(session_kv_max, mc.kv_per_token.raw() * e.cls.context());
-            session_kv_peak = std::max(session_kv_peak, mc.kv_per_token.raw() * (e.cls.context() + e.cls.o_output));
+            session_kv_max = std::max(session_kv_max, kv_held(mc, e.cls.context()).raw());
+            session_kv_peak = std::max(session_kv_peak, kv_held(mc, e.cls.context() + e.cls.o_output).raw());
         }
     }
 

@@ -91,7 +91,7 @@ struct OperatingPoint {
     double throughput = 0;  // output tokens/s, all GPUs
     double throughput_per_gpu = 0;
     double throughput_per_user = 0;  // 1 / ITL, tokens/s one decoding user sees
-    double kv_tokens = 0;  // KV tokens held (fluid occupancy)
+    double kv_tokens = 0;  // KV tokens held (fluid occupancy; with window or linear layers, KV bytes held / kv per token)
     double hbm_used = 0, hbm_capacity = 0;  // bytes, weights + GPU share of the KV; capacity minus reserve
     double dram_used = 0, dram_capacity = 0;  // bytes
     Resource binding = Resource::gpu_hbm;  // what sets the step: gpu_compute, gpu_hbm, or the offloaded path's busiest
@@ -139,7 +139,8 @@ struct PointInputs {
         c.chunks = std::max(1.0, std::ceil(c.A / load.chunk));  // at least the step that yields the first token
         c.dec = decode_demand(ps.mc, ps.sys, pol, c.S + 0.5 * c.O);
         c.pre = prefill_demand(ps.mc, ps.sys, pol, e.cls);
-        const double gpu_cached = c.Sc * (1.0 - f * (1.0 - pol.r));  // cached tokens the GPU attends to
+        // cached KV the GPU attends to, in tokens of kv
+        const double gpu_cached = kv_tokens_held(ps.mc, c.Sc) * (1.0 - f * (1.0 - pol.r));
         c.pre_hbm_chunked = kv * (c.chunks * gpu_cached + 0.5 * c.A * (c.chunks + 1.0)) / bw;
         in.sum_pD += c.p * c.D;
         in.sum_pA += c.p * c.A;
@@ -273,9 +274,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
                                   : tau[i] + 0.5 * r.step_bare);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
-        held_prefill += c.p * ttft * (c.Sc + 0.5 * c.A);
-        held_decode += c.p * c.D * (c.S + 0.5 * c.O);
-        held_idle += c.p * c.idle * (c.S + c.O);
+        held_prefill += c.p * ttft * kv_tokens_held(ps.mc, c.Sc + 0.5 * c.A);
+        held_decode += c.p * c.D * kv_tokens_held(ps.mc, c.S + 0.5 * c.O);
+        held_idle += c.p * c.idle * kv_tokens_held(ps.mc, c.S + c.O);
     }
     r.requests_per_s = r.itl > 0 ? x / r.itl : 0.0;
     r.throughput = r.requests_per_s * in.sum_pO;

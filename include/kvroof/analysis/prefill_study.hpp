@@ -12,6 +12,7 @@
 
 #include "kvroof/analysis/prefill_kappa.hpp"
 #include "kvroof/analysis/tensor_parallel.hpp"
+#include "kvroof/physics/attention_layers.hpp"
 #include "kvroof/spec/hardware.hpp"
 #include "kvroof/spec/workload.hpp"
 
@@ -114,6 +115,16 @@ struct PrefillStudy {
     return s.tp.pooled(s.hardware.hbm_capacity - s.hardware.hbm_reserve) - weight_bytes(s.model, DType::bf16);
 }
 
+// B_kv of a reload of K cached tokens: the KV bytes they hold per token,
+// held(K)/K (physics/attention_layers.hpp: a window layer reloads at most W
+// tokens, a linear layer its state); KV per token with full attention only.
+[[nodiscard]] inline Bytes reload_bytes_per_cached_token(const ModelSpec& m, DType kv, double k_cached) noexcept {
+    const AttentionLayout a = attention_layout(m, kv);
+    const Bytes per_token = kv_bytes_per_token(m, kv);
+    if (a.plain() || k_cached <= 0) return per_token;
+    return per_token * (kv_tokens_held(a, k_cached) / k_cached);
+}
+
 namespace detail {
 inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     std::vector<KappaTableCells> rows;
@@ -133,7 +144,7 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     PrefillStudy st;
     st.setup = setup;
     st.f_pf = prefill_flop_per_token(setup.model);
-    st.b_kv = kv_bytes_per_token(setup.model, setup.kv);
+    st.b_kv = reload_bytes_per_cached_token(setup.model, setup.kv, setup.workload.s_cached);
     st.inputs = group_kappa_inputs(setup, st.f_pf, st.b_kv);
     st.result = analyse_prefill(st.inputs);
     st.vram = setup.vram.value_or(group_vram_for_kv(setup));
@@ -154,7 +165,7 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     for (const NamedModel& nm : q.models) {
         KappaInputs k = st.inputs;
         k.f_pf = prefill_flop_per_token(nm.model);
-        k.b_kv = kv_bytes_per_token(nm.model, setup.kv);
+        k.b_kv = reload_bytes_per_cached_token(nm.model, setup.kv, setup.workload.s_cached);
         st.models.push_back({nm.name, nm.model.attention, nm.model.is_moe(), k.f_pf, k.b_kv, analyse_prefill(k)});
     }
     for (const WorkloadRatio& w : q.workloads) {

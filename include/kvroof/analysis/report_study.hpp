@@ -53,7 +53,7 @@ struct Walkthrough {
     const double context = sc.mix.entries.front().cls.context();
     w.weights_streamed = ps.mc.weights_read(1);
     w.linear_per_token = ps.mc.linear_per_token;
-    w.attention_at_context = Flop(ps.mc.attn_decode_per_key * context);
+    w.attention_at_context = Flop(decode_attention_flop(ps.mc, context, 1.0));
     w.weight_read = Seconds(ps.mc.weights_read(p.batch).raw() / ps.sys.hbm_bandwidth.raw());
     w.compute_per_sequence = Seconds(ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw());
     w.per_resource = per_resource_seconds(p);

@@ -51,7 +51,7 @@ struct ScenarioFacts {
     f.empty_step = Seconds(ps.mc.weights_read(0.0).raw() / ps.sys.hbm_bandwidth.raw());
     const double free = f.hbm_free.raw();
     for (const auto& e : sc.mix.entries) {
-        const double session = ps.mc.kv_per_token.raw() * e.cls.context();
+        const double session = kv_held(ps.mc, e.cls.context()).raw();
         f.classes.push_back({e.cls.name, e.weight, e.cls.context(), Bytes(session),
                              free > 0 ? free / (session * ps.kv_replication) : 0.0, ps.sys.cpu_memory.raw() / session});
     }

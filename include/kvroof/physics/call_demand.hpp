@@ -3,17 +3,19 @@
 // What one call of a class asks of each resource at offload fraction f:
 // per decode token (one sequence in one step) and per append-prefill.
 //
-// Decode, per token at context S = S_c + A:
-//   GPU FLOP   = linear + (1−f)·sparse·attn(S)
-//   HBM bytes  = (1−f)·(sparse·S + 1)·kv_gpu        (+ weights once per step, see StepShape)
-//   CPU FLOP   = f·sparse·attn(S)
-//   DRAM bytes = f·(sparse·S + 1)·kv                (the CPU reads only the sparse share)
+// Decode, per token at context S = S_c + A (keys, read, held: attention_layers.hpp;
+// full attention only: keys = held = S, read = sparse·S):
+//   GPU FLOP   = linear + (1−f)·attn(S),   attn(S) = sparse·(attn·keys(S) + index·S) + state FLOP
+//   HBM bytes  = (1−f)·(read(S) + 1)·kv_gpu        (+ weights once per step, see StepShape)
+//   CPU FLOP   = f·attn(S)                   (index: DSA's indexer per cached token)
+//   DRAM bytes = f·(read(S) + 1)·kv                (the CPU reads only the sparse share)
 //   link       = per layer query down, partial output up; f·kv of the new token down
-// Append-prefill of A tokens over S_c cached ones:
-//   GPU FLOP   = A·linear + attn over the GPU-visible context (causal: A·S_c' + A²/2 keys)
-//   HBM bytes  = weights + (S_c + A)·kv_gpu
-//   link H2D   = r·f·S_c·kv_gpu reloaded (+ (1−f)·S_c·kv_gpu when idle sessions are parked)
-//   CPU        = the (1−r)·f·S_c share of prefill attention stays on the CPU
+// Append-prefill of A tokens over S_c cached ones (held(S_c) tokens of kv stored):
+//   GPU FLOP   = A·linear + attn over the GPU-visible context (causal, prefill_keys) + DSA's
+//                indexer over every causal key + A·state FLOP
+//   HBM bytes  = weights + (held(S_c) + A)·kv_gpu
+//   link H2D   = r·f·held(S_c)·kv_gpu reloaded (+ (1−f)·held(S_c)·kv_gpu when idle sessions are parked)
+//   CPU        = the (1−r)·f share of the cached KV: its prefill attention and its DRAM read
 // TTFT = combine(GPU roofline + all-reduces, CPU part + link, ov).
 // kv is one copy of a token's KV (CPU DRAM, the link's D2H); kv_gpu the copies
 // a tensor-parallel group holds in HBM (kv · replication: every GPU reloads its own).
@@ -23,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvroof/physics/attention_layers.hpp"
 #include "kvroof/physics/combine.hpp"
 #include "kvroof/physics/model_quantities.hpp"
 #include "kvroof/spec/hardware.hpp"
@@ -38,6 +41,9 @@ struct ModelConstants {
     // kv_per_token × kv_replication (see kv_replication below).
     Bytes kv_gpu_per_token;
     double kv_replication = 1.0;
+    // How much of kv a sequence holds and reads at context S (window and
+    // linear layers); the functions kv_held and kv_tokens_held below.
+    AttentionLayout layout;
     // Tensor-parallel all-reduces: two per layer per forward pass (after the
     // attention output projection and after the MLP), each of one hidden
     // vector per token in BF16.
@@ -82,6 +88,7 @@ struct ModelConstants {
     c.kv_per_token = kv_bytes_per_token(m, p.kv_dtype);
     c.kv_replication = kv_replication(m, tp);
     c.kv_gpu_per_token = c.kv_per_token * c.kv_replication;
+    c.layout = attention_layout(m, p.kv_dtype);
     c.allreduces_per_pass = tp > 1 ? 2.0 * m.layers : 0.0;
     c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
@@ -95,6 +102,24 @@ struct ModelConstants {
     c.weights_routed = Bytes(pc.routed * e);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
     return c;
+}
+
+// KV bytes one sequence holds at context S, one copy (CPU DRAM, the link):
+// kv · held(S) of attention_layers.hpp. Every KV footprint goes through it.
+[[nodiscard]] inline double kv_tokens_held(const ModelConstants& mc, double S) noexcept { return kv_tokens_held(mc.layout, S); }
+[[nodiscard]] inline Bytes kv_held(const ModelConstants& mc, double S) noexcept {
+    return mc.kv_per_token * kv_tokens_held(mc.layout, S);
+}
+// KV bytes one decode token at context S reads (one copy), besides writing its own.
+[[nodiscard]] inline Bytes kv_read_per_decode_token(const ModelConstants& mc, double S, double sparse) noexcept {
+    return mc.kv_per_token * decode_tokens_read(mc.layout, S, sparse);
+}
+// Attention FLOP of one decode token at context S: the keys it attends (a
+// window caps them at W, DSA at k), DSA's indexer over every cached token, the
+// linear layers' recurrence.
+[[nodiscard]] inline double decode_attention_flop(const ModelConstants& mc, double S, double sparse) noexcept {
+    return mc.attn_decode_per_key * decode_keys(mc.layout, S) * sparse + mc.layout.index_flop_per_key * S * sparse +
+           mc.layout.state_flop;
 }
 
 // Seconds of tensor-parallel all-reduce in one forward pass over `tokens`
@@ -130,14 +155,15 @@ struct PrefillDemand {  // per call
                                                 double context) noexcept {
     const double f = p.f, g = 1.0 - p.f, sp = p.sparse;
     const double kv = mc.kv_per_token.raw();
-    const double attn = mc.attn_decode_per_key * context * sp;
+    const double attn = decode_attention_flop(mc, context, sp);
+    const double read = decode_tokens_read(mc.layout, context, sp);  // tokens of kv, besides the new one written
     DecodeDemand d{};
     d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
-    d.gpu_hbm = g * (sp * context + 1.0) * mc.kv_gpu_per_token.raw() / sys.hbm_bandwidth.raw();
+    d.gpu_hbm = g * (read + 1.0) * mc.kv_gpu_per_token.raw() / sys.hbm_bandwidth.raw();
     d.gpu_comm = tp_comm_per_token(mc, sys);
     if (f > 0) {
         d.cpu_compute = f * attn / sys.cpu_flops.raw();
-        d.cpu_dram = f * (sp * context + 1.0) * kv / sys.cpu_dram_bandwidth.raw();
+        d.cpu_dram = f * (read + 1.0) * kv / sys.cpu_dram_bandwidth.raw();
         d.link_d2h = (mc.link_per_token.d2h.raw() + f * kv) / sys.link_bandwidth.raw();
         d.link_h2d = mc.link_per_token.h2d.raw() / sys.link_bandwidth.raw();
     }
@@ -148,23 +174,24 @@ struct PrefillDemand {  // per call
                                                   const CallClass& c) noexcept {
     PrefillDemand d{};
     const double kv = mc.kv_per_token.raw();
-    const double A = c.a_append, Sc = c.s_cached;
-    const double cpu_resident = p.f * Sc;  // cached tokens whose KV lives in CPU DRAM
+    const double A = c.a_append, Sc = c.s_cached, held = kv_tokens_held(mc, Sc);  // held: tokens of kv cached
+    const double cpu_resident = p.f * held;  // cached KV that lives in CPU DRAM
     const double on_cpu = (1.0 - p.r) * cpu_resident;  // attended in place by the CPU
     const double reloaded = p.r * cpu_resident;  // copied back over the link
-    const double parked = p.idle == IdlePolicy::park ? (1.0 - p.f) * Sc : 0.0;  // GPU share parked while idle
+    const double parked = p.idle == IdlePolicy::park ? (1.0 - p.f) * held : 0.0;  // GPU share parked while idle
     d.link_h2d = (reloaded + parked) * mc.kv_gpu_per_token.raw() / sys.link_bandwidth.raw();
     d.link_d2h = p.f * A * kv / sys.link_bandwidth.raw();
     d.link_park_save = parked * kv / sys.link_bandwidth.raw();
     if (A > 0) {
-        const double gpu_keys = A * (Sc - on_cpu) + 0.5 * A * A;  // causal attention over the GPU-visible KV
-        const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * gpu_keys);
-        const Bytes bytes = mc.weights_read(A) + mc.kv_gpu_per_token * (Sc + A);
+        const PrefillKeys keys = prefill_keys(mc.layout, Sc, A, p.f, p.r);  // causal, over the GPU-visible KV
+        const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * keys.gpu +
+                        mc.layout.index_flop_per_key * keys.index + A * mc.layout.state_flop);
+        const Bytes bytes = mc.weights_read(A) + mc.kv_gpu_per_token * (held + A);
         d.gpu_compute = time_for(flop, sys.gpu_flops).raw();
         d.gpu_hbm = time_for(bytes, sys.hbm_bandwidth).raw();
         d.gpu_comm = tp_comm_per_pass(mc, sys, A);
         if (on_cpu > 0) {
-            d.cpu_compute = mc.attn_prefill_per_key * A * on_cpu / sys.cpu_flops.raw();
+            d.cpu_compute = mc.attn_prefill_per_key * A * keys.cpu_per_query / sys.cpu_flops.raw();
             d.cpu_dram = on_cpu * kv / sys.cpu_dram_bandwidth.raw();
             d.link_h2d += A * mc.link_per_token.h2d.raw() / sys.link_bandwidth.raw();
             d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();

@@ -25,7 +25,7 @@ struct ParamCounts {
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {
     const double h = m.hidden, heads = m.heads;
     if (m.attention == Attention::gqa) {
-        const double q = h * heads * m.head_dim;
+        const double q = h * heads * m.head_dim * (m.attention_output_gate ? 2.0 : 1.0);
         const double kv = 2.0 * h * m.kv_heads * m.head_dim;
         const double o = heads * m.head_dim * h;
         return q + kv + o;
@@ -36,14 +36,35 @@ struct ParamCounts {
     const double kv_down = h * (kv_rank + rope);
     const double kv_up = kv_rank * heads * (nope + m.v_head_dim);
     const double o = heads * m.v_head_dim * h;
-    return q + kv_down + kv_up + o;
+    // DSA's indexer: its query from the query latent, one key and a weight per head from h.
+    const double index_heads = m.index_heads, index_dim = m.index_head_dim;
+    const double indexer =
+        m.index_topk > 0 ? (q_rank > 0 ? q_rank : h) * index_heads * index_dim + h * index_dim + h * index_heads : 0.0;
+    return q + kv_down + kv_up + o + indexer;
+}
+
+// A linear-attention (Gated DeltaNet) layer's weights: the fused q/k/v/z input
+// projection h·(2·Hk·dk + 2·Hv·dv), the β/α gates h·2·Hv, the depthwise causal
+// convolution over q, k, v (conv_dim·K) and the output projection Hv·dv·h.
+[[nodiscard]] inline double linear_conv_channels(const ModelSpec& m) noexcept {
+    return 2.0 * m.linear_key_heads * m.linear_key_head_dim + static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
+}
+[[nodiscard]] inline double linear_params_per_layer(const ModelSpec& m) noexcept {
+    const double h = m.hidden, value = static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
+    const double key = static_cast<double>(m.linear_key_heads) * m.linear_key_head_dim;
+    return h * (2.0 * key + 2.0 * value) + h * 2.0 * m.linear_value_heads + linear_conv_channels(m) * m.linear_conv_kernel +
+           value * h;
 }
 
 // Parameter counts from the shape (gated MLPs: 3 matrices per MLP).
 [[nodiscard]] inline ParamCounts param_counts(const ModelSpec& m) noexcept {
     ParamCounts p;
     const double h = m.hidden, layers = m.layers, experts = m.experts;
-    const double attn = attention_params_per_layer(m);
+    // Attention projections per layer, averaged over the layer kinds (linear layers have their own).
+    const double attn =
+        m.linear_layers == 0
+            ? attention_params_per_layer(m)
+            : (m.attention_layers() * attention_params_per_layer(m) + m.linear_layers * linear_params_per_layer(m)) / layers;
     const double dense_mlp = 3.0 * h * m.intermediate;
     p.embedding = static_cast<double>(m.vocab) * h;
     const double lm_head = m.tied_embeddings ? 0.0 : p.embedding;
@@ -72,13 +93,39 @@ struct ParamCounts {
     return Bytes(param_counts(m).total * bytes_per_element(weights));
 }
 
-// KV cache bytes per token over all layers. GQA: K and V for every KV head;
-// MLA: the compressed latent plus the decoupled RoPE key, shared by all heads.
+// KV cache bytes per token over the attention layers (full and sliding
+// window; linear layers hold none). GQA: K and V for every KV head; MLA: the
+// compressed latent plus the decoupled RoPE key, shared by all heads (and,
+// with DSA, the indexer's key).
 [[nodiscard]] inline Bytes kv_bytes_per_token(const ModelSpec& m, DType kv) noexcept {
-    const double elems = m.attention == Attention::gqa
-                             ? 2.0 * m.layers * m.kv_heads * m.head_dim
-                             : static_cast<double>(m.layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim);
+    const int layers = m.attention_layers();
+    const double index_key = m.index_topk > 0 ? m.index_head_dim : 0;
+    const double elems =
+        m.attention == Attention::gqa
+            ? 2.0 * layers * m.kv_heads * m.head_dim
+            : static_cast<double>(layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim + index_key);
     return Bytes(elems * bytes_per_element(kv));
+}
+
+// The constant state one sequence holds in the linear-attention layers, held
+// in BF16 (vLLM keeps it in the model's dtype whatever the KV dtype): per
+// layer the recurrent state, a dk × dv matrix per value head, and the
+// convolution's last K − 1 inputs of every channel.
+[[nodiscard]] inline double linear_state_elements(const ModelSpec& m) noexcept {
+    const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
+    const double conv = linear_conv_channels(m) * (m.linear_conv_kernel - 1.0);
+    return m.linear_layers * (recurrent + conv);
+}
+[[nodiscard]] inline Bytes linear_state_bytes(const ModelSpec& m) noexcept {
+    return Bytes(linear_state_elements(m) * bytes_per_element(DType::bf16));
+}
+// FLOP per token of the linear layers' recurrence: ≈ 6 per recurrent-state
+// element (kᵀS for the delta rule, the rank-1 update with its decay, the
+// output Sᵀq: 2 each) plus 2·K per convolution channel. An estimate: decode
+// of these layers is bound by reading and writing the state, not by FLOP.
+[[nodiscard]] inline double linear_state_flop_per_token(const ModelSpec& m) noexcept {
+    const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
+    return m.linear_layers * (6.0 * recurrent + 2.0 * linear_conv_channels(m) * m.linear_conv_kernel);
 }
 
 // Matmul FLOP per token outside attention's score/value products: 2 per active
@@ -103,7 +150,14 @@ enum class Phase { decode, prefill };
     } else {
         per_layer = 2.0 * H * (nope + rope) + 2.0 * H * m.v_head_dim;
     }
-    return per_layer * m.layers;
+    return per_layer * m.attention_layers();
+}
+
+// DSA's indexer FLOP per (query, cached token) over the full-attention
+// layers: a dot product of index_head_dim per index head and its weight.
+[[nodiscard]] inline double indexer_flop_per_key(const ModelSpec& m) noexcept {
+    if (m.index_topk <= 0) return 0.0;
+    return 2.0 * m.index_heads * (m.index_head_dim + 1.0) * (m.attention_layers() - m.window_layers);
 }
 
 // Bytes one decode token sends each way when part of its attention runs on the

@@ -44,6 +44,9 @@ struct ModelSpec {
     int heads = 0;
     int kv_heads = 0;  // GQA only
     int head_dim = 0;  // GQA only
+    // GQA: the query projection also emits a sigmoid gate on the attention
+    // output (Qwen3-Next's gated attention): q_proj is h × 2·H·d.
+    bool attention_output_gate = false;
     int intermediate = 0;  // dense MLP width (dense layers)
     int vocab = 0;
     bool tied_embeddings = false;
@@ -59,6 +62,24 @@ struct ModelSpec {
     int qk_rope_head_dim = 0;
     int qk_nope_head_dim = 0;
     int v_head_dim = 0;
+    // DeepSeek sparse attention (MLA only; index_topk 0: none): a lightning
+    // indexer per layer (index_heads heads of index_head_dim) scores every
+    // cached token by its own cached key, and attention reads the top index_topk.
+    int index_topk = 0;
+    int index_heads = 0;
+    int index_head_dim = 0;
+    // Layers by attention kind, counts of `layers` (the rest have full
+    // attention; physics/attention_layers.hpp): sliding window — each stores
+    // and attends only the last `window` tokens; linear attention (Gated
+    // DeltaNet) — a constant recurrent state per sequence and no KV.
+    int window_layers = 0;
+    int window = 0;  // W, tokens (window layers only)
+    int linear_layers = 0;
+    int linear_key_heads = 0;  // linear layers only: their heads and head sizes,
+    int linear_value_heads = 0;  // and the width of their short causal convolution
+    int linear_key_head_dim = 0;
+    int linear_value_head_dim = 0;
+    int linear_conv_kernel = 0;
     // Published total parameter count, if any (a cross-check, not used in the math).
     double published_params = 0.0;
     // The weights' precision the checkpoint itself declares (a Hugging Face
@@ -68,6 +89,8 @@ struct ModelSpec {
     std::string checkpoint_weights_from;
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
+    // Layers that hold KV (full and sliding-window attention).
+    [[nodiscard]] int attention_layers() const noexcept { return layers - linear_layers; }
 
     // Throws InputError prefixed with `where` (the flag and file, or the
     // preset) on a field outside its range (kModelFieldRanges) or a broken rule.
@@ -76,7 +99,7 @@ struct ModelSpec {
 };
 
 // Which models a field applies to; elsewhere it is left at 0 and not checked.
-enum class FieldUse { always, gqa, mla, moe };
+enum class FieldUse { always, gqa, mla, moe, window, linear, sparse_index };
 
 // The documented range of every integer model field (docs/model.md, "Input
 // ranges"): generous bounds, far beyond any published model, that keep every
@@ -88,7 +111,7 @@ struct ModelFieldRange {
     FieldUse use;
     int lo, hi;
 };
-inline constexpr std::array<ModelFieldRange, 17> kModelFieldRanges = {{
+inline constexpr std::array<ModelFieldRange, 28> kModelFieldRanges = {{
     {"layers", &ModelSpec::layers, FieldUse::always, 1, 10'000},
     {"hidden", &ModelSpec::hidden, FieldUse::always, 1, 1'000'000},
     {"heads", &ModelSpec::heads, FieldUse::always, 1, 100'000},
@@ -106,6 +129,17 @@ inline constexpr std::array<ModelFieldRange, 17> kModelFieldRanges = {{
     {"shared_experts", &ModelSpec::shared_experts, FieldUse::moe, 0, 100'000},
     {"moe_intermediate", &ModelSpec::moe_intermediate, FieldUse::moe, 1, 10'000'000},
     {"first_dense_layers", &ModelSpec::first_dense_layers, FieldUse::moe, 0, 10'000},
+    {"index_topk", &ModelSpec::index_topk, FieldUse::always, 0, 100'000'000},
+    {"index_heads", &ModelSpec::index_heads, FieldUse::sparse_index, 1, 100'000},
+    {"index_head_dim", &ModelSpec::index_head_dim, FieldUse::sparse_index, 1, 100'000},
+    {"window_layers", &ModelSpec::window_layers, FieldUse::always, 0, 10'000},
+    {"window", &ModelSpec::window, FieldUse::window, 1, 100'000'000},
+    {"linear_layers", &ModelSpec::linear_layers, FieldUse::always, 0, 10'000},
+    {"linear_key_heads", &ModelSpec::linear_key_heads, FieldUse::linear, 1, 100'000},
+    {"linear_value_heads", &ModelSpec::linear_value_heads, FieldUse::linear, 1, 100'000},
+    {"linear_key_head_dim", &ModelSpec::linear_key_head_dim, FieldUse::linear, 1, 100'000},
+    {"linear_value_head_dim", &ModelSpec::linear_value_head_dim, FieldUse::linear, 1, 100'000},
+    {"linear_conv_kernel", &ModelSpec::linear_conv_kernel, FieldUse::linear, 1, 10'000},
 }};
 
 // The range of the field stored under `key` in data/models.json.
@@ -119,7 +153,10 @@ inline void ModelSpec::check_validity(std::string_view where) const {
     const std::string at = std::string(where) + ": ";
     for (const auto& r : kModelFieldRanges) {
         const bool applies = r.use == FieldUse::always || (r.use == FieldUse::gqa && attention == Attention::gqa) ||
-                             (r.use == FieldUse::mla && attention == Attention::mla) || (r.use == FieldUse::moe && is_moe());
+                             (r.use == FieldUse::mla && attention == Attention::mla) || (r.use == FieldUse::moe && is_moe()) ||
+                             (r.use == FieldUse::window && window_layers > 0) ||
+                             (r.use == FieldUse::linear && linear_layers > 0) ||
+                             (r.use == FieldUse::sparse_index && index_topk > 0);
         const int v = this->*r.field;
         if (applies && (v < r.lo || v > r.hi))
             throw InputError(at + r.key + " must be in [" + std::to_string(r.lo) + ", " + std::to_string(r.hi) + "], got " +
@@ -136,6 +173,12 @@ inline void ModelSpec::check_validity(std::string_view where) const {
             throw InputError(at + "first_dense_layers (" + std::to_string(first_dense_layers) + ") must be <= layers (" +
                              std::to_string(layers) + ")");
     }
+    if (index_topk > 0 && attention != Attention::mla)
+        throw InputError(at + "index_topk (DeepSeek sparse attention) needs MLA attention");
+    if (linear_layers >= layers || window_layers > layers - linear_layers)
+        throw InputError(at + "window_layers (" + std::to_string(window_layers) + ") + linear_layers (" +
+                         std::to_string(linear_layers) + ") must be <= layers (" + std::to_string(layers) +
+                         "), with at least one attention layer");
     if ((!is_moe() || first_dense_layers > 0) && intermediate < 1)
         throw InputError(at + "intermediate must be >= 1 for " + (is_moe() ? "the dense layers" : "a dense model") + ", got " +
                          std::to_string(intermediate));
