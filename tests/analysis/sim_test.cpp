@@ -146,4 +146,11 @@ TEST_CASE("the simulator refuses a load it cannot run, naming the knob", "[sim]"
     CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("load"));
 }
 
+TEST_CASE("a model with sliding-window layers is refused by name, not simulated as full attention", "[sim]") {
+    Scenario sc = test::default_scenario();
+    sc.model.window_layers = sc.model.layers / 2;
+    sc.model.window = 4096;
+    CHECK_THROWS_WITH(simulate(sc, closed_loop(4, 100)), Catch::Contains("sliding-window") && Catch::Contains("not simulated"));
+}
+
 }  // namespace kvroof

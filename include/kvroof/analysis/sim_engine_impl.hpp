@@ -17,6 +17,13 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     pol.f = spec.f;
     pol.ov = 0;
     pol.idle = ps.idle;
+    // Sliding-window, linear-attention and DSA layers make a token's decode
+    // cost a concave function of its context, not a line: summing it over the
+    // batch would need every sequence each step. Refused until then.
+    if (!ps.mc.layout.plain() || ps.mc.layout.topk > 0)
+        throw InputError(
+            "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
+            "linear in the context); the closed form (verdict) models them");
     // decode_demand is linear in the context: read it at 0 and 2^20 keys (an
     // exact power of two), so a step's decode demand is n·d0 + Σ context·d1.
     constexpr double kRef = 1048576.0;
