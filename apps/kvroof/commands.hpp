@@ -24,4 +24,5 @@ Action setup_disagg(CLI::App& app);
 Action setup_compare(CLI::App& app);
 Action setup_sim(CLI::App& app);
 Action setup_completion(CLI::App& app);
+Action setup_help(CLI::App& app);
 }  // namespace kvroof::cli

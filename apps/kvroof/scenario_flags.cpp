@@ -16,8 +16,14 @@ std::string knob_help(const Knob& k) {
     std::string h(k.help);
     if (!k.bare.empty()) h += fmt::format(" [{}]", k.bare);
     const std::string_view def = k.fallback.empty() ? k.shown_default : k.fallback;
-    if (!def.empty()) h += fmt::format(" [default: {}]", def);
-    return h;
+    if (def.empty()) return h;
+    // A default that comes from a preset also shows the embedded default's value ("from --hardware; gb200: 0.5").
+    if (k.access.get && def.rfind("from --hardware", 0) == 0) {
+        static const Scenario base = io::build_scenario(io::ScenarioInputs{}).scenario;
+        const double bare = k.type == KnobType::quantity ? std::get<double>(io::decode_knob(k, k.flag(), "1")) : 1.0;
+        return h + fmt::format(" [default: {}; {}: {:g}]", def, knob("hardware").fallback, k.access.get(base) / bare);
+    }
+    return h + fmt::format(" [default: {}]", def);
 }
 
 void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in) {
