@@ -240,7 +240,7 @@ std::vector<Knob> policy_rows() {
          .shown_default = "none", .lo = kMinSloS, .hi = kMaxSloS, .help = "TTFT SLO, or none", .group = kPolicy, .none_text = "none",
          .access = on_policy<&PolicySpec::slo_ttft>()},
         {.name = "slo-tpot-bounds", .column = "slo_tpot_bounds", .type = KnobType::text, .shown_default = "itl",
-         .help = "what --slo-tpot bounds: itl (the step plus interleaved prefill, what users see) or step (the bare step, seed 000)",
+         .help = "what --slo-tpot bounds: itl (the step plus interleaved prefill, what users see) or step (the bare step, as the Python reference model bounds it)",
          .group = kPolicy, .decode = io::decode_slo_target, .access = on_policy_enum<&PolicySpec::slo_tpot_bounds, SloTarget>()},
         {.name = "idle", .column = "idle", .type = KnobType::text, .shown_default = "hold",
          .help = "idle sessions: hold (KV stays in HBM) or park (KV moves to CPU DRAM)", .group = kPolicy, .decode = io::decode_idle,

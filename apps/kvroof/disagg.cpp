@@ -59,7 +59,8 @@ Action setup_disagg(CLI::App& app) {
         "  kvroof disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500");
     add_scenario_flags(*sub, o->scenario);
     sub->add_option("--arch", o->arch,
-                    "cpu-decode: GPUs prefill, CPU sockets decode (seed 000); gpu-pools: prefill and decode on separate GPU "
+                    "cpu-decode: GPUs prefill, CPU sockets decode (the Python reference model's full disaggregation); gpu-pools: "
+                    "prefill and decode on separate GPU "
                     "instances (DistServe, Dynamo) against the same GPUs aggregated [default: cpu-decode]")
         ->type_name("ARCH")
         ->group("Disaggregation");

@@ -49,7 +49,8 @@ Action setup_ladder(CLI::App& app) {
         "levers before it, until none gains 2 %. Tensor parallelism doubles the GPUs up to --max-gpus; sparse attention reads\n"
         "--lever-sparse of the KV; KV quantisation steps bf16 -> fp8 -> int4; parking needs idle gaps in the workload.\n\n"
         "Examples:\n"
-        "  kvroof ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2     # seed 000's ladder on the default codex scenario\n"
+        "  kvroof ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2     # the reference model's ladder on the default codex "
+        "scenario\n"
         "  kvroof ladder --hardware h100-sxm --model llama-3.1-70b --gpus 2 --json\n"
         "  kvroof ladder --workload \"s_cached=60000,a_append=2000,o_output=400,idle_gap=10s\" --report ladder.md");
     add_scenario_flags(*sub, o->scenario);

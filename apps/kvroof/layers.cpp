@@ -15,7 +15,8 @@ Action setup_layers(CLI::App& app) {
     CLI::App* sub =
         app.add_subcommand("layers", "layer-offload ceiling: resident vs offloaded layers, transfer per token, tok/s bounds");
     sub->footer(
-        "With no flags it prints seed 002's Result 5 budget table (four checkpoints x TP 1, 2, 4 on a 22 GiB RTX 2080 Ti).\n"
+        "With no flags it prints the Result 5 budget table of \"CPU offload and prefetch: the measured ceiling\" (four "
+        "checkpoints x TP 1, 2, 4 on a 22 GiB RTX 2080 Ti).\n"
         "Examples:\n"
         "  kvroof layers\n"
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58\n"

@@ -19,7 +19,8 @@ Action setup_prefill(CLI::App& app) {
     CLI::App* sub =
         app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
     sub->footer(
-        "With no scenario flag it prints the κ_crit table of seed 001 and the codex workload on H100 over 15 GB/s.\n"
+        "With no scenario flag it prints the κ_crit table of \"Understanding Bottlenecks for Efficiently Serving LLM Inference "
+        "With KV Offloading\" and the codex workload on H100 over 15 GB/s.\n"
         "Examples:\n"
         "  kvroof prefill\n"
         "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c-total\n"

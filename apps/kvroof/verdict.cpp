@@ -163,9 +163,10 @@ Action setup_verdict(CLI::App& app) {
               "(an offline benchmark submitting every request at once)");
     add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate");
     add_benchmark_workload_flags(*sub, o->bench, "Operating point (a benchmark's load)");
-    add_point("--prefill", o->prefill,
-              "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
-              "without one, separate (seed 000's solved mode); --prefill chunked alone solves for the best load]");
+    add_point(
+        "--prefill", o->prefill,
+        "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
+        "without one, separate (the Python reference model's solved mode); --prefill chunked alone solves for the best load]");
     add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked) [default: 2048]");
     add_point("--max-seqs", o->max_seqs,
               "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue [default: "

@@ -68,7 +68,8 @@ std::string table_markdown(const PrefillStudy& st) {
         md += "\n";
     }
     return md +
-           "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS`: seed 001's "
+           "\nF_pf = 2 × active parameters per new token; C_eff from each hardware preset's `prefill_flops_TFLOPS`: the κ_crit "
+           "paper's "
            "effective rate (the FP8 dense peak at η = 1, fitted for H100 and B200). The scenario above uses `verdict`'s "
            "definition instead, η × the dense peak (docs/model.md shows both).\n\n";
 }
