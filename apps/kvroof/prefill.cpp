@@ -23,7 +23,7 @@ Action setup_prefill(CLI::App& app) {
         "With KV Offloading\" and the codex workload on H100 over 15 GB/s.\n"
         "Examples:\n"
         "  kvroof prefill\n"
-        "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c-total\n"
+        "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c   # one direction: a reload is one-way\n"
         "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
         "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json");
     auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
