@@ -12,6 +12,52 @@ namespace kvroof::io {
 
 using namespace json_read;
 
+namespace {
+// The attention kind's own fields (GQA heads, or MLA's ranks and DSA's indexer).
+void read_attention_fields(std::string_view where, const json& m, ModelSpec& s) {
+    auto int_field = [&](const char* key) { return field(where, m, key, key); };
+    auto int_field_or = [&](const char* key, int fallback) { return field_or(where, m, key, key, fallback); };
+    const std::string att = string(where, m, "attention");
+    if (att != "gqa" && att != "mla") throw InputError(fmt::format("{}: 'attention' must be gqa or mla, got '{}'", where, att));
+    s.attention = att == "gqa" ? Attention::gqa : Attention::mla;
+    if (s.attention == Attention::gqa) {
+        s.kv_heads = int_field("kv_heads");
+        s.head_dim = int_field("head_dim");
+        return;
+    }
+    s.q_lora_rank = int_field_or("q_lora_rank", 0);
+    s.kv_lora_rank = int_field("kv_lora_rank");
+    s.qk_rope_head_dim = int_field("qk_rope_head_dim");
+    s.qk_nope_head_dim = int_field("qk_nope_head_dim");
+    s.v_head_dim = int_field("v_head_dim");
+    s.index_topk = int_field_or("index_topk", 0);
+    if (s.index_topk > 0) {
+        s.index_heads = int_field("index_heads");
+        s.index_head_dim = int_field("index_head_dim");
+    }
+}
+
+// The MLP's experts, and the layers that are not full attention (windows, linear attention).
+void read_mlp_and_layer_kinds(std::string_view where, const json& m, ModelSpec& s) {
+    auto int_field = [&](const char* key) { return field(where, m, key, key); };
+    auto int_field_or = [&](const char* key, int fallback) { return field_or(where, m, key, key, fallback); };
+    s.experts = int_field_or("experts", 0);
+    if (s.experts > 0) {
+        s.experts_active = int_field("experts_active");
+        s.shared_experts = int_field_or("shared_experts", 0);
+        s.moe_intermediate = int_field("moe_intermediate");
+        s.first_dense_layers = int_field_or("first_dense_layers", 0);
+    }
+    s.window_layers = int_field_or("window_layers", 0);
+    if (s.window_layers > 0) s.window = int_field("window");
+    s.linear_layers = int_field_or("linear_layers", 0);
+    if (s.linear_layers > 0)
+        for (const char* k :
+             {"linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel"})
+            s.*model_field_range(k).field = int_field(k);
+}
+}  // namespace
+
 ModelSpec model_from_json(std::string_view where, const json& m, std::string name) {
     only_keys(where, m,
               with_meta({"attention",
@@ -35,6 +81,9 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "qk_nope_head_dim",
                          "v_head_dim",
                          "published_params_B",
+                         "index_topk",
+                         "index_heads",
+                         "index_head_dim",
                          "window_layers",
                          "window",
                          "linear_layers",
@@ -45,51 +94,15 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "linear_conv_kernel"}));
     ModelSpec s;
     s.name = std::move(name);
-    const std::string att = string(where, m, "attention");
-    if (att == "gqa")
-        s.attention = Attention::gqa;
-    else if (att == "mla")
-        s.attention = Attention::mla;
-    else
-        throw InputError(fmt::format("{}: 'attention' must be gqa or mla, got '{}'", where, att));
-    auto int_field = [&](const char* key) { return field(where, m, key, key); };
-    auto int_field_or = [&](const char* key, int fallback) { return field_or(where, m, key, key, fallback); };
-    s.layers = int_field("layers");
-    s.hidden = int_field("hidden");
-    s.heads = int_field("heads");
-    s.vocab = int_field("vocab");
-    s.intermediate = int_field_or("intermediate", 0);
+    read_attention_fields(where, m, s);
+    s.layers = field(where, m, "layers", "layers");
+    s.hidden = field(where, m, "hidden", "hidden");
+    s.heads = field(where, m, "heads", "heads");
+    s.vocab = field(where, m, "vocab", "vocab");
+    s.intermediate = field_or(where, m, "intermediate", "intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tied_embeddings", false);
     s.attention_output_gate = boolean_or(where, m, "attention_output_gate", false);
-    if (s.attention == Attention::gqa) {
-        s.kv_heads = int_field("kv_heads");
-        s.head_dim = int_field("head_dim");
-    } else {
-        s.q_lora_rank = int_field_or("q_lora_rank", 0);
-        s.kv_lora_rank = int_field("kv_lora_rank");
-        s.qk_rope_head_dim = int_field("qk_rope_head_dim");
-        s.qk_nope_head_dim = int_field("qk_nope_head_dim");
-        s.v_head_dim = int_field("v_head_dim");
-        s.index_topk = int_field_or("index_topk", 0);
-        if (s.index_topk > 0) {
-            s.index_heads = int_field("index_heads");
-            s.index_head_dim = int_field("index_head_dim");
-        }
-    }
-    s.experts = int_field_or("experts", 0);
-    if (s.experts > 0) {
-        s.experts_active = int_field("experts_active");
-        s.shared_experts = int_field_or("shared_experts", 0);
-        s.moe_intermediate = int_field("moe_intermediate");
-        s.first_dense_layers = int_field_or("first_dense_layers", 0);
-    }
-    s.window_layers = int_field_or("window_layers", 0);
-    if (s.window_layers > 0) s.window = int_field("window");
-    s.linear_layers = int_field_or("linear_layers", 0);
-    if (s.linear_layers > 0)
-        for (const char* k :
-             {"linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel"})
-            s.*model_field_range(k).field = int_field(k);
+    read_mlp_and_layer_kinds(where, m, s);
     s.published_params = number_or(where, m, "published_params_B", 0.0) * 1e9;
     check::in_range(fmt::format("{}: published_params_B", where), s.published_params / 1e9, 0.0, 1e9);
     return s;
