@@ -22,7 +22,7 @@ std::vector<SimSweepPage> sim_sweep_pages(const nlohmann::json& cfg) {
             pg.command += fmt::format(" --{} {}", k, val.find_first_of(" ,:;=") == std::string::npos ? val : "\"" + val + "\"");
         }
         SimSweepSpec spec;
-        spec.calls = sec.at("calls").get<double>();
+        spec.calls = s.value("calls", sec.at("calls").get<double>());  // a scenario may give its own
         spec.seed = sec.at("seed").get<std::uint64_t>();
         const std::string gaps = s.at("gap_dist").get<std::string>();
         bool known = false;

@@ -13,7 +13,7 @@ namespace {
 
 SimSweepSpec sweep_of(const nlohmann::json& sec, const nlohmann::json& s) {
     SimSweepSpec spec;
-    spec.calls = sec.at("calls").get<double>();
+    spec.calls = s.value("calls", sec.at("calls").get<double>());  // a scenario may give its own
     spec.seed = sec.at("seed").get<std::uint64_t>();
     for (const GapDist d : {GapDist::exponential, GapDist::deterministic, GapDist::lognormal})
         if (s.at("gap_dist").get<std::string>() == name(d)) spec.gaps = d;
