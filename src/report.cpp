@@ -21,6 +21,7 @@
 #include "kvroof/io/sweep.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "report_deployments.hpp"
+#include "report_sim.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -172,6 +173,9 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("disagg_gpu_pools.md", render_gpu_disagg_markdown(gpu_disagg_report(pools.scenario, LoadSpec{}), pools));
     files.emplace_back("recommended_configs.md", deployments.markdown);
     files.emplace_back("parallelism_sweep.csv", deployments.csv);
+    files.emplace_back(
+        "sim_vs_closed_form.md",
+        sim_vs_closed_form_markdown(cfg.at("sim_vs_closed_form").at("description").get<std::string>(), sim_sweep_pages(cfg)));
     files.emplace_back("SUMMARY.md",
                        summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
     const Plots p = report_plots(plot_data(cfg));

@@ -104,7 +104,7 @@ void read_range(const SolveText& t, const Knob* k, const Scenario& sc, SolveSpec
     // until the scenario is valid there (a geometric mean each time).
     auto valid = [&](double x) {
         try {
-            detail::with_knob(sc, s, k, x).check_validity();
+            detail::with_knob(sc, k, x).check_validity();
             return true;
         } catch (const InputError&) {
             return false;

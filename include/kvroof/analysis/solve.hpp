@@ -67,7 +67,7 @@ struct SolveResult {
 inline constexpr int kSolveScan = 48;
 
 namespace detail {
-[[nodiscard]] inline Scenario with_knob(const Scenario& base, const SolveSpec& s, const Knob* k, double x) {
+[[nodiscard]] inline Scenario with_knob(const Scenario& base, const Knob* k, double x) {
     Scenario sc = base;
     if (k) {
         k->access.apply(sc, KnobValue(x));
@@ -104,11 +104,11 @@ namespace detail {
     r.whole = k && k->type == KnobType::whole;
     auto eval = [&](double x) {
         ++r.evaluations;
-        return detail::solve_metric(spec, make_verdict(detail::with_knob(base, spec, k, x)));
+        return detail::solve_metric(spec, make_verdict(detail::with_knob(base, k, x)));
     };
     auto finish = [&](double x) {
         ++r.evaluations;
-        r.at_answer = verdict_report(detail::with_knob(base, spec, k, x));
+        r.at_answer = verdict_report(detail::with_knob(base, k, x));
         return detail::solve_metric(spec, r.at_answer.verdict);
     };
     auto meets = [&](double m) { return spec.target == SolveTarget::fits ? m > 0.5 : m >= spec.value; };

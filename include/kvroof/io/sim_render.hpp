@@ -6,9 +6,11 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/analysis/sim.hpp"
+#include "kvroof/analysis/sim_sweep.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
@@ -24,5 +26,14 @@ struct SimReport {
 [[nodiscard]] std::string render_sim_text(const SimReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json sim_report_json(const SimReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built);
+
+// One scenario of outputs/sim_vs_closed_form.md (configs/report.json "sim_vs_closed_form").
+struct SimSweepPage {
+    std::string name, description, command;  // command: the `kvroof sim` line of one row, less its load
+    SimSweep sweep;
+};
+
+// outputs/sim_vs_closed_form.md: per scenario a table of the sweep and a paragraph from its facts.
+[[nodiscard]] std::string sim_vs_closed_form_markdown(const std::string& description, const std::vector<SimSweepPage>& pages);
 
 }  // namespace kvroof::io
