@@ -100,7 +100,9 @@ io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spe
             std::string title;
             for (size_t i = 0; i + 1 < spec.axes.size(); ++i)  // every other grid knob, f and ov too, names the series
                 for (size_t c = 0; c < cols.size(); ++c)
-                    if (cols[c] == spec.axes[i].column) title += (title.empty() ? "" : " ") + spec.axes[i].knob + "=" + cells[c];
+                    if (cols[c] == spec.axes[i].column)
+                        title += fmt::format("{}{}={}{}{}", title.empty() ? "" : " ", spec.axes[i].knob, cells[c],
+                                             spec.axes[i].row->bare.empty() ? "" : " ", spec.axes[i].row->bare);
             s.title = title.empty() ? p.ylabel : title;
             s.color = palette[p.series.size() % 8];
             p.series.push_back(s);

@@ -142,8 +142,8 @@ Plots report_plots(const PlotData& d) {
     const std::string cpus =
         hw.cpus_per_gpu == d.preset_cpus_per_gpu
             ? fmt::format("{:g} {} per GPU", hw.cpus_per_gpu, hw.cpu_name)
-            : fmt::format("{:g} {} per GPU set, the preset has {:g}", hw.cpus_per_gpu, hw.cpu_name, d.preset_cpus_per_gpu);
-    const std::string who = fmt::format("{} on {} ({}, sparse {:g})", sc.model.name, hw.name, cpus, sc.policy.sparse);
+            : fmt::format("{:g} {} per GPU, preset {:g}", hw.cpus_per_gpu, hw.cpu_name, d.preset_cpus_per_gpu);
+    const std::string who = fmt::format("{} on {} ({}; sparse {:g})", sc.model.name, hw.name, cpus, sc.policy.sparse);
     const std::string f_axis = "f, fraction of decode-attention KV on the CPU";
     const PlotLine f_con{d.f_star_con, fmt::format("f*_con = {:.2f} (best at ov = 0)", d.f_star_con), "#1f4e79"};
     const PlotLine f_opt{d.f_star_opt, fmt::format("f*_opt = {:.2f} (best at ov = 1)", d.f_star_opt), "#d35400"};
