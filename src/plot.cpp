@@ -22,6 +22,10 @@ namespace {
 std::string quote(const std::string& s) {
     std::string out = "\"";
     for (char c : s) {
+        if (c == '\n') {  // a line break in a title: gnuplot's \n inside double quotes
+            out += "\\n";
+            continue;
+        }
         if (c == '"' || c == '\\') out += '\\';
         out += c;
     }
@@ -31,7 +35,7 @@ std::string quote(const std::string& s) {
 
 std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
     std::string s;
-    s += "set terminal svg size 900,560 dynamic noenhanced font \"Helvetica,13\" background rgb \"white\"\n";
+    s += "set terminal svg size 1000,600 dynamic noenhanced font \"Helvetica,13\" background rgb \"white\"\n";
     s += "set output " + quote(svg_path) + "\n";
     s += "set encoding utf8\n";
     s += "set title " + quote(spec.title) + "\n";
@@ -60,11 +64,28 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
         }
         s += "EOD\n";
     }
+    // Vertical markers: an arrow without a head from the bottom to the top of the
+    // graph, labelled at its top; the label is the legend entry too (a dashed
+    // sample line in the key, drawn off the graph).
+    for (const PlotLine& v : spec.vlines)
+        s += fmt::format("set arrow from {:.9g}, graph 0 to {:.9g}, graph 1 nohead dt 3 lw 2 lc rgb {} front\n", v.at, v.at,
+                         quote(v.color));
     s += "plot ";
+    bool first = true;
+    for (const PlotLine& h : spec.hlines) {
+        s += fmt::format("{}{:.9g} with lines dt 2 lw 1.5 lc rgb {} title {}", first ? "" : ", \\\n     ", h.at, quote(h.color),
+                         quote(h.title));
+        first = false;
+    }
+    for (const PlotLine& v : spec.vlines) {
+        s += fmt::format("{}NaN with lines dt 3 lw 2 lc rgb {} title {}", first ? "" : ", \\\n     ", quote(v.color),
+                         quote(v.title));
+        first = false;
+    }
     for (size_t i = 0; i < spec.series.size(); ++i) {
         const PlotSeries& p = spec.series[i];
         const std::string color = p.color.empty() ? "" : " lc rgb " + quote(p.color);
-        if (i) s += ", \\\n     ";
+        if (i || !first) s += ", \\\n     ";
         switch (p.style) {
             case PlotSeries::Style::band:
                 s += fmt::format("$d{} using 1:2:3 with filledcurves fs transparent solid 0.25 noborder{} title {}", i, color,

@@ -126,6 +126,14 @@ PlotData plot_data(const json& cfg) {
                                 [](ScenarioInputs& in, double x) { in.set("cpus-per-gpu", fmt::format("{:g}", x)); });
     d.link_gbps =
         gain_curve(base, pc.at("link_GBps"), [](ScenarioInputs& in, double x) { in.set("c2c-bw", fmt::format("{:g}GB/s", x)); });
+    const Verdict v = make_verdict(d.scenario);
+    d.f_star_con = v.best_conservative.f;
+    d.f_star_opt = v.best_optimistic.f;
+    ScenarioInputs preset;  // the hardware preset alone, none of the plot's overrides
+    if (const auto& h = base.get("hardware")) preset.set("hardware", h->text);
+    const HardwareSpec hw = build_scenario(preset).scenario.hardware;
+    d.preset_cpus_per_gpu = hw.cpus_per_gpu;
+    d.preset_link_gbps = hw.link_bandwidth.raw() / 1e9;
     return d;
 }
 

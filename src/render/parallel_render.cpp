@@ -175,7 +175,7 @@ PlotSpec parallel_plot(const ParallelStudy& s, const std::string& title) {
     p.title = title;
     p.xlabel = "output tokens/s per user (1 / ITL)";
     p.ylabel = "output tokens/s per GPU";
-    p.key = "top right";
+    p.key = "outside right top";  // outside the data
     std::size_t i = 0;
     for (const DeploymentResult& d : s.deployments) {
         PlotSeries ser;

@@ -2,6 +2,8 @@
 // SUMMARY.md and the four plots of `kvroof report`, from their studies.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/report_render.hpp"
 
@@ -101,6 +103,16 @@ std::vector<PlotSeries> gain_series(const GainCurve& g) {
     return {c1, o1, c2, o2};
 }
 
+PlotSpec plot(std::string title, std::string xlabel, std::string ylabel, std::vector<PlotSeries> series, bool log_x) {
+    PlotSpec p;
+    p.title = std::move(title);
+    p.xlabel = std::move(xlabel);
+    p.ylabel = std::move(ylabel);
+    p.series = std::move(series);
+    p.log_x = log_x;
+    return p;
+}
+
 }  // namespace
 
 Plots report_plots(const PlotData& d) {
@@ -127,37 +139,33 @@ Plots report_plots(const PlotData& d) {
         bcon.y.push_back(static_cast<double>(static_cast<int>(c.headline) + 1) - 0.12);
         bopt.y.push_back(static_cast<double>(static_cast<int>(o.headline) + 1) + 0.12);
     }
-    const std::string who = fmt::format("{} on {} ({:g} {} per GPU, sparse {:g})", sc.model.name, sc.hardware.name,
-                                        sc.hardware.cpus_per_gpu, sc.hardware.cpu_name, sc.policy.sparse);
-    out.throughput_vs_f = {"Output throughput vs offload fraction f: " + who,
-                           "f, fraction of decode-attention KV on the CPU",
-                           "output tokens/s",
-                           {band, con, opt},
-                           false,
-                           {},
-                           "top left"};
-    out.bottleneck_vs_f = {"Binding resource vs f: " + who,
-                           "f, fraction of decode-attention KV on the CPU",
-                           "binding resource",
-                           {bcon, bopt},
-                           false,
-                           cats,
-                           "top right"};
-    out.gain_vs_cpus = {fmt::format("Best offload gain vs CPUs per GPU: {} on {}", sc.model.name, sc.hardware.name),
-                        "CPU sockets per GPU",
-                        "gain over no offload (best f)",
-                        gain_series(d.cpus_per_gpu),
-                        true,
-                        {},
-                        "top left"};
-    out.gain_vs_link = {fmt::format("Best offload gain vs GPU-CPU link bandwidth: {} on {} ({:g} {} per GPU)", sc.model.name,
-                                    sc.hardware.name, sc.hardware.cpus_per_gpu, sc.hardware.cpu_name),
-                        "link bandwidth per GPU per direction (GB/s)",
-                        "gain over no offload (best f)",
-                        gain_series(d.link_gbps),
-                        true,
-                        {},
-                        "center right"};
+    // The scenario in every title: the CPUs per GPU as set, and the preset's own when they differ.
+    const HardwareSpec& hw = sc.hardware;
+    const std::string cpus =
+        hw.cpus_per_gpu == d.preset_cpus_per_gpu
+            ? fmt::format("{:g} {} per GPU", hw.cpus_per_gpu, hw.cpu_name)
+            : fmt::format("{:g} {} per GPU, preset {:g}", hw.cpus_per_gpu, hw.cpu_name, d.preset_cpus_per_gpu);
+    const std::string who = fmt::format("{} on {} ({}; sparse {:g})", sc.model.name, hw.name, cpus, sc.policy.sparse);
+    const std::string f_axis = "f, fraction of decode-attention KV on the CPU";
+    const PlotLine f_con{d.f_star_con, fmt::format("f*_con = {:.2f} (best at ov = 0)", d.f_star_con), "#1f4e79"};
+    const PlotLine f_opt{d.f_star_opt, fmt::format("f*_opt = {:.2f} (best at ov = 1)", d.f_star_opt), "#d35400"};
+    const PlotLine even{1.0, "1x: break-even", "#555555"};
+    out.throughput_vs_f = plot("Output throughput vs f\n" + who, f_axis, "output tokens/s", {band, con, opt}, false);
+    out.throughput_vs_f.vlines = {f_con, f_opt};
+    out.bottleneck_vs_f = plot("Binding resource vs f\n" + who, f_axis, "binding resource", {bcon, bopt}, false);
+    out.bottleneck_vs_f.y_categories = cats;
+    out.bottleneck_vs_f.vlines = {f_con, f_opt};
+    out.gain_vs_cpus = plot(fmt::format("Best offload gain vs CPUs per GPU\n{} on {}", sc.model.name, hw.name),
+                            "CPU sockets per GPU", "gain over no offload (best f)", gain_series(d.cpus_per_gpu), true);
+    out.gain_vs_cpus.hlines = {even};
+    out.gain_vs_cpus.vlines = {
+        {d.preset_cpus_per_gpu, fmt::format("{}: {:g} {} per GPU", hw.name, d.preset_cpus_per_gpu, hw.cpu_name), "#2ca02c"}};
+    out.gain_vs_link =
+        plot(fmt::format("Best offload gain vs GPU-CPU link bandwidth\n{} on {} ({})", sc.model.name, hw.name, cpus),
+             "link bandwidth per GPU per direction (GB/s)", "gain over no offload (best f)", gain_series(d.link_gbps), true);
+    out.gain_vs_link.hlines = {even};
+    out.gain_vs_link.vlines = {
+        {d.preset_link_gbps, fmt::format("{}: {:g} GB/s ({})", hw.name, d.preset_link_gbps, hw.link_name), "#2ca02c"}};
     return out;
 }
 

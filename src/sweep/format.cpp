@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <utility>
 
 #include "kvroof/io/sweep.hpp"
 #include "sweep_rows.hpp"
@@ -102,6 +103,42 @@ std::string sweep_header(const SweepSpec& spec) {
     if (sweep_detail::axis_of(spec, "ov") >= 0) h += "ov,tps_ov_tok_per_s,gain_ov,";
     h.back() = '\n';
     return h;
+}
+
+std::string sweep_column_label(std::string_view column) {
+    static constexpr std::pair<std::string_view, std::string_view> kResults[] = {
+        {"f", "offload fraction f"},
+        {"f_star_con", "best f at ov = 0"},
+        {"f_star_opt", "best f at ov = 1"},
+        {"tps_base_con_tok_per_s", "throughput at f = 0, ov = 0 (tok/s)"},
+        {"tps_base_opt_tok_per_s", "throughput at f = 0, ov = 1 (tok/s)"},
+        {"tps_base_con_per_gpu_tok_per_s", "throughput per GPU at f = 0, ov = 0 (tok/s)"},
+        {"tps_base_opt_per_gpu_tok_per_s", "throughput per GPU at f = 0, ov = 1 (tok/s)"},
+        {"tps_con_tok_per_s", "throughput, ov = 0 (tok/s)"},
+        {"tps_opt_tok_per_s", "throughput, ov = 1 (tok/s)"},
+        {"tps_con_per_gpu_tok_per_s", "throughput per GPU, ov = 0 (tok/s)"},
+        {"tps_opt_per_gpu_tok_per_s", "throughput per GPU, ov = 1 (tok/s)"},
+        {"gain_con", "gain over f = 0, ov = 0 (x)"},
+        {"gain_opt", "gain over f = 0, ov = 1 (x)"},
+        {"batch_con_seq", "batch, ov = 0 (sequences)"},
+        {"tpot_con_ms", "TPOT, ov = 0 (ms)"},
+        {"ttft_con_ms", "TTFT, ov = 0 (ms)"},
+        {"ov", "overlap ov"},
+        {"tps_ov_tok_per_s", "throughput at ov (tok/s)"},
+        {"gain_ov", "gain over f = 0 at ov (x)"},
+    };
+    for (const auto& [c, label] : kResults)
+        if (c == column) return std::string(label);
+    for (const Knob& k : knobs()) {
+        if (k.column != column || k.type == KnobType::text) continue;
+        // The help's first phrase ("HBM bandwidth per GPU, e.g. …" -> "HBM bandwidth per GPU") and the bare unit.
+        std::string_view h = k.help.substr(0, k.help.find_first_of(",:(;"));
+        while (!h.empty() && h.back() == ' ') h.remove_suffix(1);
+        std::string label = h.empty() ? std::string(k.name) : std::string(h);
+        if (!k.bare.empty()) label += " (" + std::string(k.bare) + ")";
+        return label;
+    }
+    return {};
 }
 
 namespace sweep_detail {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // One sweep row: the verdict of its point (kept per worker) and the band at its f.
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -8,9 +9,24 @@
 
 namespace kvroof::io::sweep_detail {
 namespace {
-// "\"tps_con_tok_per_s\":" and so on: the JSON keys of kResultColumns[3..9].
-constexpr std::string_view kJsonKeys[] = {"\"tps_con_tok_per_s\":", "\"tps_opt_tok_per_s\":", "\"gain_con\":",   "\"gain_opt\":",
-                                          "\"batch_con_seq\":",     "\"tpot_con_ms\":",       "\"ttft_con_ms\":"};
+// The JSON keys of kResultColumns[8..16], each with its colon.
+constexpr std::string_view kJsonKeys[] = {"\"tps_con_tok_per_s\":",
+                                          "\"tps_opt_tok_per_s\":",
+                                          "\"tps_con_per_gpu_tok_per_s\":",
+                                          "\"tps_opt_per_gpu_tok_per_s\":",
+                                          "\"gain_con\":",
+                                          "\"gain_opt\":",
+                                          "\"batch_con_seq\":",
+                                          "\"tpot_con_ms\":",
+                                          "\"ttft_con_ms\":"};
+// The cells that depend only on the point's verdict, in column order (kResultColumns[2..7]).
+constexpr std::string_view kVerdictKeys[] = {"\"f_star_con\":",
+                                             "\"f_star_opt\":",
+                                             "\"tps_base_con_tok_per_s\":",
+                                             "\"tps_base_opt_tok_per_s\":",
+                                             "\"tps_base_con_per_gpu_tok_per_s\":",
+                                             "\"tps_base_opt_per_gpu_tok_per_s\":"};
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 }  // namespace
 
 RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid)
@@ -61,17 +77,24 @@ void RowWorker::fill(CachedPoint& p) {
             append_json_number(p.prefix, a.number(idx_[i]));
         p.prefix += ',';
     }
-    const double f_con = p.verdict.best_conservative.f, f_opt = p.verdict.best_optimistic.f;
-    if (csv_) {
-        append_number(p.fstar, f_con);
-        p.fstar += ',';
-        append_number(p.fstar, f_opt);
-        p.fstar += ',';
-    } else {
-        p.fstar += "\"f_star_con\":";
-        append_json_number(p.fstar, f_con);
-        p.fstar += ",\"f_star_opt\":";
-        append_json_number(p.fstar, f_opt);
+    // f* exists only where something fits and serves; the baseline only where it fits.
+    const Verdict& v = p.verdict;
+    const bool none = v.kind == VerdictKind::does_not_fit || v.kind == VerdictKind::infeasible;
+    const double gpus = p.scenario.hardware.gpus;
+    const double base_con = tps_or_none(v.baseline.conservative), base_opt = tps_or_none(v.baseline.optimistic);
+    const double cells[] = {none ? kNone : v.best_conservative.f,
+                            none ? kNone : v.best_optimistic.f,
+                            base_con,
+                            base_opt,
+                            base_con / gpus,
+                            base_opt / gpus};
+    for (size_t i = 0; i < std::size(cells); ++i) {
+        if (csv_) {
+            append_number(p.fstar, cells[i]);
+        } else {
+            p.fstar.append(kVerdictKeys[i]);
+            append_json_number(p.fstar, cells[i]);
+        }
         p.fstar += ',';
     }
 }
@@ -106,21 +129,27 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     const Band b = f_axis_ < 0 ? v.at_f : band_row(*p.prepared, f);  // the fields a row shows, equal to band()'s
     const ServingPoint& con = b.conservative;
     const ServingPoint& opt = b.optimistic;
-    // A gain over a baseline that serves nothing is undefined: an empty cell, null in JSON.
-    const auto gain_or_none = [](const ServingPoint& at, const ServingPoint& base) {
-        return base.throughput > 0 ? gain(at, base) : std::numeric_limits<double>::quiet_NaN();
+    const std::string_view status = row_status(b);
+    const bool fits = status != "does_not_fit";
+    // A gain exists where the point fits and its baseline serves: else an empty cell, null in JSON.
+    const auto gain_or_none = [fits](const ServingPoint& at, const ServingPoint& base) {
+        return fits && base.throughput > 0 ? gain(at, base) : kNone;
     };
-    const double nums[] = {con.throughput,
-                           opt.throughput,
+    const double gpus = p.scenario.hardware.gpus;
+    const double tps_con = fits ? con.throughput : kNone, tps_opt = fits ? opt.throughput : kNone;
+    const double nums[] = {tps_con,
+                           tps_opt,
+                           tps_con / gpus,
+                           tps_opt / gpus,
                            gain_or_none(con, v.baseline.conservative),
                            gain_or_none(opt, v.baseline.optimistic),
-                           con.batch,
-                           con.tpot * 1e3,
-                           con.ttft * 1e3};
+                           fits ? con.batch : kNone,
+                           con.feasible ? con.tpot * 1e3 : kNone,  // no step runs where no batch serves
+                           fits ? con.ttft * 1e3 : kNone};
     if (!csv_) out += '{';
     out += p.prefix;
     // The rest of the row has a bounded length: built in a buffer, appended once.
-    char buf[1024];
+    char buf[1536];
     char* w = buf;
     const auto put = [&w](std::string_view t) {
         std::memcpy(w, t.data(), t.size());
@@ -132,47 +161,31 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
         else if (!csv_)
             put("null");
     };
-    if (csv_) {
-        num(f);
+    put(csv_ ? "" : "\"f\":");
+    num(f);
+    put(csv_ ? "," : ",\"status\":\"");
+    put(status);
+    put(csv_ ? "," : "\",");
+    put(p.fstar);
+    for (size_t i = 0; i < std::size(nums); ++i) {
+        if (!csv_) put(kJsonKeys[i]);
+        num(nums[i]);
         *w++ = ',';
-        put(p.fstar);
-        for (double x : nums) {
-            num(x);
-            *w++ = ',';
-        }
-        put(name(con.headline));
-        *w++ = ',';
-        put(name(opt.headline));
-        *w++ = ',';
-        put(name(v.kind));
-    } else {
-        put("\"f\":");
-        num(f);
-        *w++ = ',';
-        put(p.fstar);
-        for (size_t i = 0; i < 7; ++i) {
-            put(kJsonKeys[i]);
-            num(nums[i]);
-            *w++ = ',';
-        }
-        put("\"binding_con\":\"");
-        put(name(con.headline));
-        put("\",\"binding_opt\":\"");
-        put(name(opt.headline));
-        put("\",\"verdict\":\"");
-        put(name(v.kind));
-        *w++ = '"';
     }
+    put(csv_ ? "" : "\"binding_con\":\"");
+    put(name(con.headline));
+    put(csv_ ? "," : "\",\"binding_opt\":\"");
+    put(name(opt.headline));
+    put(csv_ ? "," : "\",\"verdict\":\"");
+    put(name(v.kind));
+    if (!csv_) *w++ = '"';
     if (ov_axis_ >= 0) {
         const double ov = spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
         const ServingPoint at = evaluate(*p.prepared, f, ov);
-        const double ov_nums[] = {ov, at.throughput, gain_or_none(at, v.baseline.conservative)};
+        const double ov_nums[] = {ov, fits ? at.throughput : kNone, gain_or_none(at, v.baseline.conservative)};
         constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {
-            if (csv_)
-                *w++ = ',';
-            else
-                put(keys[i]);
+            put(csv_ ? "," : keys[i]);
             num(ov_nums[i]);
         }
     }

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -15,10 +17,42 @@
 
 namespace kvroof::io::sweep_detail {
 
-inline constexpr const char* kResultColumns[] = {
-    "f",           "f_star_con",  "f_star_opt",    "tps_con_tok_per_s", "tps_opt_tok_per_s",
-    "gain_con",    "gain_opt",    "batch_con_seq", "tpot_con_ms",       "ttft_con_ms",
-    "binding_con", "binding_opt", "verdict"};
+// The result columns, in order (docs/model.md, "Sweeps and reports", says what
+// each means). tps_base_* is the band at f = 0; *_per_gpu_* is over --gpus.
+inline constexpr const char* kResultColumns[] = {"f",
+                                                 "status",
+                                                 "f_star_con",
+                                                 "f_star_opt",
+                                                 "tps_base_con_tok_per_s",
+                                                 "tps_base_opt_tok_per_s",
+                                                 "tps_base_con_per_gpu_tok_per_s",
+                                                 "tps_base_opt_per_gpu_tok_per_s",
+                                                 "tps_con_tok_per_s",
+                                                 "tps_opt_tok_per_s",
+                                                 "tps_con_per_gpu_tok_per_s",
+                                                 "tps_opt_per_gpu_tok_per_s",
+                                                 "gain_con",
+                                                 "gain_opt",
+                                                 "batch_con_seq",
+                                                 "tpot_con_ms",
+                                                 "ttft_con_ms",
+                                                 "binding_con",
+                                                 "binding_opt",
+                                                 "verdict"};
+
+// A row's status at its f: does_not_fit (the weights or one session's KV do
+// not fit at this f), infeasible (it fits, but no batch meets the SLOs at
+// either end of the band), ok.
+[[nodiscard]] inline std::string_view row_status(const Band& b) noexcept {
+    const ServingPoint& c = b.conservative;
+    if (!c.fits || !c.session_fits) return "does_not_fit";
+    if (!c.feasible && !b.optimistic.feasible) return "infeasible";
+    return "ok";
+}
+// Throughput of a serving point, or NaN (an empty cell, null) when nothing fits there.
+[[nodiscard]] inline double tps_or_none(const ServingPoint& p) noexcept {
+    return p.fits && p.session_fits ? p.throughput : std::numeric_limits<double>::quiet_NaN();
+}
 
 // A CSV cell for a number that has none (a gain over a baseline that serves
 // nothing, an unbounded batch) is empty: the CSV convention for a missing value.
@@ -41,7 +75,8 @@ struct CachedPoint {
     std::optional<PreparedScenario> prepared;  // points into scenario: a CachedPoint never moves
     Verdict verdict;
     std::string prefix;  // the non-f axis cells, each with its separator
-    std::string fstar;  // f_star_con and f_star_opt, each with its separator
+    // f_star_con, f_star_opt and the four tps_base cells, each with its separator
+    std::string fstar;
 };
 
 // One worker: computes and formats rows in order. Points are kept by their

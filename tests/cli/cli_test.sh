@@ -75,10 +75,18 @@ echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens
 for k in 1 2 3; do "$kvroof" sweep --grid "cpus-per-gpu=0.5,1,4" --grid "f=0:1:0.001" --shard $k/3; done >"$tmp/s3.csv"
 cmp -s "$tmp/s1.csv" "$tmp/s3.csv" && ok || bad "sweep shards do not concatenate to the whole"
 [ "$(wc -l <"$tmp/s1.csv")" -eq 3004 ] && ok || bad "sweep row count"
-head -n 1 "$tmp/s1.csv" | grep -q '^cpus_per_gpu,f,f_star_con,f_star_opt,tps_con_tok_per_s' && ok || bad "sweep CSV header"
+head -n 1 "$tmp/s1.csv" | grep -q '^cpus_per_gpu,f,status,f_star_con,f_star_opt,tps_base_con_tok_per_s,tps_base_opt_tok_per_s,tps_base_con_per_gpu_tok_per_s' && ok || bad "sweep CSV header"
+# A point that does not fit: its status, and empty cells (null in JSON) where no number exists.
+"$kvroof" sweep --grid "hbm-cap=10,186" --grid "f=0,0.5" >"$tmp/fit.csv" && grep -q '^10,0,does_not_fit,,,,,,,,,,,,,,,,hbm_capacity,hbm_capacity,does_not_fit$' "$tmp/fit.csv" \
+    && grep -q '^186,0.5,ok,' "$tmp/fit.csv" && ok || bad "sweep: a point that does not fit has no status or numbers: $(cat "$tmp/fit.csv")"
+"$kvroof" sweep --grid "hbm-cap=10" --grid "f=0.5" --format jsonl | grep -q '"status":"does_not_fit",.*"tps_con_tok_per_s":null,.*"gain_con":null' && ok || bad "sweep jsonl: no null where nothing fits"
 "$kvroof" sweep --grid "f=0,0.5" --format jsonl | head -n 1 | grep -q '^{"f":0,' && ok || bad "sweep jsonl"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
+# Axis labels with units from the knob table, never a raw column name; a 1x line on a gain plot.
+grep -q 'throughput, ov = 0 (tok/s)' "$tmp/p.svg" && grep -q 'offload fraction f' "$tmp/p.svg" && ! grep -q 'tps_con_tok_per_s' "$tmp/p.svg" && ok || bad "sweep --plot: axis labels"
+"$kvroof" sweep --grid "hbm-bw=4,8" --grid "cpus-per-gpu=0.5,1,2" --plot "$tmp/g.svg" --x cpus-per-gpu --y gain_con >/dev/null \
+    && grep -q 'CPU sockets per GPU' "$tmp/g.svg" && grep -q '1x: break-even' "$tmp/g.svg" && grep -q 'hbm-bw=4' "$tmp/g.svg" && ok || bad "sweep --plot: gain plot"
 "$kvroof" report --out "$tmp/rep" >/dev/null && [ -s "$tmp/rep/SUMMARY.md" ] && [ -s "$tmp/rep/throughput_vs_f.svg" ] && ok || bad "report"
 
 # sweep bad input: exit 2, one line naming the --grid entry, no --out file.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "kvroof/io/sweep.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -136,10 +137,69 @@ TEST_CASE("a sweep point with an f grid is the band at that f", "[sweep][verdict
     const SweepSpec s = spec_of({"f=0.3"});
     const auto lines = split_lines(run_to_string(s));
     const auto row = cells(lines.at(1));
+    const auto header = cells(lines.at(0));
+    const auto col = [&](const char* name) {
+        return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
     const Scenario sc = build_scenario(ScenarioInputs{}).scenario;
     const PreparedScenario ps(sc);
-    CHECK(std::stod(row[3]) == Approx(evaluate(ps, 0.3, 0.0).throughput).epsilon(1e-5));
-    CHECK(std::stod(row[4]) == Approx(evaluate(ps, 0.3, 1.0).throughput).epsilon(1e-5));
+    CHECK(row.at(col("status")) == "ok");
+    CHECK(std::stod(row.at(col("tps_con_tok_per_s"))) == Approx(evaluate(ps, 0.3, 0.0).throughput).epsilon(1e-5));
+    CHECK(std::stod(row.at(col("tps_opt_tok_per_s"))) == Approx(evaluate(ps, 0.3, 1.0).throughput).epsilon(1e-5));
+    // The baseline (f = 0) and the per-GPU columns.
+    CHECK(std::stod(row.at(col("tps_base_con_tok_per_s"))) == Approx(evaluate(ps, 0.0, 0.0).throughput).epsilon(1e-5));
+    CHECK(std::stod(row.at(col("tps_base_opt_tok_per_s"))) == Approx(evaluate(ps, 0.0, 1.0).throughput).epsilon(1e-5));
+    const double gpus = sc.hardware.gpus;
+    CHECK(std::stod(row.at(col("tps_con_per_gpu_tok_per_s"))) == Approx(evaluate(ps, 0.3, 0.0).throughput / gpus).epsilon(1e-5));
+    CHECK(std::stod(row.at(col("tps_base_opt_per_gpu_tok_per_s"))) ==
+          Approx(evaluate(ps, 0.0, 1.0).throughput / gpus).epsilon(1e-5));
+}
+
+TEST_CASE("per-GPU columns divide by --gpus", "[sweep][csv]") {
+    const auto lines = split_lines(run_to_string(spec_of({"gpus=4", "f=0.2"})));
+    const auto header = cells(lines.at(0)), row = cells(lines.at(1));
+    const auto col = [&](const char* name) {
+        return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    CHECK(std::stod(row.at(col("tps_con_per_gpu_tok_per_s"))) ==
+          Approx(std::stod(row.at(col("tps_con_tok_per_s"))) / 4).epsilon(1e-5));
+    CHECK(std::stod(row.at(col("tps_base_con_per_gpu_tok_per_s"))) ==
+          Approx(std::stod(row.at(col("tps_base_con_tok_per_s"))) / 4).epsilon(1e-5));
+}
+
+TEST_CASE("a point that does not fit has its status and empty cells, not gain 1 and 0 tok/s", "[sweep][status]") {
+    // 10 GB of HBM cannot hold Llama-3.1-70B's weights (186 GB can); 1 ms TPOT is met by no batch.
+    SweepSpec s = spec_of({"hbm-cap=10,186", "slo-tpot=1ms,50ms", "f=0,0.5"});
+    const auto lines = split_lines(run_to_string(s));
+    REQUIRE(lines.size() == 1 + 8);
+    const auto header = split_lines(sweep_header(s));
+    const std::string want_header =
+        "hbm_cap_GB,slo_tpot_ms,f,status,f_star_con,f_star_opt,tps_base_con_tok_per_s,tps_base_opt_tok_per_s,"
+        "tps_base_con_per_gpu_tok_per_s,tps_base_opt_per_gpu_tok_per_s,tps_con_tok_per_s,tps_opt_tok_per_s,"
+        "tps_con_per_gpu_tok_per_s,tps_opt_per_gpu_tok_per_s,gain_con,gain_opt,batch_con_seq,tpot_con_ms,ttft_con_ms,"
+        "binding_con,binding_opt,verdict";
+    CHECK(lines[0] == want_header);
+    // Every number of a row that does not fit is an empty cell.
+    CHECK(lines[1] == "10,1,0,does_not_fit,,,,,,,,,,,,,,,,hbm_capacity,hbm_capacity,does_not_fit");
+    CHECK(lines[4] == "10,50,0.5,does_not_fit,,,,,,,,,,,,,,,,hbm_capacity,hbm_capacity,does_not_fit");
+    // Fits but no batch meets the SLO: 0 tok/s is a fact; the gain over a baseline serving nothing and f* are not.
+    const auto inf = cells(lines[5]);
+    CHECK(inf.at(3) == "infeasible");
+    CHECK(inf.at(4).empty());  // f_star_con
+    CHECK(inf.at(10) == "0");  // tps_con
+    CHECK(inf.at(14).empty());  // gain_con
+    CHECK(inf.at(17).empty());  // tpot_con: no step runs
+    CHECK(cells(lines[7]).at(3) == "ok");
+    s.format = SweepFormat::jsonl;
+    const auto j = nlohmann::json::parse(split_lines(run_to_string(s)).at(0));
+    CHECK(j.at("status") == "does_not_fit");
+    CHECK(j.at("tps_con_tok_per_s").is_null());
+    CHECK(j.at("gain_con").is_null());
+    CHECK(j.at("tps_base_con_tok_per_s").is_null());
+    CHECK(j.at("f_star_con").is_null());
+    const auto ok = nlohmann::json::parse(split_lines(run_to_string(s)).at(7));
+    CHECK(ok.at("status") == "ok");
+    CHECK(ok.at("tps_con_per_gpu_tok_per_s").get<double>() > 0);
 }
 
 TEST_CASE("JSON Lines rows parse and carry the same numbers as CSV", "[sweep][jsonl]") {

@@ -18,12 +18,21 @@ struct PlotSeries {
     std::string color;  // "#rrggbb"
 };
 
+// A reference line across the plot: horizontal at y (a break-even), or
+// vertical at x (a marker: f*, the preset's real CPU:GPU ratio), with its legend entry.
+struct PlotLine {
+    double at = 0;
+    std::string title;
+    std::string color = "#555555";
+};
+
 struct PlotSpec {
-    std::string title, xlabel, ylabel;
+    std::string title, xlabel, ylabel;  // a title may have a line break ('\n')
     std::vector<PlotSeries> series;
     bool log_x = false;
     std::vector<std::string> y_categories;  // non-empty: y values are 1-based category indices with these labels
-    std::string key = "top left";
+    std::string key = "outside right top";  // outside the data
+    std::vector<PlotLine> hlines, vlines;
 };
 
 // The gnuplot script for `spec`, writing to `svg_path`.

@@ -40,6 +40,9 @@ struct PlotData {
     std::vector<double> fs;
     std::vector<Band> bands;
     GainCurve cpus_per_gpu, link_gbps;
+    double f_star_con = 0, f_star_opt = 0;  // the verdict's best f at each band end, for the scenario
+    // The hardware preset's own figures, marked on the gain plots (GB200: 0.5 Grace per GPU).
+    double preset_cpus_per_gpu = 1, preset_link_gbps = 0;
 };
 
 struct Plots {

@@ -77,6 +77,11 @@ void validate_sweep(const SweepSpec& spec);
 
 [[nodiscard]] std::string sweep_header(const SweepSpec& spec);  // CSV header line (with newline); empty for JSONL
 
+// A sweep column as a plot axis says it, with its unit: "throughput, ov = 0
+// (tok/s)", "HBM bandwidth per GPU (TB/s)" (a knob's from the knob table).
+// Empty for a column it does not know.
+[[nodiscard]] std::string sweep_column_label(std::string_view column);
+
 // Runs the shard, calling `write` with consecutive blocks of output text in
 // order, and `progress(done, total)` now and then from the calling thread.
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
