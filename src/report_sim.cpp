@@ -28,7 +28,8 @@ std::vector<SimSweepPage> sim_sweep_pages(const nlohmann::json& cfg) {
         bool known = false;
         for (const GapDist d : {GapDist::exponential, GapDist::deterministic, GapDist::lognormal})
             if (gaps == name(d)) spec.gaps = d, known = true;
-        if (!known) throw InputError(where + ".gap_dist: must be exponential, deterministic or lognormal, got '" + gaps + "'");
+        if (!known)
+            throw InputError(fmt::format("{}.gap_dist: must be exponential, deterministic or lognormal, got '{}'", where, gaps));
         spec.mode = s.contains("request_rate") ? LoadMode::request_rate : LoadMode::concurrency;
         spec.loads = s.at(spec.mode == LoadMode::request_rate ? "request_rate" : "concurrency").get<std::vector<double>>();
         pg.sweep = sim_sweep(build_scenario(in).scenario, spec);
