@@ -143,7 +143,7 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --concurrency 32 --isl 2000 --osl 500\n"
         "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch\n"
         "  kvroof verdict --solve cpus-per-gpu --target-gain 1.2   # how many CPUs per GPU for a 1.2x bankable gain\n"
-        "  kvroof verdict --solve link-bw --target-gain 1 --cpus-per-gpu 4 --sparse 0.1   # the link that breaks even\n"
+        "  kvroof verdict --solve c2c-bw --target-gain 1.2 --cpus-per-gpu 1 --sparse 0.1   # the link a 1.2x gain needs\n"
         "  kvroof verdict --solve context --target fits --workload \"s_cached=60000,a_append=2000,o_output=400\"");
     add_scenario_flags(*sub, o->scenario);
     auto add_in = [&](const char* group, const char* type, const char* flag, std::optional<std::string>& t, const char* help) {
@@ -178,7 +178,7 @@ Action setup_verdict(CLI::App& app) {
     };
     add_solve("--solve", o->solve, "KNOB",
               "find the least (or greatest) value of this knob that meets --target: any numeric scenario knob "
-              "(cpus-per-gpu, link-bw, hbm-cap, gpus, …) or context (the tokens a session holds at its prefill)");
+              "(cpus-per-gpu, c2c-bw, hbm-cap, gpus, …) or context (the tokens a session holds at its prefill)");
     add_solve("--target", o->solve_text.target, "T",
               "fits (without offload), gain=X (bankable offload gain, ov = 0), pipelined-gain=X (ov = 1) or tps=X (best "
               "bankable tok/s)");
