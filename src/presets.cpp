@@ -10,6 +10,7 @@
 
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/parse.hpp"
+#include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/spec/knobs.hpp"
 #include "presets_json.hpp"
 
@@ -124,7 +125,7 @@ double knob_from_json(std::string_view where, const json& j, const Knob& k) {
     const std::string key(k.preset_key);
     if (k.type == KnobType::whole) return integer(where, j, key.c_str(), static_cast<int>(k.lo), static_cast<int>(k.hi));
     const double v = number(where, j, key.c_str());
-    return k.type == KnobType::quantity ? v * parse_quantity(where, "1", k.unit, k.bare) : v;
+    return v * bare_si(k);
 }
 
 // Every knob `file` holds, read from `j` onto `s` in table order; a key that

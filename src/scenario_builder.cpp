@@ -45,6 +45,8 @@ void set_scenario_flag(ScenarioInputs& in, std::string_view flag, const std::str
     in.set(flag, value, origin, where);
 }
 
+double bare_si(const Knob& k) { return k.type == KnobType::quantity ? parse_quantity(k.flag(), "1", k.unit, k.bare) : 1.0; }
+
 KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view text) {
     if (k.type == KnobType::text) return k.decode(flag, text);
     if (!k.none_text.empty() && trim(text) == k.none_text) return std::numeric_limits<double>::quiet_NaN();
@@ -52,7 +54,7 @@ KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view tex
     if (k.type == KnobType::whole)
         return static_cast<double>(check::whole_in_range(flag, v, static_cast<int>(k.lo), static_cast<int>(k.hi)));
     if (v < k.lo || v > k.hi) {  // the knob's own range, named by its own flag (not by a knob it sets)
-        const double bare = k.type == KnobType::quantity ? parse_quantity(flag, "1", k.unit, k.bare) : 1.0;
+        const double bare = bare_si(k);
         const std::string unit = k.type == KnobType::quantity ? " " + std::string(k.bare) : std::string();
         throw InputError(fmt::format("{}: must be in [{:g}, {:g}]{}, got {}", flag, k.lo / bare, k.hi / bare, unit, trim(text)));
     }
@@ -114,7 +116,7 @@ std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const 
             if (k.access.get(p) > most) most = k.access.get(p), which = preset;
         }
         if (k.access.get(sc) <= most) continue;
-        const double bare = std::get<double>(decode_knob(k, k.flag(), "1"));
+        const double bare = bare_si(k);
         out.push_back(
             fmt::format("{} {} per GPU is above every sourced GPU preset (the most: {:g} {}, {}): a what-if, or a typo?",
                         k.flag(), in.get(k)->text, most / bare, k.bare, which));
@@ -141,7 +143,7 @@ nlohmann::json knob_values(const Scenario& s) {
     for (const Knob& k : knobs()) {
         if (!k.access.get) continue;
         const double si = k.access.get(s);
-        const double bare = k.type == KnobType::quantity ? std::get<double>(decode_knob(k, k.flag(), "1")) : 1.0;
+        const double bare = bare_si(k);
         if (!std::isfinite(si))
             out[std::string(k.column)] = nullptr;
         else if (k.type == KnobType::whole)

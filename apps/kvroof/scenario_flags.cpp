@@ -20,7 +20,7 @@ std::string knob_help(const Knob& k) {
     // A default that comes from a preset also shows the embedded default's value ("from --hardware; gb200: 0.5").
     if (k.access.get && def.rfind("from --hardware", 0) == 0) {
         static const Scenario base = io::build_scenario(io::ScenarioInputs{}).scenario;
-        const double bare = k.type == KnobType::quantity ? std::get<double>(io::decode_knob(k, k.flag(), "1")) : 1.0;
+        const double bare = io::bare_si(k);
         return h + fmt::format(" [default: {}; {}: {:g}]", def, knob("hardware").fallback, k.access.get(base) / bare);
     }
     return h + fmt::format(" [default: {}]", def);

@@ -15,16 +15,14 @@ namespace {
 constexpr double kDefaultSpan = 64;  // the default range: the scenario's value / 64 .. · 64
 
 // SI value of one bare unit of the knob ("GB/s" -> 1e9); 1 for plain numbers and the context.
-double bare_si(const Knob* k) {
-    return k && k->type == KnobType::quantity ? parse_quantity(k->flag(), "1", k->unit, k->bare) : 1.0;
-}
+double unit_si(const Knob* k) { return k ? io::bare_si(*k) : 1.0; }
 std::string unit_of(const Knob* k) { return k ? (k->type == KnobType::quantity ? " " + std::string(k->bare) : "") : " tokens"; }
 std::string flag_of(const SolveSpec& s) { return "--" + s.knob; }
 
 // A knob value in its bare unit, 4 significant digits ("1.73", "412.5 GB/s").
 std::string value_text(const SolveResult& r, double si) {
     const Knob* k = r.spec.knob == kContextKnob ? nullptr : find_knob(r.spec.knob);
-    const double v = si / bare_si(k);
+    const double v = si / unit_si(k);
     return fmt::format(fmt::runtime(std::abs(v) >= 1000 ? "{:.0f}{}" : "{:.4g}{}"), v, unit_of(k));
 }
 
@@ -89,8 +87,8 @@ void read_range(const SolveText& t, const Knob* k, const Scenario& sc, SolveSpec
         s.hi = one(parts[1]);
         if (!(s.lo < s.hi)) throw InputError(fmt::format("--range: LO must be below HI, got '{}'", *t.range));
         if (s.lo < lo_bound || s.hi > hi_bound)
-            throw InputError(fmt::format("--range: {} takes values in [{:g}, {:g}], got '{}'", flag_of(s), lo_bound / bare_si(k),
-                                         hi_bound / bare_si(k), *t.range));
+            throw InputError(fmt::format("--range: {} takes values in [{:g}, {:g}], got '{}'", flag_of(s), lo_bound / unit_si(k),
+                                         hi_bound / unit_si(k), *t.range));
         return;
     }
     const CallClass& c = sc.mix.entries.front().cls;
@@ -173,7 +171,7 @@ std::string render_solve_text(const SolveResult& r) {
 
 json solve_json(const SolveResult& r, const BuiltScenario& built) {
     const Knob* k = r.spec.knob == kContextKnob ? nullptr : find_knob(r.spec.knob);
-    const double unit = bare_si(k);
+    const double unit = unit_si(k);
     const bool found = r.outcome == SolveOutcome::at_least || r.outcome == SolveOutcome::at_most;
     const char* outcome = r.outcome == SolveOutcome::at_least      ? "at_least"
                           : r.outcome == SolveOutcome::at_most     ? "at_most"

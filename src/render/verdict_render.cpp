@@ -65,6 +65,12 @@ std::string capacity_text(const ScenarioFacts& facts) {
     return s;
 }
 
+// A lever alone as the VERDICT names it: the ladder's rung label without its "+ ".
+std::string lever_name(const LadderRung& l) {
+    const std::string label = rung_label(l);
+    return label.rfind("+ ", 0) == 0 ? label.substr(2) : label;
+}
+
 std::string lever_gain(const LadderRung& l) {
     return std::isfinite(l.gain) ? fmt::format("{:.2f}×", l.gain) : std::string("makes it fit");
 }
@@ -73,8 +79,8 @@ std::string levers_text(const VerdictReport& r) {
     if (r.levers.empty()) return "";
     std::string s = "\nEach lever alone (tok/s per GPU at ov=0 over the scenario as given)\n";
     for (const LadderRung& l : r.levers)
-        s += fmt::format("  {:<44} {:<18} {:>10.1f} tok/s per GPU  {}\n", rung_label(l).substr(2), rung_flag(l),
-                         l.per_gpu_conservative, lever_gain(l));
+        s += fmt::format("  {:<44} {:<18} {:>10.1f} tok/s per GPU  {}\n", lever_name(l), rung_flag(l), l.per_gpu_conservative,
+                         lever_gain(l));
     return s;
 }
 
@@ -158,10 +164,8 @@ std::string lever_clause(const VerdictReport& r) {
     if (r.levers.empty() || !(r.levers.front().gain > 1.0))
         return r.verdict.kind == VerdictKind::does_not_fit ? "; no single lever makes it fit" : "; no single lever gains";
     const LadderRung& best = r.levers.front();
-    std::string label = rung_label(best);
-    if (label.rfind("+ ", 0) == 0) label.erase(0, 2);
     const std::string g = std::isfinite(best.gain) ? lever_gain(best) + " per GPU" : lever_gain(best);
-    return fmt::format("; best lever: {} ({}) {}{}", label, rung_flag(best), g,
+    return fmt::format("; best lever: {} ({}) {}{}", lever_name(best), rung_flag(best), g,
                        best.gain < 1.0 + kGainUncertainty ? " (marginal)" : "");
 }
 
@@ -202,9 +206,7 @@ std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& bui
 
 namespace {
 json lever_json(const LadderRung& l) {
-    std::string label = rung_label(l);
-    if (label.rfind("+ ", 0) == 0) label.erase(0, 2);
-    return {{"lever", label},
+    return {{"lever", lever_name(l)},
             {"flag", rung_flag(l)},
             {"tok_per_s_per_gpu", l.per_gpu_conservative},
             {"gain_per_gpu", finite_or_null(l.gain)},
@@ -304,8 +306,7 @@ std::string band_markdown(const VerdictReport& r) {
     if (!r.levers.empty()) {
         s += "\n## Each lever alone\n\n| lever | flag | tok/s per GPU (ov = 0) | gain per GPU |\n|---|---|---|---|\n";
         for (const LadderRung& l : r.levers)
-            s += fmt::format("| {} | `{}` | {:.1f} | {} |\n", rung_label(l).substr(2), rung_flag(l), l.per_gpu_conservative,
-                             lever_gain(l));
+            s += fmt::format("| {} | `{}` | {:.1f} | {} |\n", lever_name(l), rung_flag(l), l.per_gpu_conservative, lever_gain(l));
     }
     return s;
 }

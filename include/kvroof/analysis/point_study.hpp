@@ -63,15 +63,13 @@ namespace detail {
         if (b.conservative.fits && (!best_con || b.conservative.throughput > best_con->throughput)) best_con = b.conservative;
         if (b.optimistic.fits && (!best_opt || b.optimistic.throughput > best_opt->throughput)) best_opt = b.optimistic;
     }
-    const double clear = 1.0 + kGainUncertainty;  // the verdict's MARGINAL line (analysis/verdict.hpp)
     const double g_con = best_con ? detail::point_gain(*best_con, s.baseline.conservative) : 0.0;
     const double g_opt = best_opt ? detail::point_gain(*best_opt, s.baseline.optimistic) : 0.0;
     if (fixed_f) {
         s.f_fixed = true;
         s.f = *fixed_f;
     } else if (best_con) {
-        const bool bankable = g_con >= clear || (g_opt < clear && g_con >= g_opt) || !best_opt;
-        s.f = bankable ? best_con->f : best_opt->f;
+        s.f = !best_opt || show_bankable_end(g_con, g_opt) ? best_con->f : best_opt->f;
     }
     s.at_f = point_band(ps, load, s.f);
     s.gain_conservative = detail::point_gain(s.at_f.conservative, s.baseline.conservative);
@@ -81,16 +79,8 @@ namespace detail {
     s.gain_bankable = fixed_f ? s.gain_conservative : g_con;
     s.gain_pipelined = fixed_f ? s.gain_optimistic : g_opt;
     const bool con = s.bankable.f > 0 && s.bankable.fits, opt = s.pipelined.f > 0 && s.pipelined.fits;
-    if (!s.smallest_f_that_fits && !s.at_f.optimistic.fits)
-        s.kind = VerdictKind::does_not_fit;
-    else if (con && s.gain_bankable >= clear)
-        s.kind = VerdictKind::offload;
-    else if (opt && s.gain_pipelined >= clear)
-        s.kind = VerdictKind::offload_with_overlap;
-    else if ((con && s.gain_bankable > 1.0) || (opt && s.gain_pipelined > 1.0))
-        s.kind = VerdictKind::marginal;
-    else
-        s.kind = VerdictKind::keep_on_gpu;
+    s.kind = !s.smallest_f_that_fits && !s.at_f.optimistic.fits ? VerdictKind::does_not_fit
+                                                                : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
     return s;
 }
 

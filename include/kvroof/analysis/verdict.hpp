@@ -114,18 +114,32 @@ struct Verdict {
     std::optional<Calibration> calibration;
 };
 
-// OFFLOAD when the bankable end gains more than the stated uncertainty,
-// OFFLOAD ONLY WITH OVERLAP when only the pipelined end does, MARGINAL when an
-// end gains less than that, KEEP KV ON GPU when none gains.
+// The offload answer from the two ends' gains, each counted only where that
+// end offloads (f > 0): OFFLOAD when the bankable end gains more than the
+// stated uncertainty, OFFLOAD ONLY WITH OVERLAP when only the pipelined end
+// does, MARGINAL when an end gains less than that, KEEP KV ON GPU when none
+// gains. The solved verdict and the operating point both answer by it.
+[[nodiscard]] constexpr VerdictKind offload_kind(bool bankable_offloads, double gain_bankable, bool pipelined_offloads,
+                                                 double gain_pipelined) noexcept {
+    const double clear = 1.0 + kGainUncertainty;
+    if (bankable_offloads && gain_bankable >= clear) return VerdictKind::offload;
+    if (pipelined_offloads && gain_pipelined >= clear) return VerdictKind::offload_with_overlap;
+    if ((bankable_offloads && gain_bankable > 1.0) || (pipelined_offloads && gain_pipelined > 1.0)) return VerdictKind::marginal;
+    return VerdictKind::keep_on_gpu;
+}
+
+// Which end's f the band is shown at: the bankable one when it gains clearly,
+// else the end that gains more.
+[[nodiscard]] constexpr bool show_bankable_end(double gain_bankable, double gain_pipelined) noexcept {
+    const double clear = 1.0 + kGainUncertainty;
+    return gain_bankable >= clear || (gain_pipelined < clear && gain_bankable >= gain_pipelined);
+}
+
 [[nodiscard]] inline VerdictKind classify(const Verdict& v, const ServingPoint& base_c) noexcept {
     if (!base_c.feasible && !v.at_f.conservative.feasible && !v.at_f.optimistic.feasible) return VerdictKind::infeasible;
-    const double clear = 1.0 + kGainUncertainty;
     const bool con = v.f_fixed ? v.f > 0 : v.best_conservative.f > 0;
     const bool opt = v.f_fixed ? v.f > 0 : v.best_optimistic.f > 0;
-    if (con && v.gain_bankable >= clear) return VerdictKind::offload;
-    if (opt && v.gain_pipelined >= clear) return VerdictKind::offload_with_overlap;
-    if ((con && v.gain_bankable > 1.0) || (opt && v.gain_pipelined > 1.0)) return VerdictKind::marginal;
-    return VerdictKind::keep_on_gpu;
+    return offload_kind(con, v.gain_bankable, opt, v.gain_pipelined);
 }
 
 struct VerdictOptions {
@@ -165,10 +179,8 @@ struct VerdictOptions {
     if (opt.fixed_f) {
         v.f_fixed = true;
         v.f = *opt.fixed_f;
-    } else {  // the band is shown at the f of the end that decides: bankable when it gains clearly, else the larger gain
-        const double clear = 1.0 + kGainUncertainty;
-        const bool bankable = v.gain_bankable >= clear || (v.gain_pipelined < clear && v.gain_bankable >= v.gain_pipelined);
-        v.f = bankable ? v.best_conservative.f : v.best_optimistic.f;
+    } else {
+        v.f = show_bankable_end(v.gain_bankable, v.gain_pipelined) ? v.best_conservative.f : v.best_optimistic.f;
     }
     v.at_f = band(ps, v.f);
     v.gain_conservative = gain(v.at_f.conservative, base_c);

@@ -57,6 +57,8 @@ struct BuiltScenario {
 // Decoded values by knob_index, fallbacks included: what a scenario is assembled from.
 using DecodedInputs = std::vector<std::optional<KnobValue>>;
 
+// SI value of one bare unit of a knob (1e9 for GB/s, the unit of its bare numbers and columns); 1 for plain numbers.
+[[nodiscard]] double bare_si(const Knob& k);
 // One knob's text -> its typed value (numbers in SI units), naming `flag` on error.
 [[nodiscard]] KnobValue decode_knob(const Knob& k, std::string_view flag, std::string_view text);
 // Every given knob decoded, plus the fallbacks of those not given; checks the rules on given knobs (--mix xor --workload).
