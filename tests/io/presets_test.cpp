@@ -41,6 +41,19 @@ TEST_CASE("gb200 gives each GPU half a Grace and half the C2C", "[presets]") {
     CHECK(hw.hbm_capacity.raw() == 186e9);
 }
 
+TEST_CASE("host presets are one CPU socket each, so an 8-GPU x86 server with two sockets has 0.25 per GPU", "[presets]") {
+    // --cpus-per-gpu counts sockets (its help says so); the x86 presets once described whole two-socket
+    // servers at 0.125 per GPU. One Xeon 8480+ socket: 8 channels x 4800 MT/s x 8 B = 307.2 GB/s; per GPU of
+    // an 8-GPU board with two sockets: 2 x 307.2 / 8 = 76.8 GB/s, as before the split.
+    const HardwareSpec hw = io::load_hardware("--hardware", "h100-sxm");
+    CHECK(hw.cpus_per_gpu == 0.25);
+    CHECK(hw.cpu_dram_bandwidth.raw() == Approx(307.2e9));
+    CHECK(hw.cpus_per_gpu * hw.cpu_dram_bandwidth.raw() == Approx(76.8e9));
+    // Every x86 GPU preset: two sockets per 8 GPUs.
+    for (const char* n : {"b200", "h200", "h100-sxm", "a100-80g", "mi300x", "b300"})
+        CHECK(io::load_hardware("--hardware", n).cpus_per_gpu * 8 == 2);
+}
+
 TEST_CASE("mi300x loads its AMD datasheet figures, Infinity Fabric in the NVLink fields", "[presets]") {
     // AMD: 192 GB HBM3 at 5.3 TB/s, dense BF16 1307.4 / FP8 2614.9 TF, no FP4;
     // 7 Infinity Fabric links x 64 GB/s per direction = 448 GB/s to the 8-GPU board.
