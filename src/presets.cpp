@@ -155,7 +155,7 @@ LinkPreset link_from_json(std::string_view where, const json& l, std::string nam
 }
 
 HardwareSpec hardware_from_json(std::string_view where, const json& h, std::string name) {
-    std::set<std::string> keys = {"prefill_flops_TFLOPS", "link", "link_shared_by_gpus", "host"};
+    std::set<std::string> keys = {"prefill_flops_TFLOPS", "link", "link_shared_by_gpus", "host", "memory_type"};
     for (const Knob& k : knobs())
         if (k.preset == PresetFile::hardware) keys.emplace(k.preset_key);
     only_keys(where, h, with_meta(keys));
@@ -163,6 +163,7 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     HardwareSpec& hw = s.hardware;
     (void)apply_preset_knobs(where, h, PresetFile::hardware, s);
     hw.name = std::move(name);
+    if (h.contains("memory_type")) hw.memory_type = string(where, h, "memory_type");
     hw.prefill_flops = teraflops(number_or(where, h, "prefill_flops_TFLOPS", hw.gpu_flops.raw() / kTera));
     // One link serves link_shared_by_gpus GPUs: each gets its share of the bandwidth.
     const std::string link = string(where, h, "link");

@@ -63,6 +63,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                  {{"preset", hw.name},
                   {"gpus", hw.gpus},
                   {"gpu_flops_per_s", hw.gpu_flops.raw()},
+                  {"memory_type", hw.memory_type},
                   {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
                   {"hbm_bandwidth_bytes_per_s", hw.hbm_bandwidth.raw()},
                   {"hbm_reserve_bytes", hw.hbm_reserve.raw()},
@@ -119,8 +120,8 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const PolicySpec& p = sc.policy;
     std::string s;
     s += fmt::format("Inputs\n");
-    s += fmt::format("  hardware  {} x{}: GPU {} {} | HBM {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
-                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), to_string(gemm_dtype(p)),
+    s += fmt::format("  hardware  {} x{}: GPU {} {} | {} {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
+                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), to_string(gemm_dtype(p)), hw.memory_type,
                      format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
                      format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
     s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,

@@ -54,6 +54,13 @@ TEST_CASE("host presets are one CPU socket each, so an 8-GPU x86 server with two
         CHECK(io::load_hardware("--hardware", n).cpus_per_gpu * 8 == 2);
 }
 
+TEST_CASE("PCIe cards name their GDDR memory, HBM GPUs keep HBM", "[presets]") {
+    CHECK(io::load_hardware("--hardware", "rtx-4090").memory_type == "GDDR6X");
+    CHECK(io::load_hardware("--hardware", "rtx-5090").memory_type == "GDDR7");
+    CHECK(io::load_hardware("--hardware", "l40s").memory_type == "GDDR6");
+    CHECK(io::load_hardware("--hardware", "h100-sxm").memory_type == "HBM");
+}
+
 TEST_CASE("mi300x loads its AMD datasheet figures, Infinity Fabric in the NVLink fields", "[presets]") {
     // AMD: 192 GB HBM3 at 5.3 TB/s, dense BF16 1307.4 / FP8 2614.9 TF, no FP4;
     // 7 Infinity Fabric links x 64 GB/s per direction = 448 GB/s to the 8-GPU board.

@@ -38,6 +38,7 @@ struct HardwareSpec {
     FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;  // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
+    std::string memory_type = "HBM";  // what the "hbm" knobs describe: HBM, or GDDR6/6X/7 on PCIe cards
     // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
     // direction; 0 = no NVLink (the all-reduce runs over the host link).
     BytesPerSecond nvlink_bandwidth;
