@@ -171,6 +171,21 @@ std::vector<Knob> fabric_rows() {
          .help = "time of one small all-reduce across the GPUs (two per layer per step when --gpus > 1), e.g. 8us",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
          .access = on_hardware<&HardwareSpec::allreduce_latency>()},
+        {.name = "ep", .column = "ep", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
+         .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus; MoE models); adds an all-to-all dispatch and combine per MoE layer",
+         .group = kHardware, .access = on_hardware<&HardwareSpec::ep>()},
+        {.name = "expert-imbalance", .column = "expert_imbalance", .type = KnobType::number, .shown_default = "1 (ASSUMED)", .lo = 1,
+         .hi = kMaxGpus, .help = "the busiest GPU's expert work over the mean under --ep (1: perfect balance)", .group = kHardware,
+         .access = on_hardware<&HardwareSpec::expert_imbalance>()},
+        {.name = "net-bw", .column = "net_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
+         .shown_default = "from --hardware, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
+         .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "net_bandwidth_GBps",
+         .access = on_hardware<&HardwareSpec::net_bandwidth>()},
+        {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
+         .shown_default = "from --hardware, else 10 (ASSUMED)", .lo = 0, .hi = kMaxLinkLatency,
+         .help = "time of one small all-to-all over the scale-out network, e.g. 10us", .group = kHardware,
+         .preset = PresetFile::hardware, .preset_key = "net_latency_us", .access = on_hardware<&HardwareSpec::net_latency>()},
     };
 }
 

@@ -94,6 +94,9 @@ void check_scenario(const Scenario& s) {
     try {  // the specs name the knob; the CLI spells it as a flag
         s.hardware.check_validity();
         s.policy.check_validity();
+        if (s.hardware.ep > 1 && !s.model.is_moe())
+            throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
+                             std::to_string(s.hardware.ep));
     } catch (const InputError& e) {
         throw InputError(std::string("--") + e.what());
     }

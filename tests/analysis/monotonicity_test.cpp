@@ -53,6 +53,8 @@ const Lever kKnobs[] = {
     {"link-latency", [](HardwareSpec& h, double x) { h.link_latency = h.link_latency / x; }},  // better: a shorter round trip
     {"nvlink-bw", [](HardwareSpec& h, double x) { h.nvlink_bandwidth = h.nvlink_bandwidth * x; }},
     {"allreduce-latency", [](HardwareSpec& h, double x) { h.allreduce_latency = h.allreduce_latency / x; }},
+    {"net-bw", [](HardwareSpec& h, double x) { h.net_bandwidth = h.net_bandwidth * x; }},
+    {"net-latency", [](HardwareSpec& h, double x) { h.net_latency = h.net_latency / x; }},
 };
 
 struct Drawn {
@@ -110,14 +112,24 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
     int checks = 0;
     for (int n = 0; n < kScenarios; ++n) {
         const Drawn d = draw(rng);
-        const Scenario base = io::build_scenario(d.in).scenario;
+        Scenario base = io::build_scenario(d.in).scenario;
         ++kinds[base.model.attention == Attention::mla ? 2 : base.model.is_moe() ? 1 : 0];
+        // Half the MoE scenarios on several GPUs shard their experts over all of them (expert
+        // parallelism), some across NVLink domains of one or two GPUs (the network carries the rest).
+        const bool ep = base.model.is_moe() && base.hardware.gpus > 1 && rng.uniform() < 0.5;
+        if (ep) {
+            base.hardware.ep = base.hardware.gpus;
+            if (rng.uniform() < 0.5) base.hardware.nvlink_domain = 1 + static_cast<int>(rng.index(2));
+            base.hardware.expert_imbalance = 1.0 + rng.uniform();
+        }
         const double fixed_f = rng.uniform();
         const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
         const double factor = 1.05 + 3.0 * rng.uniform();
         Scenario better = base;
         knob.scale(better.hardware, factor);
-        INFO("kvroof verdict " << d.flags << "  then " << knob.name << " x" << factor << ", f=" << fixed_f);
+        INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.ep << ", nvlink domain " << base.hardware.nvlink_domain
+                               << ", expert imbalance " << base.hardware.expert_imbalance << ")  then " << knob.name << " x"
+                               << factor << ", f=" << fixed_f);
 
         const PreparedScenario pa(base), pb(better);
         for (double f : {0.0, fixed_f}) {

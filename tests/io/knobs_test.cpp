@@ -57,6 +57,7 @@ TEST_CASE("applying a numeric knob through the table changes exactly its field",
     const Scenario base = default_scenario();
     for (const Knob& k : knobs()) {
         if (k.grid_only || !k.numeric() || !k.access.get) continue;
+        if (k.name == "ep") continue;  // a divisor of gpus on a MoE model: its own test below
         INFO(k.name);
         const double now = k.access.get(base);
         double v = std::isnan(now) ? 1.0 : now * 2;
@@ -178,6 +179,7 @@ TEST_CASE("a row's bounds are the range its spec check enforces", "[knobs]") {
     base.hardware.hbm_reserve = Bytes(0.0);  // hbm-reserve < hbm-cap would otherwise bound hbm-cap from below
     for (const Knob& k : knobs()) {
         if (k.grid_only || !k.access.get || !std::isfinite(k.lo) || !std::isfinite(k.hi)) continue;
+        if (k.name == "ep") continue;  // a divisor of gpus on a MoE model: its own test below
         INFO(k.name);
         Scenario s = base;
         k.access.apply(s, k.lo);
@@ -194,4 +196,20 @@ TEST_CASE("a row's bounds are the range its spec check enforces", "[knobs]") {
         k.access.apply(s, k.hi * 2);
         CHECK_THROWS_WITH(check_scenario(s), Catch::Contains(k.flag()));
     }
+}
+
+TEST_CASE("ep takes any divisor of gpus on a MoE model, and nothing else", "[knobs]") {
+    auto with_ep = [](const char* model, const char* ep) {
+        ScenarioInputs in;
+        in.set("model", model);
+        in.set("gpus", "8");
+        in.set("ep", ep);
+        return build_scenario(in).scenario;
+    };
+    for (const char* ep : {"1", "2", "4", "8"}) CHECK(with_ep("deepseek-v3", ep).hardware.ep == std::stoi(ep));
+    CHECK_THROWS_WITH(with_ep("deepseek-v3", "3"), "--ep: must divide gpus (8), got 3");
+    CHECK_THROWS_WITH(with_ep("deepseek-v3", "16"), "--ep: must divide gpus (8), got 16");
+    CHECK_THROWS_WITH(with_ep("deepseek-v3", "0"), Catch::Contains("--ep: must be in [1, "));
+    CHECK(with_ep("llama-3.1-70b", "1").hardware.ep == 1);
+    CHECK_THROWS_WITH(with_ep("llama-3.1-70b", "8"), Catch::Contains("--ep: the model has no routed experts (dense)"));
 }

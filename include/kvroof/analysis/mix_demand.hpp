@@ -53,7 +53,7 @@ struct MixDemand {
 namespace detail {
 // The TTFT operands of class i and their p- and p·S-weighted sums (S: the KV tokens it holds).
 inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir) noexcept {
-    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm;
+    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + link_time(q.link_h2d, q.link_d2h, bidir);
     q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
@@ -91,11 +91,13 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
         m.batch_mix.link_d2h += po * d.link_d2h;
         m.batch_mix.link_h2d += po * d.link_h2d;
         m.batch_mix.gpu_comm += po * d.gpu_comm;
+        m.batch_mix.ep_comm += po * d.ep_comm;
         m.per_call_prefill[Resource::gpu_compute] += p * q.gpu_compute;
         m.per_call_prefill[Resource::gpu_hbm] += p * q.gpu_hbm;
         m.per_call_prefill[Resource::cpu_compute] += p * q.cpu_compute;
         m.per_call_prefill[Resource::cpu_dram] += p * q.cpu_dram;
         m.per_call_prefill[Resource::tp_allreduce] += p * q.gpu_comm;
+        m.per_call_prefill[Resource::ep_alltoall] += p * q.ep_comm;
         m.link_h2d += p * q.link_h2d;
         m.link_d2h += p * (q.link_d2h + q.link_park_save);
         m.held_decode += po * held;
@@ -123,12 +125,13 @@ struct MixLines {
 };
 
 // The fields of each demand that are linear in f (the TTFT operands are not).
-inline constexpr std::array<double DecodeDemand::*, 7> kDecodeLines = {
+inline constexpr std::array<double DecodeDemand::*, 8> kDecodeLines = {
     &DecodeDemand::gpu_compute, &DecodeDemand::gpu_hbm,  &DecodeDemand::cpu_compute, &DecodeDemand::cpu_dram,
-    &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d, &DecodeDemand::gpu_comm};
-inline constexpr std::array<double PrefillDemand::*, 8> kPrefillLines = {
-    &PrefillDemand::gpu_compute, &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,    &PrefillDemand::cpu_dram,
-    &PrefillDemand::link_d2h,    &PrefillDemand::link_h2d, &PrefillDemand::link_park_save, &PrefillDemand::gpu_comm};
+    &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d, &DecodeDemand::gpu_comm,    &DecodeDemand::ep_comm};
+inline constexpr std::array<double PrefillDemand::*, 9> kPrefillLines = {
+    &PrefillDemand::gpu_compute,    &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,
+    &PrefillDemand::cpu_dram,       &PrefillDemand::link_d2h, &PrefillDemand::link_h2d,
+    &PrefillDemand::link_park_save, &PrefillDemand::gpu_comm, &PrefillDemand::ep_comm};
 
 // out = a + s·u for every field in `fields`.
 template <class T, std::size_t N>
@@ -179,6 +182,7 @@ struct PreparedScenario {
     double offload_step_latency = 0;
     double step_overhead = 0;  // c0 of StepShape: s per decode step (launch, scheduling)
     double tp_step_latency = 0;  // g0 of StepShape: the α of every all-reduce in one pass (0 at one GPU)
+    double ep_step_latency = 0;  // added to g0: the α of every all-to-all in one pass (0 at EP 1)
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
@@ -187,12 +191,13 @@ struct PreparedScenario {
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
           sys(system_rates(s.hardware, gemm_dtype(s.policy))),
-          mc(model_constants(s.model, s.policy, s.hardware.gpus)),
+          mc(model_constants(s.model, s.policy, s.hardware.gpus, {s.hardware.ep, s.hardware.expert_imbalance})),
           kv_replication(mc.kv_replication),
           idle(p),
           offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
           step_overhead(s.hardware.step_overhead.raw()),
           tp_step_latency(mc.allreduces_per_pass * sys.allreduce_latency),
+          ep_step_latency(mc.alltoalls_per_pass * sys.alltoall_latency),
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
         for (const auto& e : s.mix.entries) {

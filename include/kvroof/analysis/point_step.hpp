@@ -177,7 +177,9 @@ struct StepContent {
     const double tokens = s.decode_tokens + s.prefill_tokens;
     const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
     const double roofline = std::max(gemm_c, gemm_m) + std::max(s.attn_c, s.attn_m);
-    const double comm = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
+    const double tp = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
+    const double ep = ep_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-to-alls around the experts
+    const double comm = tp + ep;
     const double gpu = roofline + comm;
     const double link = link_time(s.h2d, s.d2h, ps.sys.link_bidir);
     const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(s.cpu_c, s.cpu_d) + link;
@@ -188,7 +190,7 @@ struct StepContent {
                                                                   : Resource::cpu_dram;
         const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (s.attn_c >= s.attn_m ? s.attn_c : 0.0);
         *binding = offload > gpu             ? off
-                   : comm > roofline         ? Resource::tp_allreduce
+                   : comm > roofline         ? (ep > tp ? Resource::ep_alltoall : Resource::tp_allreduce)
                    : 2 * compute >= roofline ? Resource::gpu_compute
                                              : Resource::gpu_hbm;
     }

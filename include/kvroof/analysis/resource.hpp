@@ -19,11 +19,13 @@ enum class Resource {
     slo_tpot,
     slo_ttft,
     tp_allreduce,  // the tensor-parallel all-reduces over the GPU fabric
+    ep_alltoall,  // the expert-parallel all-to-alls (dispatch, combine) over NVLink and the network
 };
 
-inline constexpr std::array<Resource, 10> kAllResources = {
-    Resource::gpu_compute,   Resource::gpu_hbm, Resource::hbm_capacity, Resource::cpu_compute, Resource::cpu_dram,
-    Resource::dram_capacity, Resource::link,    Resource::slo_tpot,     Resource::slo_ttft,    Resource::tp_allreduce};
+inline constexpr std::array<Resource, 11> kAllResources = {Resource::gpu_compute,  Resource::gpu_hbm,    Resource::hbm_capacity,
+                                                           Resource::cpu_compute,  Resource::cpu_dram,   Resource::dram_capacity,
+                                                           Resource::link,         Resource::slo_tpot,   Resource::slo_ttft,
+                                                           Resource::tp_allreduce, Resource::ep_alltoall};
 
 [[nodiscard]] constexpr std::string_view name(Resource r) noexcept {
     switch (r) {
@@ -37,6 +39,7 @@ inline constexpr std::array<Resource, 10> kAllResources = {
         case Resource::slo_tpot: return "slo_tpot";
         case Resource::slo_ttft: return "slo_ttft";
         case Resource::tp_allreduce: return "tp_allreduce";
+        case Resource::ep_alltoall: return "ep_alltoall";
     }
     return "?";
 }
@@ -55,6 +58,8 @@ inline constexpr std::array<Resource, 10> kAllResources = {
         case Resource::slo_ttft: return "the TTFT SLO is violated -> less reload or faster prefill needed";
         case Resource::tp_allreduce:
             return "tensor-parallel all-reduces bind -> fewer GPUs per group (replicas instead) or a faster GPU fabric";
+        case Resource::ep_alltoall:
+            return "expert-parallel all-to-alls bind -> a smaller EP group (within the NVLink domain) or a faster fabric";
     }
     return "?";
 }
@@ -70,6 +75,7 @@ inline constexpr std::array<Resource, 10> kAllResources = {
         case Resource::cpu_dram: return "CPU DRAM bandwidth";
         case Resource::link: return "the GPU-CPU link";
         case Resource::tp_allreduce: return "tensor-parallel all-reduces";
+        case Resource::ep_alltoall: return "expert-parallel all-to-alls";
         case Resource::slo_ttft: return "prefill (the TTFT SLO is missed)";
         case Resource::hbm_capacity:
         case Resource::dram_capacity:
@@ -88,8 +94,9 @@ inline constexpr std::array<Resource, 10> kAllResources = {
 }
 
 // The rate resources that carry utilisation-seconds per call.
-inline constexpr std::array<Resource, 6> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
-                                                           Resource::cpu_dram,    Resource::link,    Resource::tp_allreduce};
+inline constexpr std::array<Resource, 7> kRateResources = {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute,
+                                                           Resource::cpu_dram,    Resource::link,    Resource::tp_allreduce,
+                                                           Resource::ep_alltoall};
 // The rate resources off the GPU: the offloaded path.
 inline constexpr std::array<Resource, 3> kOffloadResources = {Resource::cpu_compute, Resource::cpu_dram, Resource::link};
 

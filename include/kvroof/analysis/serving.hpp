@@ -116,7 +116,7 @@ struct BatchShape {
     const DecodeDemand& m = md.batch_mix;
     BatchShape b;
     b.avg = {m.gpu_compute * inv, m.gpu_hbm * inv,  m.cpu_compute * inv, m.cpu_dram * inv,
-             m.link_d2h * inv,    m.link_h2d * inv, m.gpu_comm * inv};
+             m.link_d2h * inv,    m.link_h2d * inv, m.gpu_comm * inv,    m.ep_comm * inv};
     b.cpu_tok = std::max(b.avg.cpu_compute, b.avg.cpu_dram);
     b.link_tok = link_time(b.avg.link_h2d, b.avg.link_d2h, ps.sys.link_bidir);
     b.bidir = ps.sys.link_bidir;
@@ -126,8 +126,8 @@ struct BatchShape {
     b.shape.k0 = md.f > 0 ? ps.offload_step_latency : 0.0;
     b.shape.ov = ov;
     b.shape.c0 = ps.step_overhead;
-    b.shape.g0 = ps.tp_step_latency;
-    b.shape.gx = b.avg.gpu_comm;
+    b.shape.g0 = ps.tp_step_latency + ps.ep_step_latency;
+    b.shape.gx = b.avg.gpu_comm + b.avg.ep_comm;
     return b;
 }
 
@@ -257,7 +257,8 @@ inline void account(const PreparedScenario& ps, const MixDemand& md, const Batch
     r.util_sec = md.per_call_prefill;
     r.util_sec[Resource::gpu_compute] += sum_p_o * bs.avg.gpu_compute;
     r.util_sec[Resource::gpu_hbm] += sum_p_o * (bs.avg.gpu_hbm + at_b.w / B);
-    r.util_sec[Resource::tp_allreduce] += sum_p_o * (bs.avg.gpu_comm + at_b.g0 / B);
+    r.util_sec[Resource::tp_allreduce] += sum_p_o * (bs.avg.gpu_comm + ps.tp_step_latency / B);
+    r.util_sec[Resource::ep_alltoall] += sum_p_o * (bs.avg.ep_comm + ps.ep_step_latency / B);
     r.util_sec[Resource::cpu_compute] = x.cpu_compute;
     r.util_sec[Resource::cpu_dram] = x.cpu_dram;
     r.util_sec[Resource::link] = x.link;
@@ -273,24 +274,29 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
     const double B = r.batch;
     const StepShape sh = shape_at(ps, bs.shape, B);
     // A time split over its parts in proportion: the GPU roofline (compute or
-    // HBM), the all-reduces, the CPU (compute or DRAM) and the link.
-    auto share = [&](double total, double gpu_part, bool gpu_compute_bound, double comm_part, double cpu_part,
-                     bool cpu_compute_bound, double link_part, double weight) {
-        const double parts = gpu_part + comm_part + cpu_part + link_part;
+    // HBM), the all-reduces and all-to-alls, the CPU (compute or DRAM) and the link.
+    struct Comm {
+        double tp, ep;
+    };
+    auto share = [&](double total, double gpu_part, bool gpu_compute_bound, Comm comm, double cpu_part, bool cpu_compute_bound,
+                     double link_part, double weight) {
+        const double parts = gpu_part + (comm.tp + comm.ep) + cpu_part + link_part;
         if (parts <= 0) return;
         const double scale = weight * total / parts;
         r.timeline_share[gpu_compute_bound ? Resource::gpu_compute : Resource::gpu_hbm] += scale * gpu_part;
-        r.timeline_share[Resource::tp_allreduce] += scale * comm_part;
+        r.timeline_share[Resource::tp_allreduce] += scale * comm.tp;
+        r.timeline_share[Resource::ep_alltoall] += scale * comm.ep;
         r.timeline_share[cpu_compute_bound ? Resource::cpu_compute : Resource::cpu_dram] += scale * cpu_part;
         r.timeline_share[Resource::link] += scale * link_part;
     };
     for (size_t i = 0; i < entries.size(); ++i) {
         const auto& q = md.pre[i];
-        share(r.ttft_class[i], q.gpu_part - q.gpu_comm, q.gpu_compute >= q.gpu_hbm, q.gpu_comm,
+        share(r.ttft_class[i], q.gpu_part - q.gpu_comm - q.ep_comm, q.gpu_compute >= q.gpu_hbm, {q.gpu_comm, q.ep_comm},
               std::max(q.cpu_compute, q.cpu_dram), q.cpu_compute >= q.cpu_dram,
               link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
     }
-    share(r.tpot * md.sum_p_o / B, sh.gpu_roofline(B), sh.gc * B >= sh.w + sh.gm * B, sh.gpu_comm(B), bs.cpu_tok * B,
+    const Comm step_comm{ps.tp_step_latency + bs.avg.gpu_comm * B, ps.ep_step_latency + bs.avg.ep_comm * B};
+    share(r.tpot * md.sum_p_o / B, sh.gpu_roofline(B), sh.gc * B >= sh.w + sh.gm * B, step_comm, bs.cpu_tok * B,
           bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency
     const double cpu_link_max = r.util_sec.max(kOffloadResources);
     r.binding = r.gpu_timeline >= cpu_link_max ? r.timeline_share.argmax() : r.util_sec.argmax(kOffloadResources);

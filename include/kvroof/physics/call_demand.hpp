@@ -16,11 +16,13 @@
 //   HBM bytes  = weights + (held(S_c) + A)·kv_gpu
 //   link H2D   = r·f·held(S_c)·kv_gpu reloaded (+ (1−f)·held(S_c)·kv_gpu when idle sessions are parked)
 //   CPU        = the (1−r)·f share of the cached KV: its prefill attention and its DRAM read
-// TTFT = combine(GPU roofline + all-reduces, CPU part + link, ov).
+// TTFT = combine(GPU roofline + all-reduces + all-to-alls, CPU part + link, ov).
 // kv is one copy of a token's KV (CPU DRAM, the link's D2H); kv_gpu the copies
 // a tensor-parallel group holds in HBM (kv · replication: every GPU reloads its own).
 // Tensor parallelism adds its all-reduces after the GPU roofline (not hidden
 // under it): per decode token the bandwidth part, per pass of A tokens the whole.
+// Expert parallelism adds its all-to-alls (dispatch and combine per MoE layer)
+// the same way, and scales the routed experts' FLOP by the load imbalance λ.
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +51,12 @@ struct ModelConstants {
     // vector per token in BF16.
     double allreduces_per_pass = 0;
     double allreduce_bytes_per_token = 0;
-    Flop linear_per_token;
+    // Expert-parallel all-to-alls: a dispatch and a combine per MoE layer per
+    // forward pass (0 at EP 1), each of one hidden vector per token per routed
+    // expert (top-k copies) in BF16.
+    double alltoalls_per_pass = 0;
+    double alltoall_bytes_per_token = 0;
+    Flop linear_per_token;  // with the routed experts' FLOP scaled by the EP load imbalance
     double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
     Bytes weights;  // all weights
@@ -81,7 +88,15 @@ struct ModelConstants {
     return per_gpu * t / heads;
 }
 
-[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1) noexcept {
+// Expert parallelism of degree ep, with the busiest GPU's expert work
+// `imbalance` times the mean (1 = perfectly balanced).
+struct ExpertParallel {
+    int ep = 1;
+    double imbalance = 1.0;
+};
+
+[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1,
+                                                    ExpertParallel ep = {}) noexcept {
     ModelConstants c;
     const auto pc = param_counts(m);
     const double e = bytes_per_element(p.weight_dtype);
@@ -92,6 +107,13 @@ struct ModelConstants {
     c.allreduces_per_pass = tp > 1 ? 2.0 * m.layers : 0.0;
     c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
+    if (ep.ep > 1 && pc.moe_layers > 0) {
+        c.alltoalls_per_pass = 2.0 * pc.moe_layers;
+        c.alltoall_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16) * m.experts_active;
+        // The step waits for the busiest GPU: its routed-expert FLOP is λ times the mean.
+        const double routed_flop = 2.0 * pc.moe_layers * m.experts_active * pc.per_expert;
+        if (ep.imbalance != 1.0) c.linear_per_token = Flop(c.linear_per_token.raw() + (ep.imbalance - 1.0) * routed_flop);
+    }
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
     c.weights = Bytes(pc.total * e);
@@ -134,17 +156,31 @@ struct ModelConstants {
     return mc.allreduces_per_pass * mc.allreduce_bytes_per_token * sys.allreduce_s_per_byte;
 }
 
+// Seconds of expert-parallel all-to-all in one forward pass over `tokens`
+// tokens: all-to-alls · (α + tokens · bytes per token · s per byte), the s per
+// byte already holding the share that leaves each GPU and the imbalance
+// (SystemRates::alltoall_s_per_byte); 0 at EP 1 or with no tokens.
+[[nodiscard]] inline double ep_comm_per_pass(const ModelConstants& mc, const SystemRates& sys, double tokens) noexcept {
+    if (tokens <= 0) return 0.0;
+    return mc.alltoalls_per_pass * (sys.alltoall_latency + tokens * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte);
+}
+[[nodiscard]] inline double ep_comm_per_token(const ModelConstants& mc, const SystemRates& sys) noexcept {
+    return mc.alltoalls_per_pass * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte;
+}
+
 // Plain aggregates (no member initialisers) so that arrays of them on the hot
 // path are not zero-filled; the functions below value-initialise what they return.
 struct DecodeDemand {  // per token of one sequence, in seconds of each resource
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
     double link_d2h, link_h2d;  // seconds on each direction
     double gpu_comm;  // tensor-parallel all-reduce bandwidth time (the per-step α is StepShape's g0)
+    double ep_comm;  // expert-parallel all-to-all bandwidth time (its per-step α joins g0)
 };
 
 struct PrefillDemand {  // per call
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
     double gpu_comm;  // tensor-parallel all-reduces of its pass, after the GPU roofline
+    double ep_comm;  // expert-parallel all-to-alls of its pass, after the GPU roofline
     double link_d2h, link_h2d;  // before the first token
     double link_park_save;  // D2H after the call: the GPU share parked for the idle gap
     double ttft;
@@ -161,6 +197,7 @@ struct PrefillDemand {  // per call
     d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
     d.gpu_hbm = g * (read + 1.0) * mc.kv_gpu_per_token.raw() / sys.hbm_bandwidth.raw();
     d.gpu_comm = tp_comm_per_token(mc, sys);
+    d.ep_comm = ep_comm_per_token(mc, sys);
     if (f > 0) {
         d.cpu_compute = f * attn / sys.cpu_flops.raw();
         d.cpu_dram = f * (read + 1.0) * kv / sys.cpu_dram_bandwidth.raw();
@@ -190,6 +227,7 @@ struct PrefillDemand {  // per call
         d.gpu_compute = time_for(flop, sys.gpu_flops).raw();
         d.gpu_hbm = time_for(bytes, sys.hbm_bandwidth).raw();
         d.gpu_comm = tp_comm_per_pass(mc, sys, A);
+        d.ep_comm = ep_comm_per_pass(mc, sys, A);
         if (on_cpu > 0) {
             d.cpu_compute = mc.attn_prefill_per_key * A * keys.cpu_per_query / sys.cpu_flops.raw();
             d.cpu_dram = on_cpu * kv / sys.cpu_dram_bandwidth.raw();
@@ -197,7 +235,7 @@ struct PrefillDemand {  // per call
             d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();
         }
     }
-    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + d.gpu_comm;
+    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + d.gpu_comm + d.ep_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + link_time(d.link_h2d, d.link_d2h, sys.link_bidir);
     d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();

@@ -44,6 +44,18 @@ struct HardwareSpec {
     BytesPerSecond nvlink_bandwidth;
     int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
     Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
+    // Expert parallelism: the routed experts sharded over `ep` GPUs (1: every
+    // GPU of the group holds its TP share of every expert), and the busiest
+    // GPU's expert work over the mean. 1.0 is ASSUMED (perfect balance, what
+    // EPLB's redundant experts aim at): no published max/mean figure found.
+    int ep = 1;
+    double expert_imbalance = 1.0;
+    // Scale-out network per GPU, per direction, for traffic leaving the NVLink
+    // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
+    // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
+    // NIC's line rate, so no η. Latency per all-to-all over it: ASSUMED.
+    BytesPerSecond net_bandwidth{50e9};
+    Seconds net_latency{10e-6};
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
     Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
@@ -88,6 +100,12 @@ inline void HardwareSpec::check_validity() const {
     rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     if (nvlink_domain < 1 || nvlink_domain > kMaxGpus)
         throw InputError("nvlink-domain: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(nvlink_domain));
+    if (ep < 1 || ep > gpus || gpus % ep != 0)
+        throw InputError("ep: must divide gpus (" + std::to_string(gpus) + "), got " + std::to_string(ep));
+    check::in_range("expert-imbalance", expert_imbalance, 1.0, static_cast<double>(kMaxGpus));
+    rate("net-bw", net_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("net-latency", net_latency.raw());
+    check::in_range("net-latency", net_latency.raw(), 0.0, kMaxLinkLatency);
     check::non_negative("allreduce-latency", allreduce_latency.raw());
     check::in_range("allreduce-latency", allreduce_latency.raw(), 0.0, kMaxLinkLatency);
     check::non_negative("link-latency", link_latency.raw());
@@ -136,6 +154,11 @@ struct SystemRates {
     // "Tensor-parallel communication").
     double allreduce_latency = 0;  // s, α
     double allreduce_s_per_byte = 0;  // s per byte: 2(t−1)/t / (η_nvlink · per-direction bandwidth)
+    // Expert parallelism over `ep` GPUs (0 at EP 1): one all-to-all of n bytes
+    // per sequence of the batch takes alltoall_latency + n · alltoall_s_per_byte
+    // (docs/model.md, "Expert-parallel communication").
+    double alltoall_latency = 0;  // s, α
+    double alltoall_s_per_byte = 0;  // s per byte per sequence (alltoall_s_per_byte below)
 };
 
 // Seconds the link needs for h2d and d2h seconds of one-way traffic each: full
@@ -156,6 +179,27 @@ struct SystemRates {
     return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
 }
 
+// An all-to-all over e expert-parallel GPUs in an NVLink domain of D: each of
+// the `gpus` GPUs sends its B/gpus tokens' bytes; with experts spread evenly,
+// (min(e, D) − 1)/e of them cross NVLink and (e − min(e, D))/e the scale-out
+// network, both fabrics at once; the busiest GPU moves λ times the mean:
+//   s per byte per sequence = λ / gpus · max((min(e,D) − 1)/e / (η_nvlink·NVLink), (e − min(e,D))/e / network)
+[[nodiscard]] inline double alltoall_s_per_byte(const HardwareSpec& hw) noexcept {
+    if (hw.ep <= 1) return 0.0;
+    const double e = hw.ep, inside = hw.ep < hw.nvlink_domain ? hw.ep : hw.nvlink_domain;
+    const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
+    const double nvlink = (inside - 1.0) / e / (hw.eta_nvlink * fabric);
+    const double network = (e - inside) / e / hw.net_bandwidth.raw();
+    return hw.expert_imbalance * (nvlink > network ? nvlink : network) / hw.gpus;
+}
+// α of one all-to-all: the NVLink all-reduce's within the domain, the slower
+// of it and the network's beyond.
+[[nodiscard]] inline double alltoall_latency(const HardwareSpec& hw) noexcept {
+    if (hw.ep <= 1) return 0.0;
+    const double nv = hw.allreduce_latency.raw(), net = hw.net_latency.raw();
+    return hw.ep <= hw.nvlink_domain || nv > net ? nv : net;
+}
+
 [[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
     const double g = hw.gpus;
     const double cpus = g * hw.cpus_per_gpu;
@@ -170,6 +214,8 @@ struct SystemRates {
         hw.eta_link_bidir,
         hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0,
         allreduce_s_per_byte(hw),
+        alltoall_latency(hw),
+        alltoall_s_per_byte(hw),
     };
 }
 

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// Expert parallelism's costs: per MoE layer per pass an all-to-all dispatch
+// and combine of hidden · 2 B · top-k per token, the share (e−1)/e leaving each
+// GPU over NVLink inside the NVLink domain and over the network beyond it, and
+// the busiest GPU's expert work λ times the mean.
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/optimise_f.hpp"
+#include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/io/presets.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario on(const char* hardware, const char* model, int gpus) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    in.set("gpus", std::to_string(gpus));
+    in.set("weight-dtype", "fp8");  // DeepSeek-V3's own: 671 GB fits 8 GPUs
+    return io::build_scenario(in).scenario;
+}
+}  // namespace
+
+TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
+    // DeepSeek-V3: hidden 7168, 61 layers of which the first 3 dense (58 MoE), top-8 of 256 experts.
+    // One all-to-all moves 7168 · 2 B · 8 = 114,688 B per token; a dispatch and a combine per MoE
+    // layer: 2 · 114,688 = 229,376 B per token per layer, 116 all-to-alls = 13,303,808 B per pass.
+    Scenario s = on("gb200", "deepseek-v3", 72);  // NVLink 900 GB/s per direction, η 0.70, α 6 µs, domain 72
+    s.hardware.ep = 72;
+    s.hardware.check_validity();
+    const PreparedScenario ps(s);
+    CHECK(ps.mc.alltoalls_per_pass == 116.0);
+    CHECK(ps.mc.alltoall_bytes_per_token == 114688.0);
+    CHECK(2.0 * ps.mc.alltoall_bytes_per_token == 229376.0);
+    // Inside one NVL72 domain 71/72 of it leaves each GPU, all over NVLink; each of the 72 GPUs
+    // sends the bytes of its B/72 sequences: per sequence 13,303,808 · (71/72) / (0.7 · 900e9) / 72
+    // = 2.892e-7 s per pass, and the α of the 116 all-to-alls, 116 · 6 µs = 696 µs per step.
+    const double per_seq = 13'303'808.0 * (71.0 / 72.0) / (0.7 * 900e9) / 72.0;
+    CHECK(per_seq == Approx(2.892e-7).epsilon(1e-3));
+    CHECK(ep_comm_per_token(ps.mc, ps.sys) == Approx(per_seq).epsilon(1e-12));
+    CHECK(ps.ep_step_latency == Approx(116 * 6e-6).epsilon(1e-12));
+    CHECK(ep_comm_per_pass(ps.mc, ps.sys, 100) == Approx(116 * 6e-6 + 100 * per_seq).epsilon(1e-12));
+    CHECK(ep_comm_per_pass(ps.mc, ps.sys, 0) == 0.0);
+    // They ride the step's GPU lines: g0 gains the α, gx the bytes.
+    const detail::BatchShape bs = detail::batch_shape(ps, mix_demand(ps, 0.0), 0.0);
+    CHECK(bs.shape.g0 == Approx(ps.tp_step_latency + 116 * 6e-6).epsilon(1e-12));
+    CHECK(bs.shape.gx == Approx(tp_comm_per_token(ps.mc, ps.sys) + per_seq).epsilon(1e-12));
+
+    // The same EP 72 over HGX-sized NVLink domains of 8: 7/72 stays on NVLink, 64/72 crosses the
+    // 50 GB/s network (400 Gb/s NDR), which binds: 13,303,808 · (64/72) / 50e9 / 72 = 3.285e-6 s,
+    // and each all-to-all waits for the network's α (10 µs) instead of NVLink's (6 µs).
+    s.hardware.nvlink_domain = 8;
+    const PreparedScenario pn(s);
+    const double net = 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0;
+    CHECK(net == Approx(3.285e-6).epsilon(1e-3));
+    CHECK(ep_comm_per_token(pn.mc, pn.sys) == Approx(net).epsilon(1e-12));
+    CHECK(pn.ep_step_latency == Approx(116 * 10e-6).epsilon(1e-12));
+}
+
+TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-all bytes by λ", "[ep]") {
+    Scenario s = on("gb200", "deepseek-v3", 8);
+    s.hardware.ep = 8;
+    const PreparedScenario even(s);
+    s.hardware.expert_imbalance = 1.5;
+    const PreparedScenario skew(s);
+    // Routed FLOP per token: 2 · 58 layers · 8 experts · 3 · 7168 · 2048 (gate, up, down).
+    const double routed = 2.0 * 58 * 8 * 3.0 * 7168 * 2048;
+    CHECK(skew.mc.linear_per_token.raw() - even.mc.linear_per_token.raw() == Approx(0.5 * routed).epsilon(1e-9));
+    CHECK(ep_comm_per_token(skew.mc, skew.sys) == Approx(1.5 * ep_comm_per_token(even.mc, even.sys)).epsilon(1e-12));
+    CHECK(evaluate(skew, 0.0, 0.0).throughput <= evaluate(even, 0.0, 0.0).throughput);
+}
+
+TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothing there", "[ep]") {
+    for (const char* model : {"deepseek-v3", "qwen3-235b-a22b", "llama-3.1-70b"}) {
+        INFO(model);
+        const Scenario a = on("h200", model, 8);
+        Scenario b = a;
+        b.hardware.expert_imbalance = 3.0;
+        b.hardware.net_bandwidth = BytesPerSecond(1e3);
+        b.hardware.net_latency = Seconds(1e-3);
+        const PreparedScenario pa(a), pb(b);
+        CHECK(pb.ep_step_latency == 0.0);
+        CHECK(ep_comm_per_token(pb.mc, pb.sys) == 0.0);
+        CHECK(pb.mc.linear_per_token.raw() == pa.mc.linear_per_token.raw());
+        for (double f : {0.0, 0.5})
+            for (double ov : {0.0, 1.0}) {
+                const ServingPoint x = evaluate(pa, f, ov), y = evaluate(pb, f, ov);
+                CHECK(x.throughput == y.throughput);
+                CHECK(x.tpot == y.tpot);
+                CHECK(x.ttft == y.ttft);
+                CHECK(y.util_sec[Resource::ep_alltoall] == 0.0);
+                CHECK(y.timeline_share[Resource::ep_alltoall] == 0.0);
+            }
+    }
+    // A dense model has no MoE layer: EP = gpus moves nothing either.
+    const Scenario d = on("h200", "llama-3.1-70b", 8);
+    Scenario e = d;
+    e.hardware.ep = 8;
+    CHECK(evaluate(PreparedScenario(e), 0.0, 0.0).throughput == evaluate(PreparedScenario(d), 0.0, 0.0).throughput);
+}
+
+TEST_CASE("EP's all-to-alls carry time on their own resource, and a slow network makes them bind", "[ep]") {
+    Scenario s = on("h200", "deepseek-v3", 8);
+    s.hardware.ep = 8;
+    s.hardware.nvlink_domain = 1;  // every GPU its own domain: all 7/8 over the network
+    s.hardware.net_bandwidth = BytesPerSecond(1e8);  // 0.1 GB/s
+    const ServingPoint p = evaluate(PreparedScenario(s), 0.0, 0.0);
+    CHECK(p.util_sec[Resource::ep_alltoall] > 0.0);
+    CHECK(p.binding == Resource::ep_alltoall);
+    // An EP degree that does not divide the group is refused, naming the knob.
+    s.hardware.ep = 3;
+    CHECK_THROWS_WITH(s.hardware.check_validity(), Catch::Contains("ep: must divide gpus (8), got 3"));
+}
