@@ -13,28 +13,33 @@
 
 namespace kvroof::io {
 
-char* write_number6(char* p, double v) {
+namespace {
+// Outside the fast path's reach: non-finite, or a magnitude below 1e-16 or at
+// least 1e16. Kept out of line so the fast path needs no stack frame for fmt.
+[[gnu::noinline]] char* write_number6_rare(char* p, double v) {
     if (!std::isfinite(v)) {
         const std::string_view t = std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
         std::memcpy(p, t.data(), t.size());
         return p + t.size();
     }
+    return fmt::format_to(p, "{:.6g}", v);
+}
+}  // namespace
+
+char* write_number6(char* p, double v) {
     if (v == 0) {
         *p++ = '0';
         return p;
     }
+    const double a = v < 0 ? -v : v;
+    if (!(a >= 1e-16 && a < 1e16)) return write_number6_rare(p, v);  // NaN fails both
     static constexpr double kPow10[] = {1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11,
                                         1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,  1e0,   1e1,
                                         1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
                                         1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
     constexpr int kZero = 22;  // index of 1e0
-    if (v < 0) {
-        *p++ = '-';
-        v = -v;
-    }
-    if (v < 1e-16 || v >= 1e16) {  // outside the table's reach for a 6-digit mantissa
-        return fmt::format_to(p, "{:.6g}", v);
-    }
+    if (v < 0) *p++ = '-';
+    v = a;
     // Decade from the binary exponent: v in [2^b, 2^(b+1)) puts log10(v) in
     // [b·log10 2, (b+1)·log10 2), so the decade is e or e + 1.
     std::uint64_t bits;
@@ -50,35 +55,40 @@ char* write_number6(char* p, double v) {
         m = (m + 5) / 10;
         ++e;
     }
-    // Six digits, two at a time.
+    // Six digits, two at a time, then '0's: d[i] is digit i of the mantissa
+    // for any i < 16, so the integer part is one fixed-size copy.
     static constexpr char kPairs[] =
         "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
-    char d[6];
+    char d[16];
     const auto hi = static_cast<std::size_t>(m / 10000), mid = static_cast<std::size_t>(m / 100 % 100),
                lo = static_cast<std::size_t>(m % 100);
     std::memcpy(d, kPairs + 2 * hi, 2);
     std::memcpy(d + 2, kPairs + 2 * mid, 2);
     std::memcpy(d + 4, kPairs + 2 * lo, 2);
-    int nd = 6;
-    while (nd > 1 && d[nd - 1] == '0') --nd;
-    if (e >= 0 && e < 15) {
-        for (int i = 0; i <= e; ++i) *p++ = i < nd ? d[i] : '0';
+    std::memset(d + 6, '0', 10);
+    // Significant digits: six less the trailing zeros (m has no leading zero).
+    const int nd = lo != 0 ? (lo % 10 != 0 ? 6 : 5) : mid != 0 ? (mid % 10 != 0 ? 4 : 3) : hi % 10 != 0 ? 2 : 1;
+    if (e >= 0 && e < 15) {  // dddd[.ddd]: the integer part is d[0..e], zeros past nd
+        std::memcpy(p, d, 16);
+        p += e + 1;
         if (nd > e + 1) {
-            *p++ = '.';
-            for (int i = e + 1; i < nd; ++i) *p++ = d[i];
+            *p = '.';
+            std::memcpy(p + 1, d + e + 1, 8);
+            p += nd - e;
         }
-    } else if (e < 0 && e >= -5) {
-        *p++ = '0';
-        *p++ = '.';
-        for (int i = 0; i < -e - 1; ++i) *p++ = '0';
-        for (int i = 0; i < nd; ++i) *p++ = d[i];
+    } else if (e < 0 && e >= -5) {  // 0.000ddd
+        std::memcpy(p, "0.00000", 8);
+        p += 1 - e;
+        std::memcpy(p, d, 8);
+        p += nd;
     } else {
         *p++ = d[0];
         if (nd > 1) {
-            *p++ = '.';
-            for (int i = 1; i < nd; ++i) *p++ = d[i];
+            *p = '.';
+            std::memcpy(p + 1, d + 1, 8);
+            p += nd;
         }
         *p++ = 'e';
         *p++ = e < 0 ? '-' : '+';

@@ -167,9 +167,17 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     put(status);
     put(csv_ ? "," : "\",");
     put(p.fstar);
+    // On one GPU a per-GPU cell is x / 1 == x: the text of tps_con and tps_opt is copied, not formatted again.
+    const bool one_gpu = gpus == 1.0;
+    std::string_view tps_text[2];
     for (size_t i = 0; i < std::size(nums); ++i) {
         if (!csv_) put(kJsonKeys[i]);
-        num(nums[i]);
+        char* const start = w;
+        if (one_gpu && (i == 2 || i == 3))
+            put(tps_text[i - 2]);
+        else
+            num(nums[i]);
+        if (i < 2) tps_text[i] = std::string_view(start, static_cast<size_t>(w - start));
         *w++ = ',';
     }
     put(csv_ ? "" : "\"binding_con\":\"");

@@ -167,6 +167,33 @@ TEST_CASE("per-GPU columns divide by --gpus", "[sweep][csv]") {
           Approx(std::stod(row.at(col("tps_base_con_tok_per_s"))) / 4).epsilon(1e-5));
 }
 
+TEST_CASE("on one GPU the per-GPU cells are the totals' text, in CSV and JSON Lines", "[sweep][csv][jsonl]") {
+    // x / 1 == x: the sweep copies the total's text into the per-GPU cell; the
+    // cells must read exactly as the totals, including the empty cell and null
+    // where nothing fits (hbm-cap=10 GB holds no 70B weights).
+    SweepSpec s = spec_of({"gpus=1", "hbm-cap=10,186", "f=0,0.35"});
+    const auto lines = split_lines(run_to_string(s));
+    const auto header = cells(lines.at(0));
+    const auto col = [&](const char* name) {
+        return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    REQUIRE(lines.size() == 5);
+    for (size_t i = 1; i < lines.size(); ++i) {
+        const auto row = cells(lines[i]);
+        INFO(lines[i]);
+        CHECK(row.at(col("tps_con_per_gpu_tok_per_s")) == row.at(col("tps_con_tok_per_s")));
+        CHECK(row.at(col("tps_opt_per_gpu_tok_per_s")) == row.at(col("tps_opt_tok_per_s")));
+    }
+    CHECK(cells(lines[1]).at(col("tps_con_per_gpu_tok_per_s")).empty());  // does not fit
+    CHECK(!cells(lines[4]).at(col("tps_con_per_gpu_tok_per_s")).empty());
+    s.format = SweepFormat::jsonl;
+    for (const auto& line : split_lines(run_to_string(s))) {
+        const auto j = nlohmann::json::parse(line);
+        CHECK(j.at("tps_con_per_gpu_tok_per_s") == j.at("tps_con_tok_per_s"));
+        CHECK(j.at("tps_opt_per_gpu_tok_per_s") == j.at("tps_opt_tok_per_s"));
+    }
+}
+
 TEST_CASE("a point that does not fit has its status and empty cells, not gain 1 and 0 tok/s", "[sweep][status]") {
     // 10 GB of HBM cannot hold Llama-3.1-70B's weights (186 GB can); 1 ms TPOT is met by no batch.
     SweepSpec s = spec_of({"hbm-cap=10,186", "slo-tpot=1ms,50ms", "f=0,0.5"});
