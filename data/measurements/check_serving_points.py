@@ -15,7 +15,17 @@ KEYS = ["id", "source", "engine", "engine_version", "gpu", "gpus", "tp", "pp", "
 ids = [p["id"] for p in pts]
 assert len(ids) == len(set(ids)), "duplicate ids"
 for p in pts:
-    assert list(p) == KEYS, (p["id"], list(p))
+    keys = [k for k in p if k != "engine_limits"]  # engine_limits is optional, after load
+    assert keys == KEYS, (p["id"], list(p))
+    lim = p.get("engine_limits")
+    if lim is not None:
+        assert list(lim) == ["max_seqs", "max_num_tokens", "admission", "basis"], p["id"]
+        assert lim["admission"] in (None, "peak", "current"), p["id"]
+        for k in ("max_seqs", "max_num_tokens"):
+            assert lim[k] is None or (isinstance(lim[k], int) and lim[k] >= 1), (p["id"], k)
+        assert lim["basis"], p["id"]
+    n = p["load"].get("num_requests")
+    assert n is None or (isinstance(n, int) and n >= 1), p["id"]
     assert p["gpu"] in GPUS, p["id"]
     assert p["model"] in models, (p["id"], p["model"])
     assert p["model"] not in ("llama-3.1-70b", "llama-3.3-70b"), p["id"]
