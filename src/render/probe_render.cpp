@@ -36,8 +36,9 @@ nlohmann::ordered_json probe_host_preset(const ProbeResult& r) {
     e["note"] = fmt::format(
         "Measured {}. cpu_dram_bandwidth_GBps: the best STREAM-style triad over {} threads (24 bytes per element, no "
         "write-allocate counted), an achieved figure, so eta_dram is 1. cpu_flops_TFLOPS: the best achieved FP32 GQA "
-        "decode-attention rate (contexts 1k/8k/32k); that kernel is memory bound, so it is a lower bound on the CPU's "
-        "peak, not its BF16/AMX peak. cpu_memory_GB: MemTotal. {}.",
+        "decode-attention rate (contexts 1k/8k/32k) of kvroof's portable kernel (plain loops, no BLAS, AMX or "
+        "hand-written SIMD): a lower bound on what the CPU's attention reaches, not its BF16/AMX peak. cpu_memory_GB: "
+        "MemTotal. {}.",
         r.date, r.threads, nodes_line(r));
     nlohmann::ordered_json out;
     out["probe-" + r.hostname] = std::move(e);

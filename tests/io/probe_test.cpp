@@ -59,7 +59,7 @@ TEST_CASE("decode attention matches a naive reference for any thread count") {
     }
 }
 
-TEST_CASE("attention with one token returns its value row; the accounting is hand-checkable") {
+TEST_CASE("attention with one token returns its value row, and the accounting is hand-checkable") {
     io::AttentionShape s;
     s.kv_heads = 1, s.group = 3, s.head_dim = 2, s.context = 1;
     const std::vector<float> q = {1, 2, 3, 4, 5, 6}, k = {0.5f, -1}, v = {7, -8};
