@@ -26,32 +26,39 @@ void decode_attention(const AttentionShape& s, const float* q, const float* k, c
     // Per part and query head: the running max, the sum of exp and the weighted sum of V.
     std::vector<float> m(static_cast<std::size_t>(parts * hq)), l(m.size()), acc(m.size() * static_cast<std::size_t>(d));
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+    // Each K and V row is read once for the `group` query heads that share it.
     auto work = [&](int p) {
         const int t0 = static_cast<int>(static_cast<long long>(n) * p / parts);
         const int t1 = static_cast<int>(static_cast<long long>(n) * (p + 1) / parts);
-        std::vector<float> score(static_cast<std::size_t>(t1 - t0));
-        for (int h = 0; h < hq; ++h) {
-            const float* qh = q + static_cast<std::ptrdiff_t>(h) * d;
-            const std::ptrdiff_t kv = static_cast<std::ptrdiff_t>(h / s.group) * n * d;
-            float mx = -INFINITY;
+        const auto gs = static_cast<std::size_t>(s.group);
+        std::vector<float> score(static_cast<std::size_t>(t1 - t0) * gs), mx(gs), sum(gs);
+        for (int g = 0; g < s.kv_heads; ++g) {
+            const std::ptrdiff_t kv = static_cast<std::ptrdiff_t>(g) * n * d;
+            std::fill(mx.begin(), mx.end(), -INFINITY);
             for (int t = t0; t < t1; ++t) {
                 const float* kt = k + kv + static_cast<std::ptrdiff_t>(t) * d;
-                float dot = 0;
-                for (int i = 0; i < d; ++i) dot += qh[i] * kt[i];
-                score[static_cast<std::size_t>(t - t0)] = dot * scale;
-                mx = std::max(mx, dot * scale);
+                for (std::size_t j = 0; j < gs; ++j) {
+                    const float* qh = q + (static_cast<std::ptrdiff_t>(g) * s.group + static_cast<std::ptrdiff_t>(j)) * d;
+                    float dot = 0;
+                    for (int i = 0; i < d; ++i) dot += qh[i] * kt[i];
+                    score[static_cast<std::size_t>(t - t0) * gs + j] = dot * scale;
+                    mx[j] = std::max(mx[j], dot * scale);
+                }
             }
-            const std::size_t slot = static_cast<std::size_t>(p * hq + h);
-            float* a = acc.data() + slot * static_cast<std::size_t>(d);
-            std::fill(a, a + d, 0.0f);
-            float sum = 0;
+            const std::size_t slot0 = static_cast<std::size_t>(p * hq + g * s.group);
+            std::fill(acc.begin() + static_cast<std::ptrdiff_t>(slot0 * static_cast<std::size_t>(d)),
+                      acc.begin() + static_cast<std::ptrdiff_t>((slot0 + gs) * static_cast<std::size_t>(d)), 0.0f);
+            std::fill(sum.begin(), sum.end(), 0.0f);
             for (int t = t0; t < t1; ++t) {
-                const float w = std::exp(score[static_cast<std::size_t>(t - t0)] - mx);
-                sum += w;
                 const float* vt = v + kv + static_cast<std::ptrdiff_t>(t) * d;
-                for (int i = 0; i < d; ++i) a[i] += w * vt[i];
+                for (std::size_t j = 0; j < gs; ++j) {
+                    const float w = std::exp(score[static_cast<std::size_t>(t - t0) * gs + j] - mx[j]);
+                    sum[j] += w;
+                    float* a = acc.data() + (slot0 + j) * static_cast<std::size_t>(d);
+                    for (int i = 0; i < d; ++i) a[i] += w * vt[i];
+                }
             }
-            m[slot] = mx, l[slot] = sum;
+            for (std::size_t j = 0; j < gs; ++j) m[slot0 + j] = mx[j], l[slot0 + j] = sum[j];
         }
     };
     std::vector<std::thread> pool;
