@@ -77,7 +77,8 @@ std::vector<Knob> scenario_rows() {
          .list_sep = ';', .decode = io::decode_workload,
          .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
         {.name = "mix", .column = "mix", .type = KnobType::text,
-         .help = "concurrent class mix, e.g. \"long:0.7,short:0.3\" (classes: codex long mid short prefill); replaces --workload",
+         .help = "concurrent class mix, e.g. \"long:0.7,short:0.3\" (classes: codex long mid short prefill), or a mix file "
+                 "FILE.json (kvroof trace writes one); replaces --workload",
          .group = kScenario, .list_sep = ';', .decode = io::decode_mix,
          .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
     };

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 
@@ -180,6 +181,7 @@ KnobValue decode_workload(std::string_view flag, std::string_view text) {
 }
 
 KnobValue decode_mix(std::string_view flag, std::string_view text) {
+    if (is_mix_file(text)) return std::shared_ptr<const Mix>(std::make_shared<Mix>(load_mix_file(flag, text)));
     const auto parts = parse_mix_string(flag, text);
     double total = 0;
     for (const auto& p : parts) total += p.weight;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kvroof/analysis/layer_offload.hpp"
+#include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/presets.hpp"
 #include "presets_json.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 CallClass workload_from_json(std::string_view where, const json& w, std::string name) {
     only_keys(where, w,
               with_meta({"s_cached_tokens", "a_append_tokens", "o_output_tokens", "calls_per_session", "idle_gap_s",
-                         "idle_gap_median_s", "idle_gap_p99_s"}));
+                         "idle_gap_median_s", "idle_gap_p99_s", "share"}));
     CallClass c;
     c.name = std::move(name);
     c.s_cached = number(where, w, "s_cached_tokens");
@@ -52,6 +53,28 @@ CallClass load_workload(std::string_view flag, std::string_view name_or_path) {
         return workload_from_json(fmt::format("workloads.{}", name_or_path), find_preset(flag, "workloads", name_or_path),
                                   std::string(name_or_path));
     });
+}
+
+Mix load_mix_file(std::string_view flag, std::string_view path) {
+    const json j = read_json_file(flag, path);
+    const std::string file = fmt::format("{} {}", flag, path);
+    if (!j.is_object() || j.empty())
+        throw InputError(fmt::format("{}: expected a {{\"name\": class}} object of one or more classes", file));
+    Mix m;
+    double total = 0;
+    for (const auto& [name, e] : j.items()) {
+        const std::string where = fmt::format("{}: {}", file, name);
+        if (!e.is_object()) throw InputError(fmt::format("{}: must be an object, got {}", where, found(e)));
+        const double share = number(where, e, "share");
+        if (!(share > 0 && share <= 1)) throw InputError(fmt::format("{}: 'share' must be in (0, 1], got {}", where, share));
+        m.entries.push_back({workload_from_json(where, e, name), share});
+        total += share;
+    }
+    if (std::abs(total - 1.0) > 1e-3)
+        throw InputError(fmt::format("{}: the shares must sum to 1 (within 0.001), got {}", file, total));
+    for (auto& e : m.entries) e.weight /= total;
+    m.check_validity();
+    return m;
 }
 
 namespace {

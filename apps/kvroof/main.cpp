@@ -17,10 +17,10 @@
 namespace {
 // Every subcommand, in --help order (commands.hpp says how to add one).
 constexpr kvroof::cli::Setup kSubcommands[] = {
-    kvroof::cli::setup_verdict,    kvroof::cli::setup_mix,    kvroof::cli::setup_presets, kvroof::cli::setup_prefill,
-    kvroof::cli::setup_layers,     kvroof::cli::setup_sweep,  kvroof::cli::setup_report,  kvroof::cli::setup_parallel,
-    kvroof::cli::setup_ladder,     kvroof::cli::setup_disagg, kvroof::cli::setup_compare, kvroof::cli::setup_sim,
-    kvroof::cli::setup_completion, kvroof::cli::setup_help,
+    kvroof::cli::setup_verdict, kvroof::cli::setup_mix,    kvroof::cli::setup_presets,    kvroof::cli::setup_prefill,
+    kvroof::cli::setup_layers,  kvroof::cli::setup_sweep,  kvroof::cli::setup_report,     kvroof::cli::setup_parallel,
+    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare,    kvroof::cli::setup_sim,
+    kvroof::cli::setup_trace,   kvroof::cli::setup_probe,  kvroof::cli::setup_completion, kvroof::cli::setup_help,
 };
 
 int run(int argc, char** argv) {
@@ -38,6 +38,7 @@ int run(int argc, char** argv) {
         "  kvroof layers                                    # the measured layer-offload budget table\n"
         "  kvroof sweep --grid \"sparse=0.1,1\" --grid \"f=0:1:0.05\"\n"
         "  kvroof sim --concurrency 64                      # discrete-event simulation beside the closed form\n"
+        "  kvroof trace calls.jsonl --out classes.json      # workload classes of a request trace, for --mix\n"
         "  kvroof report                                    # regenerate outputs/\n"
         "  kvroof presets");
     app.require_subcommand(1);

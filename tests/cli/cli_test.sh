@@ -227,5 +227,14 @@ sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
+# kvroof trace: classify the shipped sample, use it as a mix, synthesize the sample back.
+data=$(cd "$(dirname "$0")/../data/trace" && pwd)
+"$kvroof" trace "$data/sample.jsonl" --method kmeans --out "$tmp/classes.json" | head -n 1 | grep -q '^TRACE: 300 calls in ' && ok || bad "trace: no TRACE summary"
+"$kvroof" verdict --mix "$tmp/classes.json" | tail -n 1 | grep -q '^VERDICT: ' && ok || bad "trace -> verdict --mix FILE.json"
+"$kvroof" sim --mix "$tmp/classes.json" --calls 2000 | head -n 1 | grep -q '^SIM: ' && ok || bad "trace -> sim --mix FILE.json"
+"$kvroof" trace --synthesize "$data/classes.json" --calls 300 --seed 13 | cmp -s - "$data/sample.jsonl" && ok || bad "trace --synthesize does not reproduce tests/data/trace/sample.jsonl"
+"$kvroof" trace "$data/sample.jsonl" --json | grep -q '"command": "trace"' && ok || bad "trace --json"
+"$kvroof" trace "$data/sample.jsonl" --report "$tmp/trace.md" >/dev/null && grep -q '^| class | share |' "$tmp/trace.md" && ok || bad "trace --report"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

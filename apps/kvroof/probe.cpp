@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// `kvroof probe --cpu`: this host's DRAM bandwidth and decode-attention rate, as a host preset.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/probe.hpp"
+#include "lazy_emit.hpp"
+#include "scenario_flags.hpp"
+
+namespace kvroof::cli {
+namespace {
+struct ProbeOptionsText {
+    OutputOptions output;
+    bool cpu = false;
+    std::string out;
+    std::optional<std::string> threads, size, seconds;
+};
+
+void run_probe(const ProbeOptionsText& o) {
+    if (!o.cpu) throw InputError("probe: give --cpu (the only probe; a GPU probe needs CUDA and is not built)");
+    io::ProbeOptions p;
+    if (o.threads) {
+        const double t = io::parse_number("--threads", *o.threads);
+        if (!(t >= 1 && t <= 4096) || t != std::floor(t))
+            throw InputError(fmt::format("--threads: must be a whole number in [1, 4096], got '{}'", *o.threads));
+        p.threads = static_cast<int>(t);
+    }
+    if (o.size) p.size_mb = io::parse_number("--size", *o.size);
+    if (o.seconds) p.seconds = io::parse_number("--seconds", *o.seconds);
+    const io::ProbeResult r = io::probe_cpu(p);
+    if (!o.out.empty()) io::write_file_atomic(o.out, io::probe_host_preset(r).dump(2) + "\n");
+    emit_lazy(
+        o.output, [&] { return io::render_probe_text(r, o.out); }, [&] { return io::probe_json(r).dump(2) + "\n"; },
+        [&] { return io::render_probe_markdown(r); });
+}
+}  // namespace
+
+Action setup_probe(CLI::App& app) {
+    auto o = std::make_shared<ProbeOptionsText>();
+    CLI::App* sub = app.add_subcommand(
+        "probe", "measure this host: DRAM bandwidth (STREAM-style triad) and an FP32 decode-attention kernel, as a host preset");
+    sub->footer(
+        "The triad runs on all threads, and on each NUMA node's CPUs when /sys shows more than one node. The attention\n"
+        "kernel is GQA (8 KV heads x 8 queries, head dim 128), FP32, at contexts 1k, 8k and 32k. The preset has\n"
+        "data/hosts.json's entry schema; kvroof has no --host-file, so add it to data/hosts.json (or a hardware entry's\n"
+        "\"host\") to use it. A GPU probe (HBM, host-to-device, GEMM) is out of scope: no CUDA compiler here.\n"
+        "Examples:\n"
+        "  kvroof probe --cpu\n"
+        "  kvroof probe --cpu --threads 8 --size 1024 --seconds 2 --out host.json");
+    sub->add_flag("--cpu", o->cpu, "probe the CPU host (required)");
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
+        sub->add_option_function<std::string>(
+               flag, [&t](const std::string& v) { t = v; }, help)
+            ->type_name(type)
+            ->group("Probe");
+    };
+    add("--threads", o->threads, "N", "threads [default: every CPU]");
+    add("--size", o->size, "MB",
+        "the triad's three arrays together, in [1, 1000000] MB; use >= 4x the last-level cache [default: 384]");
+    add("--seconds", o->seconds, "S", "time for each measurement (best of the repetitions), in [0.01, 600] [default: 1]");
+    sub->add_option("--out", o->out, "write the host preset JSON to FILE (atomically)")->type_name("FILE")->group("Probe");
+    add_output_flags(*sub, o->output);
+    return [o] { run_probe(*o); };
+}
+
+}  // namespace kvroof::cli

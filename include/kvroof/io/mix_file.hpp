@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+#pragma once
+// A mix file: {"name": class, ...}, each class a data/workloads.json entry with
+// a "share" (its call probability; the shares sum to 1 within 0.001 and are
+// normalised). `kvroof trace` writes one; --mix FILE.json reads one.
+
+#include <string_view>
+
+#include "kvroof/spec/workload.hpp"
+
+namespace kvroof::io {
+
+// True when a --mix value names a mix file (it ends in ".json") rather than
+// class:weight pairs.
+[[nodiscard]] inline bool is_mix_file(std::string_view text) noexcept {
+    return text.size() > 5 && text.substr(text.size() - 5) == ".json";
+}
+
+// Every failure is an InputError naming `flag`, the file and the class.
+[[nodiscard]] Mix load_mix_file(std::string_view flag, std::string_view path);
+
+}  // namespace kvroof::io
