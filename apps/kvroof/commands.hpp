@@ -23,6 +23,7 @@ Action setup_ladder(CLI::App& app);
 Action setup_disagg(CLI::App& app);
 Action setup_compare(CLI::App& app);
 Action setup_sim(CLI::App& app);
+Action setup_validate(CLI::App& app);
 Action setup_completion(CLI::App& app);
 Action setup_help(CLI::App& app);
 }  // namespace kvroof::cli
