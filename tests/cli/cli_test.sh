@@ -227,5 +227,15 @@ sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
+# kvroof validate: a user's points file, the VALIDATE line first, deterministic JSON, --out read back by verdict --calibration.
+pts="$(dirname "$0")/../fixtures/validate_points.json"
+"$kvroof" validate --help | grep -q 'Examples' && ok || bad "validate --help has examples"
+"$kvroof" validate --points "$pts" --out "$tmp/fit.json" | head -n 1 | grep -qE '^VALIDATE: 4 measured points .*leave-one-out MAPE itl [0-9.]+%' && ok || bad "validate: the first line is not the VALIDATE summary"
+"$kvroof" validate --points "$pts" --json >"$tmp/v1.json" && "$kvroof" validate --points "$pts" --json | cmp -s - "$tmp/v1.json" && ok || bad "validate --json not deterministic"
+grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
+"$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
+"$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+"$kvroof" validate --points "$pts" --report "$tmp/v.md" >/dev/null && grep -q '^## Floor check' "$tmp/v.md" && ok || bad "validate --report: no markdown"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
