@@ -148,7 +148,13 @@ std::vector<double> default_values() {
 
 std::vector<Case> cases_of(const std::vector<MeasuredPoint>& points) {
     std::vector<Case> cases;
-    for (const MeasuredPoint& m : points) cases.push_back({m, point_scenario(m), observed_of(m)});
+    for (const MeasuredPoint& m : points) {
+        try {
+            cases.push_back({m, point_scenario(m), observed_of(m)});
+        } catch (const InputError& e) {  // a preset or dtype the point names: say which point
+            throw InputError(fmt::format("point {}: {}", m.id, e.what()));
+        }
+    }
     return cases;
 }
 
@@ -247,12 +253,12 @@ FitResult fit_efficiencies(const std::vector<MeasuredPoint>& points, const std::
 }
 
 ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::string& source) {
-    if (points.size() < kFitKnobs.size())
-        throw InputError(fmt::format("points: {} has {} points; the fit of {} efficiencies needs at least {}", source,
-                                     points.size(), kFitKnobs.size(), kFitKnobs.size()));
     ValidationResult r;
     r.source = source;
     const std::vector<Case> cases = cases_of(points);
+    if (points.size() < kFitKnobs.size())
+        throw InputError(fmt::format("points: {} has {} points; the fit of {} efficiencies needs at least {}", source,
+                                     points.size(), kFitKnobs.size(), kFitKnobs.size()));
     std::vector<const Case*> all;
     for (const Case& c : cases) all.push_back(&c);
     const std::vector<double> start = default_values();
