@@ -185,7 +185,8 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back(
         "sim_vs_closed_form.md",
         sim_vs_closed_form_markdown(cfg.at("sim_vs_closed_form").at("description").get<std::string>(), sim_sweep_pages(cfg)));
-    const ValidationResult validation = validate(measured_points(), "data/measurements/serving_points.json");
+    ValidationResult validation = validate(measured_points(), "data/measurements/serving_points.json");
+    check_holdout(validation, holdout_points());
     files.emplace_back("validation.md",
                        render_validate_markdown(validation, cfg.at("validation").at("description").get<std::string>()) +
                            "\n![predicted / measured output throughput](validation_throughput.svg)\n");

@@ -294,4 +294,18 @@ ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::s
     return r;
 }
 
+void check_holdout(ValidationResult& r, const std::vector<MeasuredPoint>& points) {
+    std::vector<ValidatedPoint> held;
+    for (const Case& c : cases_of(points)) {
+        ValidatedPoint p;
+        p.observed = c.observed;
+        p.at_defaults = predicted_of(predict_row(c.m, c.base));
+        p.fitted = p.loo = predict(c, r.fit.values);
+        held.push_back(std::move(p));
+    }
+    r.holdout_points = held.size();
+    r.holdout = {summarise("itl", held, &Metrics::itl), summarise("ttft", held, &Metrics::ttft),
+                 summarise("throughput", held, &Metrics::throughput)};
+}
+
 }  // namespace kvroof::io

@@ -237,6 +237,16 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
          "first token at least its prefill's FLOP. Throughput ceiling: the peak GEMM rate / (2 FLOP per parameter per "
          "token), and at a fixed batch or concurrency C, C tokens per floor step.\n\n";
     s += defects_md(r);
+    if (!r.holdout.empty()) {
+        s += fmt::format(
+            "\n## Hold-out check\n\nThe {} Llama-3.1/3.3-70B points kept out of the fit and of the defaults "
+            "(data/measurements/holdout_llama_3_1_70b.json), predicted at the defaults and at the fit above.\n\n"
+            "| metric | points | defaults | fitted |\n|---|---|---|---|\n",
+            r.holdout_points);
+        for (const MetricSummary& m : r.holdout)
+            s += fmt::format("| {} | {} | {} | {} |\n", metric_title(m.name), m.n, m.n ? pct(m.mape_defaults) : "—",
+                             m.n ? pct(m.mape_fitted) : "—");
+    }
     s += "\n## Points\n\n" + point_rows(r);
     return s;
 }

@@ -66,6 +66,13 @@ TEST_CASE("validate: leave one out on three model-generated points predicts each
     }
     CHECK(r.data_defects == 0);
     CHECK(r.model_defects == 0);
+    // A point kept out, generated at the same efficiencies: exact at the fit, not at the defaults.
+    ValidationResult held = r;
+    check_holdout(held, synthetic({"lmdeploy-llama2-7b-a100-fp16-b16-2048-128"}, kTruth));
+    CHECK(held.holdout_points == 1);
+    REQUIRE(held.holdout.size() == 3);
+    CHECK(held.holdout.back().mape_fitted < 1e-3);  // throughput
+    CHECK(held.holdout.back().mape_defaults > 0.01);
     // The calibration file reads back what was written.
     const CalibrationFile c = read_calibration("fit.json", calibration_json(r));
     REQUIRE(c.values.size() == 3);

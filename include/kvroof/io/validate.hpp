@@ -82,10 +82,15 @@ struct ValidationResult {
     std::size_t gain_pairs = 0;
     double gain_half_width = 0;  // 90th percentile of |LOO log error difference| over the pairs of a series
     std::size_t data_defects = 0, model_defects = 0;
+    // Points kept out of the fit, at the defaults and at the fit (mape_loo: the fit's too); empty: none.
+    std::vector<MetricSummary> holdout;
+    std::size_t holdout_points = 0;
 };
 
 // The fit's knob values applied to a scenario, through the knob table.
 void apply_fit(Scenario& s, const std::vector<double>& values);
+// The errors at the defaults and at r's fit over points kept out of it (r.holdout).
+void check_holdout(ValidationResult& r, const std::vector<MeasuredPoint>& points);
 // The floor check of one point, with kvroof's prediction `row`.
 [[nodiscard]] FloorCheck floor_check(const MeasuredPoint& m, const Scenario& s, const AccuracyRow& row);
 // Fit kFitKnobs to points (start: the knobs' defaults); `starts` overrides the start.
