@@ -48,7 +48,26 @@ MeasuredPoint decode_point(const json& p) {
     return m;
 }
 
-Scenario scenario_for(const MeasuredPoint& m) {
+// The ranges a point's numbers must be in (names as in the file).
+MeasuredPoint checked(MeasuredPoint m) {
+    auto need = [](bool ok, const char* field, const char* rule) {
+        if (!ok) throw InputError(fmt::format("{}: {}", field, rule));
+    };
+    need(m.gpus >= 1, "gpus", "must be >= 1");
+    need(m.isl >= 1 && m.osl >= 1, "isl/osl", "must be >= 1");
+    need(m.prefix >= 0 && m.prefix < m.isl, "prefix", "must be in [0, isl)");
+    need(m.load == "batch" || m.load == "concurrency" || m.load == "request_rate" || m.load == "max_throughput", "load.mode",
+         "must be batch, concurrency, request_rate or max_throughput");
+    need(m.load == "max_throughput" || m.load_value > 0, "load", "batch, concurrency or rate must be > 0");
+    for (const auto& [v, field] :
+         {std::pair{m.itl, "measured.itl_ms"}, {m.ttft, "measured.ttft_ms"}, {m.throughput, "measured.throughput_tok_s"}})
+        need(!v || *v > 0, field, "must be > 0 or null");
+    need(m.itl || m.ttft || m.throughput, "measured", "needs at least one of itl_ms, tpot_ms, ttft_ms, throughput_tok_s");
+    return m;
+}
+}  // namespace
+
+Scenario point_scenario(const MeasuredPoint& m) {
     ScenarioInputs in;
     in.set("hardware", m.gpu);
     in.set("gpus", std::to_string(m.gpus));
@@ -66,7 +85,7 @@ Scenario scenario_for(const MeasuredPoint& m) {
 }
 
 // The load kvroof is asked at (render_accuracy_markdown's footnote says how each maps).
-LoadSpec load_for(const MeasuredPoint& m) {
+LoadSpec point_load(const MeasuredPoint& m) {
     LoadSpec l;
     if (m.load == "batch") {  // lockstep sessions (LMDeploy's static benchmark): prefill, then decode together
         l.mode = LoadMode::batch;
@@ -81,6 +100,8 @@ LoadSpec load_for(const MeasuredPoint& m) {
     l.value = m.load_value > 0 ? m.load_value : 1.0;
     return l;
 }
+
+namespace {
 
 RooflinePrediction roofline(const Scenario& s, const MeasuredPoint& m) {
     // 1. weights, KV per token   2. peaks × the same efficiencies   3. the batch the load implies
@@ -149,36 +170,52 @@ RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
     return e;
 }
 
-std::vector<MeasuredPoint> points_of(const char* stem) {
-    const std::string where = fmt::format("data/measurements/{}.json", stem);
-    const json doc = parse_json_text(where, embedded_file(stem));
+}  // namespace
+
+std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
+    if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
+        throw InputError(fmt::format("{}: points: must be an array of measured points", where));
     std::vector<MeasuredPoint> out;
     for (const json& p : doc.at("points")) {
         try {
-            out.push_back(decode_point(p));
+            out.push_back(checked(decode_point(p)));
         } catch (const json::exception& e) {
-            throw InputError(fmt::format("{}: point {}: {}", where, p.value("id", std::string("?")), e.what()));
+            throw InputError(fmt::format("{}: point {}: {}", where,
+                                         (p.is_object() ? p.value("id", std::string("?")) : std::string("?")), e.what()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: point {}: {}", where,
+                                         (p.is_object() ? p.value("id", std::string("?")) : std::string("?")), e.what()));
         }
     }
     return out;
 }
-}  // namespace
 
-std::vector<MeasuredPoint> measured_points() { return points_of("serving_points"); }
-std::vector<MeasuredPoint> holdout_points() { return points_of("holdout_llama_3_1_70b"); }
+std::vector<MeasuredPoint> measured_points() {
+    return measured_points_from("data/measurements/serving_points.json",
+                                parse_json_text("data/measurements/serving_points.json", embedded_file("serving_points")));
+}
+std::vector<MeasuredPoint> holdout_points() {
+    return measured_points_from(
+        "data/measurements/holdout_llama_3_1_70b.json",
+        parse_json_text("data/measurements/holdout_llama_3_1_70b.json", embedded_file("holdout_llama_3_1_70b")));
+}
+
+AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s) {
+    AccuracyRow row;
+    row.measured = m;
+    const LoadSpec load = point_load(m);
+    row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
+    row.roofline = roofline(s, m);
+    row.kvroof_itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
+    // TTFT of a static batch or of every request submitted at once is mostly queueing: not compared.
+    row.ttft_compared = load.mode == LoadMode::concurrency || load.mode == LoadMode::request_rate;
+    return row;
+}
 
 AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
     AccuracyTable t;
     for (const MeasuredPoint& m : points) {
-        AccuracyRow row;
-        row.measured = m;
-        const Scenario s = scenario_for(m);
-        const LoadSpec load = load_for(m);
-        row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
-        row.roofline = roofline(s, m);
-        row.kvroof_itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
-        // TTFT of a static batch or of every request submitted at once is mostly queueing: not compared.
-        row.ttft_compared = load.mode == LoadMode::concurrency || load.mode == LoadMode::request_rate;
+        AccuracyRow row = predict_row(m, point_scenario(m));
         SourceError& src = t.by_source[m.source_key];
         src.url = m.source_url;
         ++src.points;

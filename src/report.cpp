@@ -19,6 +19,7 @@
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/report_render.hpp"
 #include "kvroof/io/sweep.hpp"
+#include "kvroof/io/validate.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "report_deployments.hpp"
 #include "report_sim.hpp"
@@ -184,6 +185,11 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back(
         "sim_vs_closed_form.md",
         sim_vs_closed_form_markdown(cfg.at("sim_vs_closed_form").at("description").get<std::string>(), sim_sweep_pages(cfg)));
+    ValidationResult validation = validate(measured_points(), "data/measurements/serving_points.json");
+    check_holdout(validation, holdout_points());
+    files.emplace_back("validation.md",
+                       render_validate_markdown(validation, cfg.at("validation").at("description").get<std::string>()) +
+                           "\n![predicted / measured output throughput](validation_throughput.svg)\n");
     files.emplace_back("SUMMARY.md",
                        summary_md(refs, summary_picks(refs), steps, prefill_answer(prefill), layers_answer(layers)));
     const Plots p = report_plots(plot_data(cfg));
@@ -191,11 +197,13 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
                                                              {"bottleneck_vs_f.svg", &p.bottleneck_vs_f},
                                                              {"gain_vs_cpus_per_gpu.svg", &p.gain_vs_cpus},
                                                              {"gain_vs_link_bw.svg", &p.gain_vs_link}};
+    const PlotSpec validation_svg = validation_plot(validation);
     std::vector<std::string> written;
     written.reserve(files.size() + std::size(plots) + deployments.plots.size());
     for (const auto& f : files) written.push_back(f.first);
     for (const auto& pl : plots) written.push_back(pl.first);
     for (const auto& pl : deployments.plots) written.push_back(pl.first);
+    written.emplace_back("validation_throughput.svg");
 
     // Everything that can fail without writing fails here, before the first byte.
     check_report_folder(out_dir, written);
@@ -206,6 +214,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     for (const auto& [name, text] : files) write_file_atomic(dir.file(name), text);
     for (const auto& [name, spec] : plots) render_svg(*spec, dir.file(name));
     for (const auto& [name, spec] : deployments.plots) render_svg(spec, dir.file(name));
+    render_svg(validation_svg, dir.file("validation_throughput.svg"));
     dir.commit();
     return written;
 }

@@ -25,6 +25,7 @@ Action setup_compare(CLI::App& app);
 Action setup_sim(CLI::App& app);
 Action setup_trace(CLI::App& app);
 Action setup_probe(CLI::App& app);
+Action setup_validate(CLI::App& app);
 Action setup_completion(CLI::App& app);
 Action setup_help(CLI::App& app);
 }  // namespace kvroof::cli

@@ -17,10 +17,11 @@
 namespace {
 // Every subcommand, in --help order (commands.hpp says how to add one).
 constexpr kvroof::cli::Setup kSubcommands[] = {
-    kvroof::cli::setup_verdict, kvroof::cli::setup_mix,    kvroof::cli::setup_presets,    kvroof::cli::setup_prefill,
-    kvroof::cli::setup_layers,  kvroof::cli::setup_sweep,  kvroof::cli::setup_report,     kvroof::cli::setup_parallel,
-    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare,    kvroof::cli::setup_sim,
-    kvroof::cli::setup_trace,   kvroof::cli::setup_probe,  kvroof::cli::setup_completion, kvroof::cli::setup_help,
+    kvroof::cli::setup_verdict, kvroof::cli::setup_mix,    kvroof::cli::setup_presets,  kvroof::cli::setup_prefill,
+    kvroof::cli::setup_layers,  kvroof::cli::setup_sweep,  kvroof::cli::setup_report,   kvroof::cli::setup_parallel,
+    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare,  kvroof::cli::setup_sim,
+    kvroof::cli::setup_trace,   kvroof::cli::setup_probe,  kvroof::cli::setup_validate, kvroof::cli::setup_completion,
+    kvroof::cli::setup_help,
 };
 
 int run(int argc, char** argv) {

@@ -10,7 +10,9 @@
 #include "kvroof/analysis/verdict_report.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/point_render.hpp"
+#include "kvroof/io/presets.hpp"
 #include "kvroof/io/solve_render.hpp"
+#include "kvroof/io/validate.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
@@ -28,6 +30,7 @@ struct VerdictOptionsText {
     std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs;
     BenchmarkWorkloadText bench;
     std::optional<std::string> solve;  // --solve KNOB with --target / --target-gain / --range
+    std::optional<std::string> calibration;  // --calibration FIT.json (kvroof validate --out)
     io::SolveText solve_text;
 };
 
@@ -77,9 +80,42 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
     return l;
 }
 
+// --calibration: the fit read and its efficiencies applied to the scenario.
+std::optional<io::CalibrationFile> apply_calibration(const VerdictOptionsText& o, io::BuiltScenario& built) {
+    if (!o.calibration) return std::nullopt;
+    const std::string where = "--calibration " + *o.calibration;
+    io::CalibrationFile c = io::read_calibration(where, io::read_json_file("--calibration", *o.calibration));
+    io::apply_fit(built.scenario, c.values);
+    return c;
+}
+
+// Each output, with the CALIBRATED block (text, markdown) or key (JSON) when a calibration is given.
+template <class Text, class Json, class Markdown>
+void emit_calibrated(const VerdictOptionsText& o, const std::optional<io::CalibrationFile>& cal,
+                     const std::function<std::vector<io::CalibratedFigure>()>& figures, const std::string& kind, const Text& text,
+                     const Json& json, const Markdown& markdown) {
+    if (!cal) {
+        emit_lazy(
+            o.output, text, [&] { return json().dump(2) + "\n"; }, markdown);
+        return;
+    }
+    const std::string where = *o.calibration;
+    emit_lazy(
+        o.output, [&] { return text() + io::render_calibrated_text(*cal, where, figures(), kind); },
+        [&] {
+            nlohmann::json j = json();
+            j["calibration"] = io::calibrated_json(*cal, where, figures(), kind);
+            return j.dump(2) + "\n";
+        },
+        [&] {
+            return markdown() + "\n## Calibration\n\n```\n" + io::render_calibrated_text(*cal, where, figures(), kind) + "```\n";
+        });
+}
+
 void run_verdict(const VerdictOptionsText& o) {
     io::BuiltScenario built = build_scenario_warning(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
+    const std::optional<io::CalibrationFile> cal = apply_calibration(o, built);
     const std::optional<LoadSpec> load = load_spec(o);
     if (load && load->mode == LoadMode::batch &&
         std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
@@ -101,6 +137,7 @@ void run_verdict(const VerdictOptionsText& o) {
         check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
     }
     if (o.solve) {
+        if (cal) throw InputError("--calibration: not available with --solve");
         if (load || o.f || o.ov || o.measured_tps)
             throw InputError("--solve: searches the solved verdict; drop --f, --ov, --measured-tps and the load flags");
         io::SolveText t = o.solve_text;
@@ -115,14 +152,40 @@ void run_verdict(const VerdictOptionsText& o) {
         throw InputError(fmt::format("{}: needs --solve KNOB", o.solve_text.range ? "--range" : "--target"));
     if (load) {
         const io::PointReport r = io::point_report(built.scenario, *load, vo.fixed_f);
-        emit_lazy(
-            o.output, [&] { return io::render_point_text(r, built); },
-            [&] { return io::point_report_json(r, built).dump(2) + "\n"; }, [&] { return io::render_point_markdown(r, built); });
+        const PointStudy& st = r.study;
+        emit_calibrated(
+            o, cal,
+            [&] {
+                return std::vector<io::CalibratedFigure>{
+                    io::calibrated_throughput(*cal, "throughput at f = 0", st.baseline.conservative.throughput),
+                    io::calibrated_throughput(*cal, "throughput, bankable (ov = 0)", st.bankable.throughput),
+                    io::calibrated_throughput(*cal, "throughput, pipelined (ov = 1)", st.pipelined.throughput),
+                    io::calibrated_gain(*cal, "gain, bankable", st.gain_bankable),
+                    io::calibrated_gain(*cal, "gain, pipelined", st.gain_pipelined)};
+            },
+            "", [&] { return io::render_point_text(r, built); }, [&] { return io::point_report_json(r, built); },
+            [&] { return io::render_point_markdown(r, built); });
         return;
     }
     const VerdictReport r = verdict_report(built.scenario, vo, ov);
-    emit_lazy(
-        o.output, [&] { return io::render_verdict_text(r, built); }, [&] { return io::verdict_json(r, built).dump(2) + "\n"; },
+    const Verdict& v = r.verdict;
+    std::string kind;  // the class with the fit's gain band in place of kGainUncertainty
+    if (cal) {
+        VerdictOptions calibrated = vo;
+        calibrated.gain_uncertainty = std::expm1(cal->gain_half_width);
+        kind = std::string(name(make_verdict(built.scenario, calibrated).kind));
+    }
+    emit_calibrated(
+        o, cal,
+        [&] {
+            return std::vector<io::CalibratedFigure>{
+                io::calibrated_throughput(*cal, "throughput at f = 0 (ov = 0)", v.baseline.conservative.throughput),
+                io::calibrated_throughput(*cal, "throughput, bankable (ov = 0)", v.best_conservative.throughput),
+                io::calibrated_throughput(*cal, "throughput, pipelined (ov = 1)", v.best_optimistic.throughput),
+                io::calibrated_gain(*cal, "gain, bankable", v.gain_bankable),
+                io::calibrated_gain(*cal, "gain, pipelined", v.gain_pipelined)};
+        },
+        kind, [&] { return io::render_verdict_text(r, built); }, [&] { return io::verdict_json(r, built); },
         [&] { return io::render_verdict_markdown(r, built); });
 }
 }  // namespace
@@ -185,6 +248,9 @@ Action setup_verdict(CLI::App& app) {
     add_solve("--target-gain", o->solve_text.target_gain, "X", "shorthand for --target gain=X; 1 = offload helps at all");
     add_solve("--range", o->solve_text.range, "LO:HI",
               "values to search, in the knob's unit [default: the scenario's value / 64 .. x 64 within the knob's bounds]");
+    add_in("Calibration", "FIT.json", "--calibration", o->calibration,
+           "apply the efficiencies `kvroof validate --out` fitted, and print each throughput and gain with its 90 % "
+           "interval; the solved verdict's MARGINAL class uses the fit's gain band");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };
 }

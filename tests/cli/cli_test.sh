@@ -235,6 +235,15 @@ data=$(cd "$(dirname "$0")/../data/trace" && pwd)
 "$kvroof" trace --synthesize "$data/classes.json" --calls 300 --seed 13 | cmp -s - "$data/sample.jsonl" && ok || bad "trace --synthesize does not reproduce tests/data/trace/sample.jsonl"
 "$kvroof" trace "$data/sample.jsonl" --json | grep -q '"command": "trace"' && ok || bad "trace --json"
 "$kvroof" trace "$data/sample.jsonl" --report "$tmp/trace.md" >/dev/null && grep -q '^| class | share |' "$tmp/trace.md" && ok || bad "trace --report"
+# kvroof validate: a user's points file, the VALIDATE line first, deterministic JSON, --out read back by verdict --calibration.
+pts="$(dirname "$0")/../fixtures/validate_points.json"
+"$kvroof" validate --help | grep -q 'Examples' && ok || bad "validate --help has examples"
+"$kvroof" validate --points "$pts" --out "$tmp/fit.json" | head -n 1 | grep -qE '^VALIDATE: 4 measured points .*leave-one-out MAPE itl [0-9.]+%' && ok || bad "validate: the first line is not the VALIDATE summary"
+"$kvroof" validate --points "$pts" --json >"$tmp/v1.json" && "$kvroof" validate --points "$pts" --json | cmp -s - "$tmp/v1.json" && ok || bad "validate --json not deterministic"
+grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
+"$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
+"$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+"$kvroof" validate --points "$pts" --report "$tmp/v.md" >/dev/null && grep -q '^## Floor check' "$tmp/v.md" && ok || bad "validate --report: no markdown"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

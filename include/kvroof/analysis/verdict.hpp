@@ -120,8 +120,8 @@ struct Verdict {
 // does, MARGINAL when an end gains less than that, KEEP KV ON GPU when none
 // gains. The solved verdict and the operating point both answer by it.
 [[nodiscard]] constexpr VerdictKind offload_kind(bool bankable_offloads, double gain_bankable, bool pipelined_offloads,
-                                                 double gain_pipelined) noexcept {
-    const double clear = 1.0 + kGainUncertainty;
+                                                 double gain_pipelined, double uncertainty = kGainUncertainty) noexcept {
+    const double clear = 1.0 + uncertainty;
     if (bankable_offloads && gain_bankable >= clear) return VerdictKind::offload;
     if (pipelined_offloads && gain_pipelined >= clear) return VerdictKind::offload_with_overlap;
     if ((bankable_offloads && gain_bankable > 1.0) || (pipelined_offloads && gain_pipelined > 1.0)) return VerdictKind::marginal;
@@ -135,16 +135,20 @@ struct Verdict {
     return gain_bankable >= clear || (gain_pipelined < clear && gain_bankable >= gain_pipelined);
 }
 
-[[nodiscard]] inline VerdictKind classify(const Verdict& v, const ServingPoint& base_c) noexcept {
+[[nodiscard]] inline VerdictKind classify(const Verdict& v, const ServingPoint& base_c,
+                                          double uncertainty = kGainUncertainty) noexcept {
     if (!base_c.feasible && !v.at_f.conservative.feasible && !v.at_f.optimistic.feasible) return VerdictKind::infeasible;
     const bool con = v.f_fixed ? v.f > 0 : v.best_conservative.f > 0;
     const bool opt = v.f_fixed ? v.f > 0 : v.best_optimistic.f > 0;
-    return offload_kind(con, v.gain_bankable, opt, v.gain_pipelined);
+    return offload_kind(con, v.gain_bankable, opt, v.gain_pipelined, uncertainty);
 }
 
 struct VerdictOptions {
     std::optional<double> fixed_f;
     std::optional<double> measured_tps;
+    // The gain a MARGINAL verdict stays under: kvroof's stated uncertainty, or a calibration's
+    // (kvroof validate's leave-one-out gain band, kvroof verdict --calibration).
+    double gain_uncertainty = kGainUncertainty;
 };
 
 [[nodiscard]] inline Verdict make_verdict(const Scenario& scenario, const VerdictOptions& opt = {}) {
@@ -189,7 +193,7 @@ struct VerdictOptions {
         v.gain_bankable = v.gain_conservative;
         v.gain_pipelined = v.gain_optimistic;
     }
-    v.kind = classify(v, base_c);
+    v.kind = classify(v, base_c, opt.gain_uncertainty);
 
     if (opt.measured_tps) {
         Calibration c;

@@ -5,6 +5,7 @@
 // and a plain roofline's, with the mean absolute percentage error per metric.
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,13 @@ struct AccuracyTable {
 [[nodiscard]] std::vector<MeasuredPoint> measured_points();
 // The hold-out set (Llama-3.1/3.3-70B), never looked at while choosing defaults.
 [[nodiscard]] std::vector<MeasuredPoint> holdout_points();
+// The points of a file of serving_points.json's schema (data/measurements/README.md), `where` naming it in errors.
+[[nodiscard]] std::vector<MeasuredPoint> measured_points_from(const std::string& where, const nlohmann::json& doc);
+// One point's scenario at kvroof's defaults, the load it is asked at, and its row
+// predicted on a given scenario (accuracy_table's; kvroof validate's refits change the efficiencies).
+[[nodiscard]] Scenario point_scenario(const MeasuredPoint& m);
+[[nodiscard]] LoadSpec point_load(const MeasuredPoint& m);
+[[nodiscard]] AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s);
 // Each point predicted at kvroof's defaults (and by the plain roofline), with the errors.
 [[nodiscard]] AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points);
 

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// `kvroof validate`: measured points against the physical floor, and the efficiencies refitted to them.
+#include <memory>
+
+#include <fmt/format.h>
+#include "commands.hpp"
+
+#include "kvroof/io/atomic_write.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/validate.hpp"
+#include "lazy_emit.hpp"
+#include "scenario_flags.hpp"
+
+namespace kvroof::cli {
+namespace {
+struct ValidateOptionsText {
+    OutputOptions output;
+    std::optional<std::string> points, out;
+};
+
+void run_validate(const ValidateOptionsText& o) {
+    std::vector<io::MeasuredPoint> points;
+    std::string source = "data/measurements/serving_points.json";
+    if (o.points) {
+        source = *o.points;
+        points = io::measured_points_from(fmt::format("--points {}", *o.points), io::read_json_file("--points", *o.points));
+    } else {
+        points = io::measured_points();
+    }
+    const io::ValidationResult r = io::validate(points, source);
+    if (o.out) io::write_file_atomic(*o.out, io::calibration_json(r).dump(2) + "\n");
+    emit_lazy(
+        o.output, [&] { return io::render_validate_text(r); }, [&] { return io::validate_json(r).dump(2) + "\n"; },
+        [&] { return io::render_validate_markdown(r); });
+}
+}  // namespace
+
+Action setup_validate(CLI::App& app) {
+    auto o = std::make_shared<ValidateOptionsText>();
+    CLI::App* sub = app.add_subcommand(
+        "validate",
+        "measured serving points against the physical floor; the efficiencies (eta-compute, eta-mem, step-overhead) "
+        "refitted to them, with leave-one-out errors and prediction intervals");
+    sub->footer(
+        "Examples:\n"
+        "  kvroof validate                                  # the shipped points of data/measurements/\n"
+        "  kvroof validate --out fit.json                   # then: kvroof verdict --calibration fit.json\n"
+        "  kvroof validate --points my_runs.json --json     # your own runs, schema in data/measurements/README.md");
+    sub->add_option_function<std::string>(
+           "--points", [o](const std::string& v) { o->points = v; },
+           "measured points in serving_points.json's schema (data/measurements/README.md) [default: the shipped 63]")
+        ->type_name("FILE");
+    sub->add_option_function<std::string>(
+           "--out", [o](const std::string& v) { o->out = v; },
+           "write the fit and its intervals as JSON, for kvroof verdict --calibration")
+        ->type_name("FIT.json");
+    add_output_flags(*sub, o->output);
+    return [o] { run_validate(*o); };
+}
+
+}  // namespace kvroof::cli

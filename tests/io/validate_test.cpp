@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+// kvroof validate: the fit recovers efficiencies the model itself generated,
+// leave one out is exact on such points, the floor check flags impossible
+// measurements, and bad files are refused naming the field.
+#include "kvroof/io/validate.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "kvroof/error.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+namespace kvroof::io {
+namespace {
+
+const MeasuredPoint& point(const std::vector<MeasuredPoint>& all, const std::string& id) {
+    for (const MeasuredPoint& m : all)
+        if (m.id == id) return m;
+    FAIL("no point " << id);
+    return all.front();
+}
+
+// The points, their measured figures replaced by kvroof's predictions at `truth`.
+std::vector<MeasuredPoint> synthetic(const std::vector<std::string>& ids, const std::vector<double>& truth) {
+    const std::vector<MeasuredPoint> all = measured_points();
+    std::vector<MeasuredPoint> out;
+    for (const std::string& id : ids) {
+        MeasuredPoint m = point(all, id);
+        Scenario s = point_scenario(m);
+        apply_fit(s, truth);
+        const AccuracyRow row = predict_row(m, s);
+        if (m.itl) m.itl = row.kvroof_itl;
+        if (m.ttft) m.ttft = row.kvroof.ttft;
+        if (m.throughput) m.throughput = row.kvroof.throughput;
+        out.push_back(m);
+    }
+    return out;
+}
+
+const std::vector<double> kTruth = {0.55, 0.65, 2.5e-3};  // eta-compute, eta-mem, step-overhead (s)
+}  // namespace
+
+TEST_CASE("validate: the fit recovers the efficiencies that generated the points", "[validate]") {
+    const auto pts = synthetic({"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
+                                "trt014-serve-llama31-8b-h200-bf16-467-256-qps2", "lmdeploy-llama2-7b-a100-fp16-b16-2048-128",
+                                "trt10-llama31-8b-h200-fp8-1000-1000"},
+                               kTruth);
+    const FitResult f = fit_efficiencies(pts);  // starts at the defaults 0.7, 0.85, 1.5 ms
+    REQUIRE(f.values.size() == 3);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(f.values[j] == Approx(kTruth[j]).epsilon(1e-3));
+    CHECK(f.ssr < 1e-8);
+}
+
+TEST_CASE("validate: leave one out on three model-generated points predicts each exactly", "[validate]") {
+    const auto pts = synthetic({"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
+                                "trt014-serve-llama31-8b-h200-bf16-467-256-qps2"},
+                               kTruth);
+    const ValidationResult r = validate(pts, "synthetic");
+    REQUIRE(r.points.size() == 3);
+    REQUIRE(r.metrics.size() == 3);
+    for (const MetricSummary& m : r.metrics) {
+        CHECK(m.n == 3);  // every point measures ITL, TTFT (open and closed loop) and throughput
+        CHECK(m.mape_loo < 1e-3);
+        CHECK(std::abs(m.q_lo) < 1e-3);
+        CHECK(std::abs(m.q_hi) < 1e-3);
+    }
+    CHECK(r.data_defects == 0);
+    CHECK(r.model_defects == 0);
+    // A point kept out, generated at the same efficiencies: exact at the fit, not at the defaults.
+    ValidationResult held = r;
+    check_holdout(held, synthetic({"lmdeploy-llama2-7b-a100-fp16-b16-2048-128"}, kTruth));
+    CHECK(held.holdout_points == 1);
+    REQUIRE(held.holdout.size() == 3);
+    CHECK(held.holdout.back().mape_fitted < 1e-3);  // throughput
+    CHECK(held.holdout.back().mape_defaults > 0.01);
+    // The calibration file reads back what was written.
+    const CalibrationFile c = read_calibration("fit.json", calibration_json(r));
+    REQUIRE(c.values.size() == 3);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(c.values[j] == r.fit.values[j]);
+    CHECK(c.points == 3);
+}
+
+TEST_CASE("validate: a measurement faster than the physical floor is a data defect", "[validate]") {
+    MeasuredPoint m = point(measured_points(), "lmdeploy-llama2-7b-a100-fp16-b1-128-128");
+    const Scenario s = point_scenario(m);
+    const AccuracyRow row = predict_row(m, s);
+    // Batch 1, KV dtype not stated: the floor is the fp16 weights a token multiplies over the peak HBM bandwidth.
+    const double W = (param_counts(s.model).active - 32000.0 * 4096.0) * 2.0;
+    const FloorCheck ok = floor_check(m, s, row);
+    CHECK(ok.itl_floor == Approx(W / s.hardware.hbm_bandwidth.raw()));
+    CHECK(ok.itl_floor < 10e-3);  // the measured 10 ms is above it
+    CHECK(ok.data_defects.empty());
+    CHECK(ok.model_defects.empty());
+    m.itl = 0.5 * ok.itl_floor;  // fabricated: twice as fast as reading the weights once allows
+    m.throughput = 10 * ok.throughput_ceiling;
+    const FloorCheck bad = floor_check(m, s, row);
+    REQUIRE(bad.data_defects.size() == 2);
+    CHECK(bad.data_defects[0].find("measured ITL") != std::string::npos);
+    CHECK(bad.data_defects[1].find("measured throughput") != std::string::npos);
+}
+
+TEST_CASE("validate: the shipped points, their floor check and the fit's bounds", "[validate]") {
+    const ValidationResult r = validate(measured_points(), "shipped");
+    CHECK(r.points.size() == measured_points().size());
+    CHECK(r.model_defects == 0);  // no prediction beats the floor
+    for (const FitParameter& p : r.params) {
+        CHECK(p.value >= p.lo);
+        CHECK(p.value <= p.hi);
+        CHECK(p.sigma >= 0);
+    }
+    for (const MetricSummary& m : r.metrics) {
+        CHECK(m.q_lo <= m.q_hi);
+        CHECK(m.mape_loo >= 0);
+    }
+}
+
+TEST_CASE("validate: a bad points or calibration file is refused naming the field", "[validate]") {
+    const nlohmann::json no_isl = nlohmann::json::parse(R"({"points":[{"id":"a","source":{"key":"k","url":"u"},"engine":"e",
+        "engine_version":null,"gpu":"h100-sxm","gpus":1,"model":"llama-3.1-8b","weight_dtype":"bf16","kv_dtype":null,
+        "osl":10,"prefix":0,"load":{"mode":"concurrency","concurrency":1},"measured":{"itl_ms":10}}]})");
+    CHECK_THROWS_WITH(measured_points_from("p.json", no_isl), Catch::Contains("p.json: point a") && Catch::Contains("isl"));
+    nlohmann::json zero = no_isl;
+    zero["points"][0]["isl"] = 0;
+    CHECK_THROWS_WITH(measured_points_from("p.json", zero), Catch::Contains("isl/osl: must be >= 1"));
+    CHECK_THROWS_WITH(measured_points_from("p.json", nlohmann::json::object()), Catch::Contains("points: must be an array"));
+    CHECK_THROWS_AS(validate({}, "empty"), InputError);
+    nlohmann::json cal = {{"kind", "kvroof-calibration"}, {"points", 3}, {"knobs", {{"eta-compute", {{"value", 2.0}}}}}};
+    CHECK_THROWS_WITH(read_calibration("fit.json", cal), Catch::Contains("knobs.eta-compute.value: must be in"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", nlohmann::json::object()), Catch::Contains("kind"));
+}
+
+}  // namespace kvroof::io
