@@ -172,6 +172,10 @@ RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
 
 }  // namespace
 
+namespace {
+std::string point_id(const json& p) { return p.is_object() ? p.value("id", std::string("?")) : std::string("?"); }
+}  // namespace
+
 std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
     if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
         throw InputError(fmt::format("{}: points: must be an array of measured points", where));
@@ -180,25 +184,23 @@ std::vector<MeasuredPoint> measured_points_from(const std::string& where, const 
         try {
             out.push_back(checked(decode_point(p)));
         } catch (const json::exception& e) {
-            throw InputError(fmt::format("{}: point {}: {}", where,
-                                         (p.is_object() ? p.value("id", std::string("?")) : std::string("?")), e.what()));
+            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
         } catch (const InputError& e) {
-            throw InputError(fmt::format("{}: point {}: {}", where,
-                                         (p.is_object() ? p.value("id", std::string("?")) : std::string("?")), e.what()));
+            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
         }
     }
     return out;
 }
 
-std::vector<MeasuredPoint> measured_points() {
-    return measured_points_from("data/measurements/serving_points.json",
-                                parse_json_text("data/measurements/serving_points.json", embedded_file("serving_points")));
+namespace {
+std::vector<MeasuredPoint> points_of(const char* stem) {
+    const std::string where = fmt::format("data/measurements/{}.json", stem);
+    return measured_points_from(where, parse_json_text(where, embedded_file(stem)));
 }
-std::vector<MeasuredPoint> holdout_points() {
-    return measured_points_from(
-        "data/measurements/holdout_llama_3_1_70b.json",
-        parse_json_text("data/measurements/holdout_llama_3_1_70b.json", embedded_file("holdout_llama_3_1_70b")));
-}
+}  // namespace
+
+std::vector<MeasuredPoint> measured_points() { return points_of("serving_points"); }
+std::vector<MeasuredPoint> holdout_points() { return points_of("holdout_llama_3_1_70b"); }
 
 AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s) {
     AccuracyRow row;

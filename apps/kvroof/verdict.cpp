@@ -170,11 +170,10 @@ void run_verdict(const VerdictOptionsText& o) {
     const VerdictReport r = verdict_report(built.scenario, vo, ov);
     const Verdict& v = r.verdict;
     std::string kind;  // the class with the fit's gain band in place of kGainUncertainty
-    if (cal) {
-        VerdictOptions calibrated = vo;
-        calibrated.gain_uncertainty = std::expm1(cal->gain_half_width);
-        kind = std::string(name(make_verdict(built.scenario, calibrated).kind));
-    }
+    if (cal)  // the same verdict judged against the fit's band: no second solve
+        kind = std::string(name(v.kind == VerdictKind::does_not_fit
+                                    ? v.kind
+                                    : classify(v, v.baseline.conservative, std::expm1(cal->gain_half_width))));
     emit_calibrated(
         o, cal,
         [&] {

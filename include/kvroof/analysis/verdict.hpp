@@ -146,9 +146,6 @@ struct Verdict {
 struct VerdictOptions {
     std::optional<double> fixed_f;
     std::optional<double> measured_tps;
-    // The gain a MARGINAL verdict stays under: kvroof's stated uncertainty, or a calibration's
-    // (kvroof validate's leave-one-out gain band, kvroof verdict --calibration).
-    double gain_uncertainty = kGainUncertainty;
 };
 
 [[nodiscard]] inline Verdict make_verdict(const Scenario& scenario, const VerdictOptions& opt = {}) {
@@ -193,7 +190,7 @@ struct VerdictOptions {
         v.gain_bankable = v.gain_conservative;
         v.gain_pipelined = v.gain_optimistic;
     }
-    v.kind = classify(v, base_c, opt.gain_uncertainty);
+    v.kind = classify(v, base_c);
 
     if (opt.measured_tps) {
         Calibration c;
