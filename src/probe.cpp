@@ -45,7 +45,8 @@ void decode_attention(const AttentionShape& s, const float* q, const float* k, c
                     mx[j] = std::max(mx[j], dot * scale);
                 }
             }
-            const std::size_t slot0 = static_cast<std::size_t>(p * hq + g * s.group);
+            const std::size_t slot0 =
+                static_cast<std::size_t>(p) * static_cast<std::size_t>(hq) + static_cast<std::size_t>(g) * gs;
             std::fill(acc.begin() + static_cast<std::ptrdiff_t>(slot0 * static_cast<std::size_t>(d)),
                       acc.begin() + static_cast<std::ptrdiff_t>((slot0 + gs) * static_cast<std::size_t>(d)), 0.0f);
             std::fill(sum.begin(), sum.end(), 0.0f);
@@ -62,16 +63,18 @@ void decode_attention(const AttentionShape& s, const float* q, const float* k, c
         }
     };
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<std::size_t>(parts));
     for (int p = 1; p < parts; ++p) pool.emplace_back(work, p);
     work(0);
     for (auto& t : pool) t.join();
     for (int h = 0; h < hq; ++h) {  // merge: rescale each part to the overall max
         float mx = -INFINITY, sum = 0;
-        for (int p = 0; p < parts; ++p) mx = std::max(mx, m[static_cast<std::size_t>(p * hq + h)]);
+        for (int p = 0; p < parts; ++p)
+            mx = std::max(mx, m[static_cast<std::size_t>(p) * static_cast<std::size_t>(hq) + static_cast<std::size_t>(h)]);
         float* o = out + static_cast<std::ptrdiff_t>(h) * d;
         std::fill(o, o + d, 0.0f);
         for (int p = 0; p < parts; ++p) {
-            const std::size_t slot = static_cast<std::size_t>(p * hq + h);
+            const std::size_t slot = static_cast<std::size_t>(p) * static_cast<std::size_t>(hq) + static_cast<std::size_t>(h);
             const float c = std::exp(m[slot] - mx);
             sum += c * l[slot];
             for (int i = 0; i < d; ++i) o[i] += c * acc[slot * static_cast<std::size_t>(d) + static_cast<std::size_t>(i)];
@@ -141,6 +144,7 @@ TriadRun run_triad(const std::string& scope, int threads, std::size_t n, double 
     };
     auto parallel = [&](auto&& body) {
         std::vector<std::thread> pool;
+        pool.reserve(static_cast<std::size_t>(threads));
         for (int t = 0; t < threads; ++t) pool.push_back(slice(t, body));
         for (auto& th : pool) th.join();
     };

@@ -141,6 +141,7 @@ FitResult fit_cases(const std::vector<const Case*>& cases, std::vector<double> v
 
 std::vector<double> default_values() {
     std::vector<double> v;
+    v.reserve(kFitKnobs.size());
     const Scenario s = build_scenario(ScenarioInputs{}).scenario;  // the knobs' defaults
     for (const std::string_view name : kFitKnobs) v.push_back(knob(name).access.get(s));
     return v;
@@ -248,6 +249,7 @@ FloorCheck floor_check(const MeasuredPoint& m, const Scenario& s, const Accuracy
 FitResult fit_efficiencies(const std::vector<MeasuredPoint>& points, const std::vector<double>& starts) {
     const std::vector<Case> cases = cases_of(points);
     std::vector<const Case*> all;
+    all.reserve(cases.size());
     for (const Case& c : cases) all.push_back(&c);
     return fit_cases(all, starts.empty() ? default_values() : starts);
 }
@@ -260,6 +262,7 @@ ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::s
         throw InputError(fmt::format("points: {} has {} points; the fit of {} efficiencies needs at least {}", source,
                                      points.size(), kFitKnobs.size(), kFitKnobs.size()));
     std::vector<const Case*> all;
+    all.reserve(cases.size());
     for (const Case& c : cases) all.push_back(&c);
     const std::vector<double> start = default_values();
     r.fit = fit_cases(all, start);
