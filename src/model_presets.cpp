@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <set>
 
+#include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 #include "presets_json.hpp"
 
@@ -91,7 +94,9 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "linear_value_heads",
                          "linear_key_head_dim",
                          "linear_value_head_dim",
-                         "linear_conv_kernel"}));
+                         "linear_conv_kernel",
+                         "checkpoint_weights",
+                         "checkpoint_bf16_attention"}));
     ModelSpec s;
     s.name = std::move(name);
     read_attention_fields(where, m, s);
@@ -105,6 +110,12 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
     read_mlp_and_layer_kinds(where, m, s);
     s.published_params = number_or(where, m, "published_params_B", 0.0) * 1e9;
     check::in_range(fmt::format("{}: published_params_B", where), s.published_params / 1e9, 0.0, 1e9);
+    if (m.contains("checkpoint_weights")) {  // the released checkpoint's format (its quantization_config)
+        s.checkpoint_weights = parse_dtype(fmt::format("{}: checkpoint_weights", where), string(where, m, "checkpoint_weights"));
+        s.checkpoint_weights_from = "the released checkpoint";
+        s.checkpoint_bf16_attention = number_or(where, m, "checkpoint_bf16_attention", 0.0);
+        check::unit_interval(fmt::format("{}: checkpoint_bf16_attention", where), s.checkpoint_bf16_attention);
+    }
     return s;
 }
 
@@ -121,11 +132,30 @@ std::optional<DType> compressed_tensors_dtype(const json& q) {
         const json& w = group.at("weights");
         const int bits = w.contains("num_bits") && w.at("num_bits").is_number_integer() ? w.at("num_bits").get<int>() : 0;
         const std::string type = text_or(w, "type", "int");
-        if (bits == 8 && type == "float") return DType::fp8;
+        if (bits == 8) return type == "float" ? DType::fp8 : DType::int8;
         if (bits == 4) return type == "float" ? DType::fp4 : DType::int4;
         return std::nullopt;
     }
     return std::nullopt;
+}
+
+// The share of layers whose attention projections a quantised checkpoint
+// keeps unquantised: modules_to_not_convert (transformers) or ignore
+// (compressed-tensors) naming `self_attn` of every layer (a `*`) or of
+// numbered layers. Other entries (norms, routers, the LM head) are kept anyway.
+double kept_attention_share(const json& q, int layers) {
+    std::set<long> named;
+    for (const char* key : {"modules_to_not_convert", "ignore"}) {
+        if (!q.contains(key) || !q.at(key).is_array()) continue;
+        for (const json& e : q.at(key)) {
+            const std::string t = e.is_string() ? e.get<std::string>() : std::string();
+            if (t.find("self_attn") == std::string::npos) continue;
+            const auto at = t.find("layers.");
+            if (at == std::string::npos || t.find('*') != std::string::npos) return 1.0;
+            named.insert(std::strtol(t.c_str() + at + 7, nullptr, 10));
+        }
+    }
+    return layers > 0 ? std::min(1.0, static_cast<double>(named.size()) / layers) : 0.0;
 }
 
 // The weight precision a Hugging Face quantization_config declares; an error
@@ -138,8 +168,8 @@ void read_quantization(std::string_view where, const json& in, ModelSpec& s) {
     const int bits = q.contains("bits") && q.at("bits").is_number_integer() ? q.at("bits").get<int>() : 0;
     std::optional<DType> d;
     if (method == "fp8" || method == "fbgemm_fp8") d = DType::fp8;
-    if (method == "mxfp4") d = DType::fp4;
-    if ((method == "awq" || method == "gptq") && bits == 4) d = DType::int4;
+    if (method == "mxfp4") d = DType::mxfp4;
+    if ((method == "awq" || method == "gptq") && (bits == 4 || bits == 8)) d = bits == 4 ? DType::int4 : DType::int8;
     if (method == "compressed-tensors") d = compressed_tensors_dtype(q);
     if (method == "modelopt") {
         const std::string algo = text_or(q, "quant_algo");
@@ -148,11 +178,12 @@ void read_quantization(std::string_view where, const json& in, ModelSpec& s) {
     }
     if (!d)
         throw InputError(
-            fmt::format("{}: quantization_config: quant_method '{}'{} is not modelled (supported: fp8, mxfp4, 4-bit "
-                        "awq/gptq, compressed-tensors fp8/int4/fp4, modelopt FP8/NVFP4); give --weight-dtype",
+            fmt::format("{}: quantization_config: quant_method '{}'{} is not modelled (supported: fp8, mxfp4, 4- and "
+                        "8-bit awq/gptq, compressed-tensors fp8/int8/int4/fp4, modelopt FP8/NVFP4); give --weight-dtype",
                         where, method, bits ? fmt::format(" with {} bits", bits) : std::string()));
     s.checkpoint_weights = d;
     s.checkpoint_weights_from = fmt::format("quantization_config: {}", method);
+    s.checkpoint_bf16_attention = kept_attention_share(q, s.layers);
 }
 
 // Features kvroof does not model yet, named rather than silently read as full attention or uniform layers.
@@ -249,8 +280,8 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     reject_unmodelled(where, m);
     ModelSpec s;
     s.name = std::move(name);
-    read_quantization(where, in, s);
     s.layers = field(where, m, "num_hidden_layers", "layers");
+    read_quantization(where, in, s);
     s.hidden = field(where, m, "hidden_size", "hidden");
     s.heads = field(where, m, "num_attention_heads", "heads");
     s.vocab = field(where, m, "vocab_size", "vocab");

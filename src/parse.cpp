@@ -145,9 +145,11 @@ DType parse_dtype(std::string_view flag, std::string_view text) {
     const std::string t = trim(text);
     if (iequals(t, "bf16") || iequals(t, "fp16")) return DType::bf16;
     if (iequals(t, "fp8")) return DType::fp8;
+    if (iequals(t, "int8")) return DType::int8;
     if (iequals(t, "int4")) return DType::int4;
-    if (iequals(t, "fp4") || iequals(t, "nvfp4") || iequals(t, "mxfp4")) return DType::fp4;
-    throw InputError(fmt::format("{}: must be one of bf16, fp16, fp8, int4, fp4, got '{}'", flag, text));
+    if (iequals(t, "fp4") || iequals(t, "nvfp4")) return DType::fp4;
+    if (iequals(t, "mxfp4")) return DType::mxfp4;
+    throw InputError(fmt::format("{}: must be one of bf16, fp16, fp8, int8, int4, fp4 (nvfp4), mxfp4, got '{}'", flag, text));
 }
 
 SloTarget parse_slo_target(std::string_view flag, std::string_view text) {

@@ -51,7 +51,7 @@ Action setup_prefill(CLI::App& app) {
         "achievable fraction of the GPU's GEMM peak, as verdict's [default: 0.7]");
     add("--compute-dtype", &io::PrefillInputs::compute_dtype,
         "GEMM precision of the prefill: bf16, fp8, fp4 [default: fp8; bf16 on a GPU without FP8 math]");
-    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int4, fp4 [default: bf16]");
+    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int8, int4, fp4 (nvfp4), mxfp4 [default: bf16]");
     add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");

@@ -57,10 +57,12 @@ std::string models_text() {
             std::string experts = m.is_moe() ? fmt::format(", {} of {} experts", m.experts_active, m.experts) : std::string();
             if (m.window_layers > 0) experts += fmt::format("; {} of {} layers window {}", m.window_layers, m.layers, m.window);
             if (m.linear_layers > 0) experts += fmt::format("; {} of {} layers linear attention", m.linear_layers, m.layers);
+            const DType w = m.checkpoint_weights.value_or(DType::bf16);
             out += fmt::format(
-                "  {:<16} {:>3} layers  {:>6.1f}B params ({:.1f}B active{})  KV {:>7.0f} B/token (bf16)\n      "
+                "  {:<16} {:>3} layers  {:>6.1f}B params ({:.1f}B active{})  weights {} {}  KV {:>7.0f} B/token (bf16)\n      "
                 "source: {}\n",
-                name, m.layers, pc.total / 1e9, pc.active / 1e9, experts, kv_bytes_per_token(m, DType::bf16).raw(),
+                name, m.layers, pc.total / 1e9, pc.active / 1e9, experts, to_string(w),
+                io::format_bytes(weight_bytes(m, w).raw()), kv_bytes_per_token(m, DType::bf16).raw(),
                 first_source(io::presets("models").at(name)));
         }
     }

@@ -10,6 +10,28 @@ namespace kvroof::io {
 using nlohmann::json;
 using render::finite_or_null;
 
+namespace {
+// The weights' format in words: one format, or a quantised checkpoint as it
+// stores them ("mxfp4 experts; attention, routers, embeddings and LM head bf16").
+std::string weights_words(const ModelSpec& m, DType w) {
+    if (!stored_as_checkpoint(m, w)) return to_string(w);
+    const char* q = to_string(w);
+    if (m.checkpoint_bf16_attention >= 1.0 && m.is_moe() && m.first_dense_layers == 0 && m.shared_experts == 0)
+        return fmt::format("{} experts; attention, routers, embeddings and LM head bf16 ({})", q, m.checkpoint_weights_from);
+    const std::string attention = m.checkpoint_bf16_attention > 0
+                                      ? fmt::format("attention of {:.0f} % of the layers, ", 100 * m.checkpoint_bf16_attention)
+                                      : std::string();
+    return fmt::format("{}; {}{}embeddings and LM head bf16 ({})", q, attention, m.is_moe() ? "routers, " : "",
+                       m.checkpoint_weights_from);
+}
+// The GEMM math in words: the precision run, and the one asked for when this GPU lacks it.
+std::string math_words(const HardwareSpec& hw, DType asked) {
+    const DType run = gemm_math_on(hw, asked);
+    const DType wanted = asked == DType::mxfp4 ? DType::fp4 : asked;
+    return run == wanted ? to_string(run) : fmt::format("{} (no {} math on this GPU)", to_string(run), to_string(wanted));
+}
+}  // namespace
+
 std::string render::point_summary(const ServingPoint& p) {
     if (!p.feasible) return "infeasible";
     return fmt::format("{:.1f} tok/s (batch {}, TPOT {}, TTFT {}, binding {})", p.throughput, fmt_batch(p.batch), fmt_ms(p.tpot),
@@ -92,6 +114,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"params_total", facts.params.total},
                   {"params_active", facts.params.active},
                   {"weight_bytes", facts.weights.raw()},
+                  {"weight_layout", weights_words(m, p.weight_dtype)},
                   {"kv_bytes_per_token", facts.kv_per_token.raw()},
                   {"kv_replication", facts.kv_replication},
                   {"window_layers", m.window_layers},
@@ -106,7 +129,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"r", p.r},
                   {"kv_dtype", to_string(p.kv_dtype)},
                   {"weight_dtype", to_string(p.weight_dtype)},
-                  {"compute_dtype", to_string(gemm_dtype(p))},
+                  {"compute_dtype", to_string(gemm_math_on(hw, gemm_dtype(p)))},
                   {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
                   {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
                   {"idle", to_string(p.idle)}}},
@@ -121,7 +144,7 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     std::string s;
     s += fmt::format("Inputs\n");
     s += fmt::format("  hardware  {} x{}: GPU {} {} | {} {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
-                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), to_string(gemm_dtype(p)), hw.memory_type,
+                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), math_words(hw, gemm_dtype(p)), hw.memory_type,
                      format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
                      format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
     s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
@@ -138,10 +161,7 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",
-                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()),
-                     sc.model.checkpoint_weights && *sc.model.checkpoint_weights == p.weight_dtype
-                         ? fmt::format("{} ({})", to_string(p.weight_dtype), sc.model.checkpoint_weights_from)
-                         : std::string(to_string(p.weight_dtype)),
+                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), weights_words(sc.model, p.weight_dtype),
                      facts.kv_per_token.raw(), to_string(p.kv_dtype));
     const ModelSpec& m = sc.model;
     if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0) {

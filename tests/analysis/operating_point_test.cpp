@@ -240,6 +240,11 @@ TEST_CASE("GEMMs run at the peak of their precision, INT4 weights compute in BF1
     CHECK(gemm_dtype(p) == DType::fp8);
     p.weight_dtype = DType::int4;
     CHECK(gemm_dtype(p) == DType::bf16);  // W4A16
+    p.weight_dtype = DType::int8;
+    CHECK(gemm_dtype(p) == DType::bf16);  // W8A16
+    p.weight_dtype = DType::mxfp4;
+    CHECK(gemm_dtype(p) == DType::fp4);
+    CHECK(gemm_peak(h, DType::int8).raw() == 2e15);  // W8A8 at the 8-bit peak
     p.compute_dtype = DType::fp8;
     CHECK(gemm_dtype(p) == DType::fp8);
     // The prefill of FP8 weights on an H100 is charged at the FP8 peak: half the BF16 time.

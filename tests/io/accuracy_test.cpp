@@ -58,7 +58,7 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     const AccuracyTable t = accuracy_table(points);
     CHECK(t.throughput_one_gpu.n == 10);
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.21);
-    CHECK(t.throughput.mape_kvroof <= 0.28);  // 0.508 before the tensor-parallel all-reduces
+    CHECK(t.throughput.mape_kvroof <= 0.27);  // 0.508 before the tensor-parallel all-reduces
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
 }

@@ -25,6 +25,10 @@ struct Expected {
     double active;  // parameters a token touches (= total for a dense model)
     DType weights;  // the checkpoint's quantization_config, else bf16
     double kv_per_token;  // bytes, bf16 KV
+    // Weight bytes as the checkpoint stores them (0: every matrix in BF16):
+    // the quantised matrices at their format's bytes with scales, the
+    // embeddings, LM head, routers and any attention it keeps in BF16.
+    double stored_bytes = 0;
 };
 
 void check_supported(const Expected& e) {
@@ -35,7 +39,7 @@ void check_supported(const Expected& e) {
     CHECK(p.active == Approx(e.active).epsilon(1e-9));
     const DType weights = m.checkpoint_weights.value_or(DType::bf16);
     CHECK(weights == e.weights);
-    CHECK(weight_bytes(m, weights).raw() == Approx(e.total * bytes_per_element(e.weights)).epsilon(1e-9));
+    CHECK(weight_bytes(m, weights).raw() == Approx(e.stored_bytes > 0 ? e.stored_bytes : 2 * e.total).epsilon(1e-12));
     const double kv = kv_bytes_per_token(m, DType::bf16).raw();
     CHECK(kv == Approx(e.kv_per_token).epsilon(1e-12));
     // Full attention on every layer: the cache grows linearly with the context.
@@ -106,7 +110,9 @@ TEST_CASE("HF corpus: Qwen3-235B-A22B", "[hf][hf-corpus]") {
 }
 
 TEST_CASE("HF corpus: Qwen3-235B-A22B-FP8 (fp8 weights from quantization_config)", "[hf][hf-corpus]") {
-    check_supported({"qwen3-235b-a22b-fp8", 235'092'836'352, 22'189'965'312, DType::fp8, 192'512});
+    check_supported({"qwen3-235b-a22b-fp8", 235'092'836'352, 22'189'965'312, DType::fp8, 192'512,
+                     // + embedding, LM head and 94 routers in BF16: 2·622,329,856 + 94·4,096·128.
+                     235'092'836'352 + 1'293'942'784});
 }
 
 TEST_CASE("HF corpus: Qwen3-Coder-480B-A35B-Instruct", "[hf][hf-corpus]") {
@@ -116,15 +122,19 @@ TEST_CASE("HF corpus: Qwen3-Coder-480B-A35B-Instruct", "[hf][hf-corpus]") {
 // ---- MoE, MLA ----
 
 TEST_CASE("HF corpus: DeepSeek-V3", "[hf][hf-corpus]") {
-    check_supported({"deepseek-v3", 671'025'397'760, 37'551'276'032, DType::fp8, 70'272});
+    check_supported({"deepseek-v3", 671'025'397'760, 37'551'276'032, DType::fp8, 70'272,
+                     // + embedding, LM head and 58 routers in BF16: 2·926,679,040 + 58·7,168·256.
+                     671'025'397'760 + 1'959'788'544});
 }
 
 TEST_CASE("HF corpus: DeepSeek-R1", "[hf][hf-corpus]") {
-    check_supported({"deepseek-r1", 671'025'397'760, 37'551'276'032, DType::fp8, 70'272});
+    check_supported({"deepseek-r1", 671'025'397'760, 37'551'276'032, DType::fp8, 70'272, 671'025'397'760 + 1'959'788'544});
 }
 
 TEST_CASE("HF corpus: Kimi-K2-Instruct", "[hf][hf-corpus]") {
-    check_supported({"kimi-k2-instruct", 1'026'407'202'816, 32'860'471'296, DType::fp8, 70'272});
+    check_supported({"kimi-k2-instruct", 1'026'407'202'816, 32'860'471'296, DType::fp8, 70'272,
+                     // + 2·1,174,405,120 + 60·7,168·384 in BF16.
+                     1'026'407'202'816 + 2'513'960'960});
 }
 
 // ---- per-layer attention: window and linear layers (README "Per-layer attention") ----
@@ -137,7 +147,10 @@ TEST_CASE("HF corpus: Kimi-K2-Instruct", "[hf][hf-corpus]") {
 // precisions land). KV 2·36·8·64·2 = 73,728 B/token over all 36 layers; held:
 // 18·2,048·S + 18·2,048·min(S, 128).
 TEST_CASE("HF corpus: gpt-oss-120b (sliding_attention layers)", "[hf][hf-corpus][attention-layers]") {
-    check_supported({"gpt-oss-120b", 116'788'838'400, 5'710'233'600, DType::fp4, 73'728});
+    check_supported({"gpt-oss-120b", 116'788'838'400, 5'710'233'600, DType::mxfp4, 73'728,
+                     // experts 36·128·3·2,880² at 4.25 bits + the rest (2·579,133,440 embedding and head,
+                     // 36·26,542,080 attention, 36·2,880·128 routers) in BF16: 65.2 GB.
+                     114'661'785'600 * 17.0 / 32 + 2 * 2'127'052'800.0});
     // 4k: 36,864·4,096 + 36,864·128; 64k: 36,864·65,536 + 4,718,592 (full attention: 4,831,838,208, 2.0×).
     check_held("gpt-oss-120b", 155'713'536, 2'420'637'696);
 }
@@ -146,7 +159,9 @@ TEST_CASE("HF corpus: gpt-oss-120b (sliding_attention layers)", "[hf][hf-corpus]
 // 24·(26,542,080 + 92,160 + 32·24,883,200) + 1,158,266,880; active
 // 24·(26,634,240 + 4·24,883,200) + 1,158,266,880.
 TEST_CASE("HF corpus: gpt-oss-20b (sliding_attention layers)", "[hf][hf-corpus][attention-layers]") {
-    check_supported({"gpt-oss-20b", 20'907'786'240, 4'186'275'840, DType::fp4, 49'152});
+    check_supported({"gpt-oss-20b", 20'907'786'240, 4'186'275'840, DType::mxfp4, 49'152,
+                     // experts 24·32·3·2,880² in MXFP4 + 2·579,133,440 + 24·26,542,080 + 24·2,880·32 in BF16: 13.7 GB.
+                     19'110'297'600 * 17.0 / 32 + 2 * 1'797'488'640.0});
     // 24,576·4,096 + 24,576·128; 24,576·65,536 + 3,145,728 (full attention: 3,221,225,472).
     check_held("gpt-oss-20b", 103'809'024, 1'613'758'464);
 }
@@ -176,7 +191,7 @@ TEST_CASE("HF corpus: Qwen3-Next-80B-A3B-Thinking (linear_attention layers)", "[
 // 128)·2 = 85,888 B/token, all of it held; decode reads the latents of the
 // top 2,048 keys and the indexer key of every token.
 TEST_CASE("HF corpus: DeepSeek-V3.2 (index_topk sparse attention)", "[hf][hf-corpus][attention-layers]") {
-    check_supported({"deepseek-v3.2", 671'876'907'008, 38'402'785'280, DType::fp8, 85'888});
+    check_supported({"deepseek-v3.2", 671'876'907'008, 38'402'785'280, DType::fp8, 85'888, 671'876'907'008 + 1'959'788'544});
     check_held("deepseek-v3.2", 351'797'248, 5'628'755'968);  // 85,888 × 4,096 and × 65,536
     PolicySpec p;
     p.kv_dtype = DType::bf16;

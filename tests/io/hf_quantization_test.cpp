@@ -48,13 +48,16 @@ TEST_CASE("quantization_config sets the weights' precision, --weight-dtype overr
 
 TEST_CASE("each supported quantisation method maps to its precision", "[hf][quant]") {
     const std::pair<const char*, DType> cases[] = {
-        {R"({"quant_method": "mxfp4"})", DType::fp4},
+        {R"({"quant_method": "mxfp4"})", DType::mxfp4},
+        {R"({"quant_method": "gptq", "bits": 8, "group_size": 128})", DType::int8},
         {R"({"quant_method": "awq", "bits": 4, "group_size": 128})", DType::int4},
         {R"({"quant_method": "gptq", "bits": 4})", DType::int4},
         {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}})",
          DType::fp8},
         {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}})",
          DType::int4},
+        {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "int"}}}})",
+         DType::int8},
         {R"({"quant_method": "modelopt", "quant_algo": "NVFP4"})", DType::fp4},
     };
     for (const auto& [q, d] : cases) {
@@ -63,10 +66,48 @@ TEST_CASE("each supported quantisation method maps to its precision", "[hf][quan
         REQUIRE(m.checkpoint_weights);
         CHECK(*m.checkpoint_weights == d);
     }
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "awq", "bits": 8})")),
-                      Catch::Contains("quant_method 'awq' with 8 bits is not modelled"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "awq", "bits": 3})")),
+                      Catch::Contains("quant_method 'awq' with 3 bits is not modelled"));
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "bitsandbytes"})")),
                       Catch::Contains("give --weight-dtype"));
+}
+
+TEST_CASE("a quantised checkpoint keeps embeddings, LM head and the attention it lists in BF16", "[hf][quant]") {
+    // Llama-3.1-8B's shape: embedding and LM head 128,256·4,096 each; attention
+    // 32 layers of 2·4,096² + 2·4,096·1,024 = 41,943,040; all 8,029,995,008.
+    const double embed = 128'256.0 * 4096, attention = 32 * 41'943'040.0, total = 8'029'995'008.0;
+    const double kept = 2 * embed;  // no routers in a dense model
+    // AWQ INT4 in groups of 128 with an FP16 scale and a 4-bit zero: 4.15625 bits.
+    ModelSpec m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "awq", "bits": 4})"));
+    CHECK(m.checkpoint_bf16_attention == 0.0);
+    CHECK(weight_bytes(m, DType::int4).raw() == Approx((total - kept) * 4.15625 / 8 + 2 * kept).epsilon(1e-12));
+    // Another format than the checkpoint's re-quantises every matrix.
+    CHECK(weight_bytes(m, DType::fp8).raw() == Approx(total).epsilon(1e-12));
+    CHECK(weight_bytes(m, DType::bf16).raw() == Approx(2 * total).epsilon(1e-12));
+    // modules_to_not_convert with every layer's self_attn (gpt-oss's form), and with 8 of 32 layers named.
+    m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "mxfp4",
+      "modules_to_not_convert": ["model.layers.*.self_attn", "model.embed_tokens", "lm_head"]})"));
+    CHECK(m.checkpoint_bf16_attention == 1.0);
+    CHECK(weight_bytes(m, DType::mxfp4).raw() ==
+          Approx((total - kept - attention) * 4.25 / 8 + 2 * (kept + attention)).epsilon(1e-12));
+    m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "compressed-tensors",
+      "config_groups": {"g": {"weights": {"num_bits": 4, "type": "float"}}},
+      "ignore": ["lm_head", "model.layers.0.self_attn", "model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.o_proj",
+                 "model.layers.2.self_attn", "model.layers.3.self_attn", "model.layers.4.self_attn",
+                 "model.layers.5.self_attn", "model.layers.6.self_attn", "model.layers.31.self_attn"]})"));
+    CHECK(m.checkpoint_bf16_attention == 0.25);
+    CHECK(weight_bytes(m, DType::fp4).raw() ==
+          Approx((total - kept - attention / 4) * 4.5 / 8 + 2 * (kept + attention / 4)).epsilon(1e-12));
+}
+
+TEST_CASE("the gpt-oss-120b preset is sized as its MXFP4 checkpoint, ~65 GB", "[hf][quant]") {
+    io::ScenarioInputs in;
+    in.set("model", "gpt-oss-120b");
+    const Scenario s = io::build_scenario(in).scenario;
+    CHECK(s.policy.weight_dtype == DType::mxfp4);
+    CHECK(gemm_dtype(s.policy) == DType::fp4);
+    // tests/io/hf_corpus_test.cpp: 114,661,785,600 expert weights at 4.25 bits, 2,127,052,800 in BF16.
+    CHECK(weight_bytes(s.model, s.policy.weight_dtype).raw() == Approx(65'168'179'200.0).epsilon(1e-12));
 }
 
 TEST_CASE("Python's Infinity and NaN literals read, the rest of the file is unchanged", "[hf]") {

@@ -57,7 +57,10 @@ TEST_CASE("mix strings give positive weights", "[parse][mix]") {
 TEST_CASE("dtypes and idle policies", "[parse]") {
     CHECK(parse_dtype("--kv-dtype", "fp8") == DType::fp8);
     CHECK(parse_dtype("--kv-dtype", "int4") == DType::int4);
-    CHECK_THROWS_WITH(parse_dtype("--kv-dtype", "fp3"), Catch::Contains("bf16, fp16, fp8, int4, fp4"));
+    CHECK(parse_dtype("--kv-dtype", "INT8") == DType::int8);
+    CHECK(parse_dtype("--weight-dtype", "nvfp4") == DType::fp4);
+    CHECK(parse_dtype("--weight-dtype", "mxfp4") == DType::mxfp4);
+    CHECK_THROWS_WITH(parse_dtype("--kv-dtype", "fp3"), Catch::Contains("bf16, fp16, fp8, int8, int4, fp4 (nvfp4), mxfp4"));
     CHECK(parse_idle_policy("--idle", "park") == IdlePolicy::park);
     CHECK_THROWS_WITH(parse_idle_policy("--idle", "sleep"), Catch::Contains("hold, park"));
 }

@@ -17,10 +17,25 @@ TEST_CASE("KV bytes per token match the published cross-checks", "[model]") {
     CHECK(kv_bytes_per_token(io::load_model("--model", "glm-4.5"), DType::bf16).raw() == 376832);
 }
 
-TEST_CASE("KV dtype scales KV bytes: fp8 halves, int4 quarters", "[model]") {
-    const ModelSpec m = io::load_model("--model", "llama-3.1-70b");
+TEST_CASE("KV dtype scales KV bytes with each format's scales: fp8 halves, int4 and fp4 a little over a quarter", "[model]") {
+    const ModelSpec m = io::load_model("--model", "llama-3.1-70b");  // 163,840 KV elements per token
     CHECK(kv_bytes_per_token(m, DType::fp8).raw() == 163840);
-    CHECK(kv_bytes_per_token(m, DType::int4).raw() == 81920);
+    CHECK(kv_bytes_per_token(m, DType::int8).raw() == 163840);
+    CHECK(kv_bytes_per_token(m, DType::int4).raw() == 163840 * 4.25 / 8);  // FP16 scale and zero per 128: 87,040
+    CHECK(kv_bytes_per_token(m, DType::fp4).raw() == 163840 * 4.5 / 8);  // NVFP4: an FP8 scale per 16: 92,160
+    CHECK(kv_bytes_per_token(m, DType::mxfp4).raw() == 163840 * 4.25 / 8);  // MX: an 8-bit scale per 32
+}
+
+TEST_CASE("weight formats carry their scales: int4 4.15625, mxfp4 4.25, nvfp4 4.5 bits", "[model]") {
+    CHECK(weight_bytes_per_element(DType::int4) * 8 == 4.15625);
+    CHECK(weight_bytes_per_element(DType::mxfp4) * 8 == 4.25);
+    CHECK(weight_bytes_per_element(DType::fp4) * 8 == 4.5);
+    CHECK(weight_bytes_per_element(DType::fp8) == 1.0);
+    CHECK(weight_bytes_per_element(DType::int8) == 1.0);
+    CHECK(weight_bytes_per_element(DType::bf16) == 2.0);
+    // A model without a checkpoint format: every matrix in the format asked for.
+    const ModelSpec m = io::load_model("--model", "llama-3.1-8b");  // 8,029,995,008 weights
+    CHECK(weight_bytes(m, DType::int4).raw() == Approx(8'029'995'008.0 * 4.15625 / 8).epsilon(1e-12));
 }
 
 TEST_CASE("parameter counts from the shape agree with the published totals within 1%", "[model]") {

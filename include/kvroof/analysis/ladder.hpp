@@ -79,8 +79,8 @@ namespace detail {
             sc.policy.sparse = o.sparse;
             break;
         case LeverKind::kv_quant:
-            if (sc.policy.kv_dtype == DType::int4 || sc.policy.kv_dtype == DType::fp4) return std::nullopt;
-            sc.policy.kv_dtype = sc.policy.kv_dtype == DType::fp8 ? DType::int4 : DType::fp8;
+            if (kv_bytes_per_element(sc.policy.kv_dtype) < 1.0) return std::nullopt;  // a 4-bit format already
+            sc.policy.kv_dtype = kv_bytes_per_element(sc.policy.kv_dtype) == 1.0 ? DType::int4 : DType::fp8;
             break;
         case LeverKind::park_idle: {
             bool idle = false;

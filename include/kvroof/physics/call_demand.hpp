@@ -99,7 +99,7 @@ struct ExpertParallel {
                                                     ExpertParallel ep = {}) noexcept {
     ModelConstants c;
     const auto pc = param_counts(m);
-    const double e = bytes_per_element(p.weight_dtype);
+    const WeightBytes w = weight_bytes_by_group(m, p.weight_dtype);
     c.kv_per_token = kv_bytes_per_token(m, p.kv_dtype);
     c.kv_replication = kv_replication(m, tp);
     c.kv_gpu_per_token = c.kv_per_token * c.kv_replication;
@@ -116,12 +116,12 @@ struct ExpertParallel {
     }
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
-    c.weights = Bytes(pc.total * e);
+    c.weights = Bytes(w.total);
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
-    const double lookup_only = m.tied_embeddings ? 0.0 : pc.embedding;  // rows gathered, not streamed
-    c.weights_non_routed = Bytes((pc.total - pc.routed - lookup_only) * e);
-    c.weights_routed = Bytes(pc.routed * e);
+    const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
+    c.weights_non_routed = Bytes(w.total - w.routed - lookup_only);
+    c.weights_routed = Bytes(w.routed);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
     return c;
 }

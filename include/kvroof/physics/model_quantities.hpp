@@ -20,6 +20,9 @@ struct ParamCounts {
     double per_expert = 0;  // weights of one routed expert in one layer
     int moe_layers = 0;
     double embedding = 0;  // input embedding table (looked up, not multiplied)
+    double lm_head = 0;  // output projection (0 when tied to the embedding)
+    double attention = 0;  // attention (and linear-attention) projections of every layer
+    double router = 0;  // MoE routers
 };
 
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {
@@ -67,9 +70,10 @@ struct ParamCounts {
             : (m.attention_layers() * attention_params_per_layer(m) + m.linear_layers * linear_params_per_layer(m)) / layers;
     const double dense_mlp = 3.0 * h * m.intermediate;
     p.embedding = static_cast<double>(m.vocab) * h;
-    const double lm_head = m.tied_embeddings ? 0.0 : p.embedding;
-    double total = p.embedding + lm_head;
-    double active = p.embedding + lm_head;
+    p.lm_head = m.tied_embeddings ? 0.0 : p.embedding;
+    p.attention = layers * attn;
+    double total = p.embedding + p.lm_head;
+    double active = p.embedding + p.lm_head;
     if (!m.is_moe()) {
         total += layers * (attn + dense_mlp);
         active = total;
@@ -83,14 +87,38 @@ struct ParamCounts {
         total += dense_layers * (attn + dense_mlp) + moe_layers * (attn + shared + router + experts * p.per_expert);
         active += dense_layers * (attn + dense_mlp) + moe_layers * (attn + shared + router + m.experts_active * p.per_expert);
         p.routed = moe_layers * experts * p.per_expert;
+        p.router = moe_layers * router;
     }
     p.total = total;
     p.active = active;
     return p;
 }
 
+// Weight bytes in `weights` format, scales included. Stored as a quantised
+// checkpoint declares (its own format, no --weight-dtype to another one): the
+// embeddings, LM head and routers stay BF16, as every quantiser keeps them
+// (DeepSeek-V3 report §3.3; transformers' quantizers skip the output head),
+// and so does the share of attention projections the checkpoint lists
+// (gpt-oss: all, its experts alone are MXFP4). Any other format is taken as
+// every matrix re-quantised to it.
+struct WeightBytes {
+    double total = 0;
+    double routed = 0;  // routed experts (MoE)
+    double embedding = 0;  // the input embedding table
+};
+[[nodiscard]] inline bool stored_as_checkpoint(const ModelSpec& m, DType weights) noexcept {
+    return m.checkpoint_weights && *m.checkpoint_weights == weights && weights != DType::bf16;
+}
+[[nodiscard]] inline WeightBytes weight_bytes_by_group(const ModelSpec& m, DType weights) noexcept {
+    const ParamCounts p = param_counts(m);
+    const double q = weight_bytes_per_element(weights);
+    if (!stored_as_checkpoint(m, weights)) return {p.total * q, p.routed * q, p.embedding * q};
+    const double b = weight_bytes_per_element(DType::bf16);
+    const double kept = p.embedding + p.lm_head + p.router + m.checkpoint_bf16_attention * p.attention;
+    return {(p.total - kept) * q + kept * b, p.routed * q, p.embedding * b};
+}
 [[nodiscard]] inline Bytes weight_bytes(const ModelSpec& m, DType weights) noexcept {
-    return Bytes(param_counts(m).total * bytes_per_element(weights));
+    return Bytes(weight_bytes_by_group(m, weights).total);
 }
 
 // KV cache bytes per token over the attention layers (full and sliding
@@ -104,7 +132,7 @@ struct ParamCounts {
         m.attention == Attention::gqa
             ? 2.0 * layers * m.kv_heads * m.head_dim
             : static_cast<double>(layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim + index_key);
-    return Bytes(elems * bytes_per_element(kv));
+    return Bytes(elems * kv_bytes_per_element(kv));
 }
 
 // The constant state one sequence holds in the linear-attention layers, held

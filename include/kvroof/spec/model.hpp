@@ -13,25 +13,57 @@
 namespace kvroof {
 
 enum class Attention { gqa, mla };
-// Storage precisions (weights, KV) and GEMM math precisions. bf16 stands for
-// the 16-bit floats (BF16 and FP16 have the same size and tensor peak).
-enum class DType { bf16, fp8, int4, fp4 };
+// Storage formats (weights, KV) and GEMM math precisions. bf16 stands for the
+// 16-bit floats (BF16 and FP16 have the same size and tensor peak); fp4 is
+// NVFP4 (NVIDIA's FP4: blocks of 16 with an FP8 scale), mxfp4 the OCP MX FP4
+// (blocks of 32 with an 8-bit power-of-two scale); both compute in FP4 math.
+enum class DType { bf16, fp8, int8, int4, fp4, mxfp4 };
 
+// The element size of a plain tensor (activations, all-reduce payloads), no scales.
 [[nodiscard]] constexpr double bytes_per_element(DType d) noexcept {
     switch (d) {
         case DType::bf16: return 2.0;
-        case DType::fp8: return 1.0;
+        case DType::fp8:
+        case DType::int8: return 1.0;
         case DType::int4:
-        case DType::fp4: return 0.5;
+        case DType::fp4:
+        case DType::mxfp4: return 0.5;
     }
     return 2.0;
+}
+// Bytes per stored weight including its share of the quantisation scales
+// (docs/model.md, "Weight and KV formats"): INT4 as AWQ/GPTQ store it, groups
+// of 128 with an FP16 scale and a 4-bit zero point, 4 + 20/128 bits; MXFP4
+// 4 + 8/32 bits; NVFP4 4 + 8/16 bits. FP8 and INT8 scales (per tensor, per
+// channel, or DeepSeek's 128×128 blocks: 32/16384 bits) are below 0.03 % and
+// not charged.
+[[nodiscard]] constexpr double weight_bytes_per_element(DType d) noexcept {
+    switch (d) {
+        case DType::int4: return (4.0 + 20.0 / 128.0) / 8.0;
+        case DType::mxfp4: return (4.0 + 8.0 / 32.0) / 8.0;
+        case DType::fp4: return (4.0 + 8.0 / 16.0) / 8.0;
+        case DType::bf16:
+        case DType::fp8:
+        case DType::int8: return bytes_per_element(d);
+    }
+    return 2.0;
+}
+// Bytes per stored KV element including its scales: INT4 KV with an FP16
+// scale and zero point per 128-element head vector (LMDeploy's KV INT4),
+// 4 + 32/128 bits; FP4 as NVFP4 (TensorRT-LLM's FP4 KV cache), MXFP4 as
+// above; FP8 and INT8 KV use per-tensor scales (none charged).
+[[nodiscard]] constexpr double kv_bytes_per_element(DType d) noexcept {
+    if (d == DType::int4) return (4.0 + 32.0 / 128.0) / 8.0;
+    return weight_bytes_per_element(d);
 }
 [[nodiscard]] inline const char* to_string(DType d) noexcept {
     switch (d) {
         case DType::bf16: return "bf16";
         case DType::fp8: return "fp8";
+        case DType::int8: return "int8";
         case DType::int4: return "int4";
         case DType::fp4: return "fp4";
+        case DType::mxfp4: return "mxfp4";
     }
     return "bf16";
 }
@@ -87,6 +119,11 @@ struct ModelSpec {
     // unless --weight-dtype is given.
     std::optional<DType> checkpoint_weights;
     std::string checkpoint_weights_from;
+    // What such a checkpoint keeps in BF16 (modules_to_not_convert / ignore):
+    // the share of the layers whose attention projections are kept (gpt-oss: 1),
+    // besides the embeddings, LM head and routers, which every quantised
+    // checkpoint keeps (physics/model_quantities.hpp, weight_bytes).
+    double checkpoint_bf16_attention = 0.0;
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
     // Layers that hold KV (full and sliding-window attention).

@@ -61,11 +61,20 @@ struct PolicySpec {
 };
 
 // The precision the GEMMs run in: --compute-dtype when given, else the
-// weights' own (FP8 weights → FP8 GEMMs, FP4 → FP4); INT4 weights are
-// dequantised into BF16 GEMMs (W4A16), as engines run them.
+// weights' own (FP8 weights → FP8 GEMMs, NVFP4 and MXFP4 → FP4); integer
+// weights are dequantised into BF16 GEMMs (W4A16, W8A16), as AWQ/GPTQ
+// kernels run them (W8A8 INT8: --compute-dtype int8, at the 8-bit peak).
 [[nodiscard]] inline DType gemm_dtype(const PolicySpec& p) noexcept {
     if (p.compute_dtype) return *p.compute_dtype;
-    return p.weight_dtype == DType::int4 ? DType::bf16 : p.weight_dtype;
+    switch (p.weight_dtype) {
+        case DType::int4:
+        case DType::int8: return DType::bf16;
+        case DType::mxfp4: return DType::fp4;
+        case DType::bf16:
+        case DType::fp8:
+        case DType::fp4: return p.weight_dtype;
+    }
+    return DType::bf16;
 }
 
 }  // namespace kvroof
