@@ -228,6 +228,15 @@ echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep
     && ok || bad "compare: rows are not every combination in order"
 echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
 "$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
+# compare --config: one row per file, named by its stem, the same numbers as the same scenarios given by flags;
+# the command line overrides every file.
+cdata=$(cd "$(dirname "$0")/../data/compare" && pwd)
+out=$("$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json")
+echo "$out" | grep -E '^  (h200x2|b200x2) ' | awk '{print $1}' | tr '\n' ';' | grep -qx 'h200x2;b200x2;' && ok || bad "compare --config: rows are not the files' stems in order"
+flags=$("$kvroof" compare --across hardware=h200,b200 --gpus 2)
+[ "$(echo "$out" | grep -E '^  (h200x2|b200x2) ' | cut -c33-)" = "$(echo "$flags" | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config differs from the same scenarios given by flags"
+out=$("$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json" --gpus 1 | grep -E '^  (h200x2|b200x2) ' | cut -c33-)
+[ "$out" = "$("$kvroof" compare --across hardware=h200,b200 --gpus 1 | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config: the command line does not override the files"
 
 # kvroof sim: examples, the SIM line first, the same seed gives the same bytes, JSON, the markdown report.
 "$kvroof" sim --help | grep -q 'Examples' && ok || bad "sim --help has examples"
