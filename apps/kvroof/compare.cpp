@@ -90,6 +90,7 @@ void run_compare(const CompareOptionsText& o) {
     }
     std::string base;
     for (const auto& [k, v] : io::build_scenario(o.scenario).overrides) base += fmt::format(" {}={}", k, v);
+    for (const std::string& path : o.configs) base += fmt::format(" --config {}", path);  // each file under the flags
     const std::vector<ScenarioFile> bases = base_scenarios(o);
     if (bases.size() * n > kMaxVariants) throw InputError(fmt::format("--config: at most {} scenarios, got more", kMaxVariants));
     std::vector<std::pair<std::string, Scenario>> scenarios;
