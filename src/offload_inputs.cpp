@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Flags and presets of `kvroof prefill` and `kvroof layers` resolved into the
-// setups their studies compute from. Every error names the flag.
+// setups their studies compute from. Every error names the flag. With no flag
+// naming one, both answer for verdict's default scenario (the knob table's
+// fallbacks); `--table seed` answers for their papers' tables instead.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -8,21 +10,47 @@
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
+#include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
 
 using nlohmann::json;
 
+bool parse_table_switch(const std::string& flag, const std::string& text) {
+    if (text == "seed") return true;
+    throw InputError(fmt::format("{}: must be seed (the paper's table and scenario), got '{}'", flag, text));
+}
+
+namespace {
+
+// verdict's default scenario, built once from the knob table's fallbacks.
+const Scenario& default_scenario() {
+    static const Scenario s = build_scenario(ScenarioInputs{}).scenario;
+    return s;
+}
+
+// A preset name: as given, else the seed config's, else verdict's default (the knob's fallback).
+std::string preset_or(const std::optional<std::string>& given, bool seed, const json& cfg, const char* key) {
+    if (given) return *given;
+    if (seed) return cfg.at(key).get<std::string>();
+    return std::string(knob(key).fallback);
+}
+
+}  // namespace
+
 PrefillSetup resolve_prefill(const PrefillInputs& in) {
     const json& single = embedded_config("prefill_kappa").at("single");
     PrefillSetup s;
-    s.hardware = load_hardware("--hardware", in.hardware.value_or(single.at("hardware").get<std::string>()));
-    s.model = load_model("--model", in.model.value_or(single.at("model").get<std::string>()));
-    const std::string w = in.workload.value_or(single.at("workload").get<std::string>());
+    s.hardware = load_hardware("--hardware", preset_or(in.hardware, in.seed, single, "hardware"));
+    s.model = load_model("--model", preset_or(in.model, in.seed, single, "model"));
+    const std::string w = preset_or(in.workload, in.seed, single, "workload");
     s.workload = looks_like_workload_string(w) ? parse_workload_string("--workload", w) : load_workload("--workload", w);
-    s.link_name = in.link.value_or(in.link_bw ? "custom" : single.at("link").get<std::string>());
-    s.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
-                        : load_link("--link", s.link_name);
+    // The link: given, the seed's, or the hardware preset's own share per GPU (as verdict's).
+    s.link_name = in.link.value_or(in.link_bw ? "custom" : in.seed ? single.at("link").get<std::string>() : s.hardware.link_name);
+    if (in.link_bw)
+        s.link = BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"));
+    else
+        s.link = in.link || in.seed ? load_link("--link", s.link_name) : s.hardware.link_bandwidth;
     check::positive("--link-bw", s.link.raw());
     check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
     if (in.eta_compute) {
@@ -30,7 +58,13 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         check::open_unit_interval_right("--eta-compute", s.hardware.eta_compute);
         check::in_range("--eta-compute", s.hardware.eta_compute, limits::kMinEta, limits::kMaxEta);
     }
-    const DType math = in.compute_dtype ? parse_dtype("--compute-dtype", *in.compute_dtype) : DType::fp8;
+    // GEMM precision: given; the κ_crit paper's FP8 for the seed; else verdict's rule, following
+    // the model's own checkpoint format (BF16 for a model without one).
+    PolicySpec weights = default_scenario().policy;
+    weights.weight_dtype = s.model.checkpoint_weights.value_or(weights.weight_dtype);
+    const DType math = in.compute_dtype ? parse_dtype("--compute-dtype", *in.compute_dtype)
+                       : in.seed        ? DType::fp8
+                                        : gemm_dtype(weights);
     if (in.prefill_flops) {
         s.c_eff = FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"));
         s.c_eff_from = "--prefill-flops";
@@ -43,7 +77,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
     if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
-    s.tp.gpus = single.value("gpus", 1);
+    s.tp.gpus = in.seed ? single.value("gpus", 1) : s.hardware.gpus;
     if (in.gpus) s.tp.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
     if (in.ov) {
         s.ov = parse_number("--ov", *in.ov);
@@ -104,37 +138,55 @@ std::vector<int> parse_tp_list(const std::string& text) {
     return out;
 }
 
-// Checkpoints: built from a model, given, or the seed's set.
-std::vector<Checkpoint> resolve_checkpoints(const LayersInputs& in, const json& cfg) {
-    std::vector<Checkpoint> cps;
-    if (in.model) {
-        if (!in.weight_bits)
-            throw InputError("--model: needs --weight-bits (e.g. 4.25 for FP4 with one 8-bit scale per 32 weights)");
-        const double bits = parse_number("--weight-bits", *in.weight_bits);
+// A checkpoint of a model: --weight-bits, else the model's own checkpoint
+// precision, else verdict's default weight dtype (bf16: 16 bits).
+Checkpoint model_checkpoint(const ModelSpec& m, const std::optional<std::string>& weight_bits) {
+    double bits = 8 * bytes_per_element(m.checkpoint_weights.value_or(default_scenario().policy.weight_dtype));
+    if (weight_bits) {
+        bits = parse_number("--weight-bits", *weight_bits);
         check::positive("--weight-bits", bits);
         check::in_range("--weight-bits", bits, limits::kMinWeightBits, limits::kMaxWeightBits);
-        const ModelSpec m = load_model("--model", *in.model);
-        cps.push_back(checkpoint_from_model(m, bits, fmt::format("{}@{:g}bit", m.name, bits)));
-    } else if (in.weight_bits) {
-        throw InputError("--weight-bits: only with --model");
     }
+    return checkpoint_from_model(m, bits, fmt::format("{}@{:g}bit", m.name, bits));
+}
+
+// Checkpoints: built from a model, given, the seed's set, or verdict's default model.
+std::vector<Checkpoint> resolve_checkpoints(const LayersInputs& in, const json& cfg) {
+    std::vector<Checkpoint> cps;
+    if (in.model)
+        cps.push_back(model_checkpoint(load_model("--model", *in.model), in.weight_bits));
+    else if (in.weight_bits)
+        throw InputError("--weight-bits: only with --model");
     for (const auto& c : in.checkpoints) cps.push_back(load_checkpoint("--checkpoint", c));
-    if (cps.empty())
+    if (!cps.empty()) return cps;
+    if (in.seed) {
         for (const auto& n : cfg.at("checkpoints")) cps.push_back(load_checkpoint("--checkpoint", n.get<std::string>()));
+    } else {
+        cps.push_back(model_checkpoint(default_scenario().model, std::nullopt));
+    }
     return cps;
 }
 
 // Budget and link; the compute and copy times are set by the caller.
 LayerHost resolve_host(const LayersInputs& in, const HardwareSpec& hw, const std::string& link_name) {
+    // Without a link flag or the seed, the hardware preset's own link share per GPU (as verdict's).
+    const bool own_link = !in.link && !in.link_bw && !in.seed;
     LayerHost host;
     host.card_budget = in.budget ? Bytes(parse_quantity("--budget", *in.budget, UnitKind::bytes, "GiB")) : hw.hbm_capacity;
     check::positive("--budget", host.card_budget.raw());
     check::in_range("--budget", host.card_budget.raw(), limits::kMinCapacity, limits::kMaxCapacity);
     host.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
+                : own_link ? hw.link_bandwidth
                            : load_link("--link", link_name);
     check::positive("--link-bw", host.link.raw());
     check::in_range("--link-bw", host.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
     return host;
+}
+
+// The default compute per offloaded layer per decode token: the decode roofline
+// at one sequence, one whole layer's weights (TP 1) read from HBM at η_mem.
+double layer_read_ms(const Checkpoint& c, const HardwareSpec& hw) {
+    return c.layer_bytes.raw() / (hw.eta_mem * hw.hbm_bandwidth.raw()) * 1e3;
 }
 
 }  // namespace
@@ -143,12 +195,15 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     const json& cfg = embedded_config("layers_budget");
     LayersSetup s;
     s.checkpoints = resolve_checkpoints(in, cfg);
-    s.tp = in.tp ? parse_tp_list(*in.tp) : cfg.at("tp").get<std::vector<int>>();
-    const HardwareSpec hw = load_hardware("--hardware", in.hardware.value_or(cfg.at("hardware").get<std::string>()));
+    const HardwareSpec hw = load_hardware("--hardware", preset_or(in.hardware, in.seed, cfg, "hardware"));
+    s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{hw.gpus};
     s.hardware = hw.name;
-    s.link_name = in.link_bw ? "custom" : in.link.value_or(cfg.at("link").get<std::string>());
+    s.link_name = in.link_bw ? "custom" : in.link.value_or(in.seed ? cfg.at("link").get<std::string>() : hw.link_name);
     s.host = resolve_host(in, hw, s.link_name);
-    s.compute_ms = in.compute_ms ? parse_number("--compute-ms", *in.compute_ms) : cfg.at("compute_ms_per_layer").get<double>();
+    if (in.compute_ms)
+        s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
+    else
+        s.compute_ms = in.seed ? cfg.at("compute_ms_per_layer").get<double>() : layer_read_ms(s.checkpoints.front(), hw);
     check::non_negative("--compute-ms", s.compute_ms);
     check::in_range("--compute-ms", s.compute_ms, 0.0, limits::kMaxLayerMs);
     s.host.compute_per_layer = milliseconds(s.compute_ms);

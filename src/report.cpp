@@ -161,8 +161,14 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     const json& cfg = embedded_config("report");
     const std::vector<ReferenceScenario> refs = reference_scenarios(cfg);
     const std::vector<LadderRow> steps = ladder(cfg);
-    const PrefillStudy prefill = prefill_study(resolve_prefill(PrefillInputs{}), prefill_questions(true));
-    const LayersStudy layers = run_layers_study(resolve_layers(LayersInputs{}));
+    // The two papers' tables, as `kvroof prefill --table seed` and `kvroof layers --table seed` print them.
+    const GivenFlags seed_flag = {{"--table", "seed"}};
+    PrefillInputs prefill_in;
+    prefill_in.seed = true;
+    LayersInputs layers_in;
+    layers_in.seed = true;
+    const PrefillStudy prefill = prefill_study(resolve_prefill(prefill_in), prefill_questions(true));
+    const LayersStudy layers = run_layers_study(resolve_layers(layers_in));
     const BuiltScenario def = build_scenario(ScenarioInputs{});
 
     std::vector<std::pair<std::string, std::string>> files;
@@ -170,8 +176,8 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("MODEL_WALKTHROUGH.md",
                        walkthrough_md(walkthrough(def.scenario), cfg.at("ladder").at("description").get<std::string>(), steps));
     files.emplace_back("throughput_ceiling.md", ceiling_md(ceilings(cfg)));
-    files.emplace_back("prefill_kappa.md", prefill_markdown(prefill, {}));
-    files.emplace_back("layers_budget.md", layers_markdown(layers, {}));
+    files.emplace_back("prefill_kappa.md", prefill_markdown(prefill, seed_flag));
+    files.emplace_back("layers_budget.md", layers_markdown(layers, seed_flag));
     files.emplace_back("verdict_default.md", render_verdict_markdown(verdict_report(def.scenario), def));
     files.emplace_back("accuracy.md",
                        render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));

@@ -1,30 +1,58 @@
 // SPDX-License-Identifier: MIT
-// `kvroof layers`: the ceiling of layer-granularity weight offload (seed 002).
+// `kvroof layers`: the ceiling of layer-granularity weight offload ("CPU offload and prefetch: the measured ceiling").
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <memory>
 
 #include "commands.hpp"
 #include "kvroof/io/offload_reports.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
 #include "lazy_emit.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
 
+namespace {
+
+// The footer: verdict's default scenario (the knob table's fallbacks and the hardware
+// preset) and the paper's table (configs/layers_budget.json), both read from where they live.
+std::string layers_footer(const HardwareSpec& def_hw) {
+    const auto& cfg = io::embedded_config("layers_budget");
+    return fmt::format(
+        "With no flag it answers for verdict's default scenario: {} with {} weights (a checkpoint built from the model preset: "
+        "its transformer layers, embeddings and head excluded) on {} x {} over the GPU's own link ({}, {} per GPU), the "
+        "budget the card's HBM, the compute per offloaded layer one layer's weights read from HBM at eta-mem.\n"
+        "--table seed answers instead for the Result 5 budget table of \"CPU offload and prefetch: the measured ceiling\" "
+        "({} checkpoints x TP {} on a {} over {}, {} ms per layer), what `kvroof report` writes to layers_budget.md; other "
+        "flags override it.\n"
+        "Examples:\n"
+        "  kvroof layers\n"
+        "  kvroof layers --budget 100GB\n"
+        "  kvroof layers --table seed\n"
+        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58 --table seed\n"
+        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --target-tps 5 --table seed\n"
+        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 64 --table seed\n"
+        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15.25 --rows 512 --table seed\n"
+        "  kvroof layers --checkpoint glm-5.2-q4 --tp 1 --copy-ms 540.48 --compute-ms 1.18 --table seed   # max hideable\n"
+        "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --budget 16GiB --link pcie-gen4-measured",
+        knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.gpus, def_hw.name, def_hw.link_name,
+        io::format_bandwidth(def_hw.link_bandwidth.raw()), cfg.at("checkpoints").size(),
+        fmt::join(cfg.at("tp").get<std::vector<int>>(), ","), cfg.at("hardware").get<std::string>(),
+        cfg.at("link").get<std::string>(), cfg.at("compute_ms_per_layer").get<double>());
+}
+
+}  // namespace
+
 Action setup_layers(CLI::App& app) {
     auto in = std::make_shared<io::LayersInputs>();
+    auto table = std::make_shared<std::optional<std::string>>();
     auto out = std::make_shared<OutputOptions>();
     CLI::App* sub =
         app.add_subcommand("layers", "layer-offload ceiling: resident vs offloaded layers, transfer per token, tok/s bounds");
-    sub->footer(
-        "With no flags it prints the Result 5 budget table of \"CPU offload and prefetch: the measured ceiling\" (four "
-        "checkpoints x TP 1, 2, 4 on a 22 GiB RTX 2080 Ti).\n"
-        "Examples:\n"
-        "  kvroof layers\n"
-        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58\n"
-        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --target-tps 5\n"
-        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 64\n"
-        "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15.25 --rows 512\n"
-        "  kvroof layers --checkpoint glm-5.2-q4 --tp 1 --copy-ms 540.48 --compute-ms 1.18   # max hideable\n"
-        "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --budget 16GiB --link pcie-gen4-measured");
+    const HardwareSpec def_hw = io::load_hardware("--hardware", std::string(knob("hardware").fallback));
+    sub->footer(layers_footer(def_hw));
     sub->add_option_function<std::vector<std::string>>(
            "--checkpoint",
            [in](const std::vector<std::string>& v) {
@@ -33,32 +61,56 @@ Action setup_layers(CLI::App& app) {
                    in->given.emplace_back("--checkpoint", c);
                }
            },
-           "checkpoint preset or JSON file (repeatable) [default: the seed's four]")
+           "checkpoint preset or JSON file (repeatable) [default: one built from --model; --table seed: the paper's four]")
         ->type_name("NAME");
     auto add = [&](const char* flag, std::optional<std::string> io::LayersInputs::*field, const char* help) {
         add_recorded_option(*sub, in, flag, field, help);
     };
-    add("--model", &io::LayersInputs::model, "build a checkpoint from a model preset / HF config (needs --weight-bits)");
-    add("--weight-bits", &io::LayersInputs::weight_bits, "bits per weight of that checkpoint, e.g. 4.25");
-    add("--tp", &io::LayersInputs::tp, "tensor-parallel degrees, e.g. 1,2,4 [default: 1,2,4]");
-    add("--hardware", &io::LayersInputs::hardware, "card preset [default: rtx-2080ti-22g]");
+    const std::string d_model =
+        fmt::format("build a checkpoint from a model preset / HF config [default: {}]", knob("model").fallback);
+    const std::string d_tp =
+        fmt::format("tensor-parallel degrees, e.g. 1,2,4 [default: the hardware preset's GPUs ({}: {}); --table seed: 1,2,4]",
+                    def_hw.name, def_hw.gpus);
+    const std::string d_hw = fmt::format("card preset [default: {}; --table seed: rtx-2080ti-22g]", def_hw.name);
+    const std::string d_link = fmt::format(
+        "host->device link preset [default: the hardware preset's own, per GPU ({}: {}, {}); --table seed: pcie-gen3-seed002, "
+        "10.5272 GiB/s]",
+        def_hw.name, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()));
+    add("--model", &io::LayersInputs::model, d_model.c_str());
+    add("--weight-bits", &io::LayersInputs::weight_bits,
+        "bits per weight of that checkpoint, e.g. 4.25 [default: the model's checkpoint precision, else 16 (bf16)]");
+    add("--tp", &io::LayersInputs::tp, d_tp.c_str());
+    add("--hardware", &io::LayersInputs::hardware, d_hw.c_str());
     add("--budget", &io::LayersInputs::budget, "weight budget per card [GiB] [default: the card's memory]");
-    add("--link", &io::LayersInputs::link, "host->device link preset [default: pcie-gen3-seed002, 10.5272 GiB/s]");
+    add("--link", &io::LayersInputs::link, d_link.c_str());
     add("--link-bw", &io::LayersInputs::link_bw,
         "host->device bandwidth per card [GB/s] (as everywhere; write 10.5GiB/s for binary units), instead of --link");
-    add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms] [default: 1.18]");
+    add("--compute-ms", &io::LayersInputs::compute_ms,
+        "compute per offloaded layer per decode token [ms] [default: one whole layer of the first checkpoint read from HBM "
+        "at eta-mem (TP 1); --table seed: 1.18]");
     add("--copy-ms", &io::LayersInputs::copy_ms, "measured copy time per layer [ms], instead of layer bytes / link");
     add("--offload-layers", &io::LayersInputs::offload_layers, "force this many offloaded layers instead of the budget's choice");
     add("--target-tps", &io::LayersInputs::target_tps, "check a decode target: how many layers it lets move");
     add("--prefill-compute-ms", &io::LayersInputs::prefill_compute_ms,
         "compute per layer per prefill chunk [ms]: adds the prefill case");
     add("--rows", &io::LayersInputs::rows, "rows (tokens) per prefill chunk [default: 512]");
+    sub->add_option_function<std::string>(
+           "--table",
+           [in, table](const std::string& v) {
+               *table = v;
+               in->given.emplace_back("--table", v);
+           },
+           "seed: the measured ceiling's budget table (its checkpoints, TP degrees, card, link and compute time) instead "
+           "of verdict's default scenario, e.g. --table seed [default: none]")
+        ->type_name("seed");
     add_output_flags(*sub, *out);
-    return [in, out] {
-        const LayersStudy st = io::run_layers_study(io::resolve_layers(*in));
+    return [in, table, out] {
+        io::LayersInputs run = *in;
+        if (*table) run.seed = io::parse_table_switch("--table", **table);
+        const LayersStudy st = io::run_layers_study(io::resolve_layers(run));
         emit_lazy(
-            *out, [&] { return io::layers_text(st); }, [&] { return io::layers_json(st, in->given).dump(2) + "\n"; },
-            [&] { return io::layers_markdown(st, in->given); });
+            *out, [&] { return io::layers_text(st); }, [&] { return io::layers_json(st, run.given).dump(2) + "\n"; },
+            [&] { return io::layers_markdown(st, run.given); });
     };
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `kvroof prefill`: does reloading cached KV over the link beat the GPU? (seed 001)
+// `kvroof prefill`: does reloading cached KV over the link beat the GPU? (the κ_crit paper's question)
 #include <fmt/format.h>
 
 #include <memory>
@@ -13,33 +13,61 @@
 
 namespace kvroof::cli {
 
+namespace {
+
+// The footer: verdict's default scenario and the paper's (configs/prefill_kappa.json, "single").
+std::string prefill_footer(const HardwareSpec& def_hw, const nlohmann::json& single) {
+    const std::string hw(knob("hardware").fallback), model(knob("model").fallback), workload(knob("workload").fallback);
+    const std::string s_hw = single.at("hardware").get<std::string>(), s_link = single.at("link").get<std::string>();
+    const int s_gpus = single.value("gpus", 1);
+    return fmt::format(
+        "With no flag it answers for verdict's default scenario: {} with the {} workload on {} x {} over the GPU's own link "
+        "({}, {} per GPU), the same scenario as plain `kvroof verdict`.\n"
+        "--table seed answers instead for the scenario of \"Understanding Bottlenecks for Efficiently Serving LLM Inference "
+        "With KV Offloading\" ({} x {} over {}) and first prints that paper's κ_crit table of models by hardware and link "
+        "(what `kvroof report` writes to prefill_kappa.md); other flags override its scenario.\n"
+        "Examples:\n"
+        "  kvroof prefill\n"
+        "  kvroof prefill --table seed\n"
+        "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c   # one direction: a reload is one-way\n"
+        "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
+        "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json",
+        model, workload, def_hw.gpus, hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_gpus, s_hw,
+        s_link);
+}
+
+}  // namespace
+
 Action setup_prefill(CLI::App& app) {
     auto in = std::make_shared<io::PrefillInputs>();
+    auto table = std::make_shared<std::optional<std::string>>();
     auto out = std::make_shared<OutputOptions>();
     CLI::App* sub =
         app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
-    sub->footer(
-        "With no scenario flag it prints the κ_crit table of \"Understanding Bottlenecks for Efficiently Serving LLM Inference "
-        "With KV Offloading\" and the codex workload on H100 over 15 GB/s.\n"
-        "Examples:\n"
-        "  kvroof prefill\n"
-        "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c   # one direction: a reload is one-way\n"
-        "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
-        "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json");
+    // Two default scenarios, both read from where they live: verdict's (the knob table's
+    // fallbacks and the hardware preset) and the paper's (configs/prefill_kappa.json, "single").
+    const std::string hw(knob("hardware").fallback), model(knob("model").fallback), workload(knob("workload").fallback);
+    const HardwareSpec def_hw = io::load_hardware("--hardware", hw);
+    const auto& single = io::embedded_config("prefill_kappa").at("single");
+    const std::string s_hw = single.at("hardware").get<std::string>(), s_link = single.at("link").get<std::string>();
+    const int s_gpus = single.value("gpus", 1);
+    sub->footer(prefill_footer(def_hw, single));
     auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
         add_recorded_option(*sub, in, flag, field, help);
     };
-    // The defaults shown are the embedded scenario's (configs/prefill_kappa.json, "single"), read from it.
-    const auto& single = io::embedded_config("prefill_kappa").at("single");
-    const std::string hw = single.at("hardware").get<std::string>(), link = single.at("link").get<std::string>();
-    const std::string d_hw = fmt::format("hardware preset or JSON file [default: {}]", hw);
-    const std::string d_model =
-        fmt::format("model preset, JSON file or HF config.json [default: {}]", single.at("model").get<std::string>());
-    const std::string d_workload =
-        fmt::format("preset or \"s_cached=K,a_append=T,o_output=O\" [default: {}]", single.at("workload").get<std::string>());
-    const std::string d_link = fmt::format("link preset the cached KV is reloaded over [default: {}, {}]", link,
-                                           io::format_bandwidth(io::load_link("--link", link).raw()));
-    const std::string d_gpus = fmt::format("tensor-parallel GPUs, each with its own link [default: {}]", single.value("gpus", 1));
+    const std::string d_hw = fmt::format("hardware preset or JSON file [default: {}; --table seed: {}]", hw, s_hw);
+    const std::string d_model = fmt::format("model preset, JSON file or HF config.json [default: {}; --table seed: {}]", model,
+                                            single.at("model").get<std::string>());
+    const std::string d_workload = fmt::format("preset or \"s_cached=K,a_append=T,o_output=O\" [default: {}; --table seed: {}]",
+                                               workload, single.at("workload").get<std::string>());
+    const std::string d_link = fmt::format(
+        "link preset the cached KV is reloaded over [default: the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, "
+        "{}]",
+        hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
+        io::format_bandwidth(io::load_link("--link", s_link).raw()));
+    const std::string d_gpus =
+        fmt::format("tensor-parallel GPUs, each with its own link [default: the hardware preset's ({}: {}); --table seed: {}]",
+                    hw, def_hw.gpus, s_gpus);
     add("--hardware", &io::PrefillInputs::hardware, d_hw.c_str());
     add("--model", &io::PrefillInputs::model, d_model.c_str());
     add("--workload", &io::PrefillInputs::workload, d_workload.c_str());
@@ -50,19 +78,28 @@ Action setup_prefill(CLI::App& app) {
     add("--eta-compute", &io::PrefillInputs::eta_compute,
         "achievable fraction of the GPU's GEMM peak, as verdict's [default: 0.7]");
     add("--compute-dtype", &io::PrefillInputs::compute_dtype,
-        "GEMM precision of the prefill: bf16, fp8, fp4 [default: fp8; bf16 on a GPU without FP8 math]");
+        "GEMM precision of the prefill: bf16, fp8, int8, fp4 [default: verdict's, following the weights; --table seed: fp8; "
+        "bf16 on a GPU without that math]");
     add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int8, int4, fp4 (nvfp4), mxfp4 [default: bf16]");
     add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");
     add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration [default: 4096]");
-    sub->add_flag("--table", in->table, "also print the seed's κ_crit table (the default when no scenario flag is given)");
+    sub->add_option_function<std::string>(
+           "--table",
+           [in, table](const std::string& v) {
+               *table = v;
+               in->given.emplace_back("--table", v);
+           },
+           "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's default scenario, e.g. --table seed "
+           "[default: none]")
+        ->type_name("seed");
     add_output_flags(*sub, *out);
-    return [in, out] {
+    return [in, table, out] {
         io::PrefillInputs run = *in;
-        if (run.given.empty()) run.table = true;
+        if (*table) run.seed = io::parse_table_switch("--table", **table);
         const PrefillSetup setup = io::resolve_prefill(run);
-        const PrefillStudy st = prefill_study(setup, io::prefill_questions(run.table));
+        const PrefillStudy st = prefill_study(setup, io::prefill_questions(run.seed));
         emit_lazy(
             *out, [&] { return io::prefill_text(st); }, [&] { return io::prefill_json(st, run.given).dump(2) + "\n"; },
             [&] { return io::prefill_markdown(st, run.given); });

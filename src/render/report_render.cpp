@@ -89,8 +89,8 @@ std::string concurrent_mix_md(const std::vector<ReferenceScenario>& refs) {
          "verdict |\n"
          "|---|---|---|---|---|---|---|---|---|---|\n";
     for (const ReferenceScenario& r : refs) s += headline_row(r);
-    s += "\nPlots of the `one-grace-sparse` scenario: [throughput vs f](throughput_vs_f.svg), [binding resource vs "
-         "f](bottleneck_vs_f.svg), "
+    s += "\nPlots of the `one-grace-sparse` scenario: [throughput vs f](throughput_vs_f.svg), [what bounds the time and "
+         "limits the batch vs f](bottleneck_vs_f.svg), "
          "[gain vs CPUs per GPU](gain_vs_cpus_per_gpu.svg), [gain vs link bandwidth](gain_vs_link_bw.svg).\n\n";
     s += "![throughput vs f](throughput_vs_f.svg)\n\n";
     for (const ReferenceScenario& r : refs) s += band_section(r);

@@ -2,6 +2,7 @@
 // SUMMARY.md and the four plots of `kvroof report`, from their studies.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "kvroof/io/parse.hpp"
@@ -63,7 +64,7 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
         gain_str(sparse.conservative), sparse.optimistic / sparse.conservative);
     s += "[concurrent_mix.md](concurrent_mix.md); plots: [throughput vs f](throughput_vs_f.svg), [gain vs CPUs per "
          "GPU](gain_vs_cpus_per_gpu.svg), "
-         "[gain vs link](gain_vs_link_bw.svg), [binding vs f](bottleneck_vs_f.svg).\n\n";
+         "[gain vs link](gain_vs_link_bw.svg), [time bound and batch limit vs f](bottleneck_vs_f.svg).\n\n";
     s += "## Parking idle sessions\n\n";
     s += fmt::format(
         "Moving idle sessions' KV to CPU DRAM between calls, without offloading any attention, gives {} .. {} on the default "
@@ -113,6 +114,47 @@ PlotSpec plot(std::string title, std::string xlabel, std::string ylabel, std::ve
     return p;
 }
 
+// The bottleneck plot in two vocabularies (resource.hpp), never mixed on one row:
+// what limits the batch (lower rows) and what bounds the step's time (upper rows),
+// at both band ends, with only the words that occur over the f sweep.
+PlotSpec bottleneck_plot(const PlotData& d, const std::string& who, const std::string& f_axis) {
+    const std::string batch = "batch limited by ", time = "time bound by ";
+    std::vector<std::string> cats;
+    auto occurs = [&](auto pick, auto words) {
+        for (Resource r : kAllResources) {
+            bool seen = false;
+            for (const Band& b : d.bands) seen = seen || pick(b.conservative) == r || pick(b.optimistic) == r;
+            const std::string w = std::string(words(r));
+            if (seen && std::find(cats.begin(), cats.end(), w) == cats.end()) cats.push_back(w);
+        }
+    };
+    occurs([](const ServingPoint& p) { return p.batch_limit; }, [&](Resource r) { return batch + std::string(limit_words(r)); });
+    const size_t n_batch = cats.size();
+    occurs([](const ServingPoint& p) { return p.binding; }, [&](Resource r) { return time + std::string(time_words(r)); });
+    auto row = [&](const std::string& w) {
+        return static_cast<double>(std::find(cats.begin(), cats.end(), w) - cats.begin() + 1);
+    };
+    PlotSeries tcon{PlotSeries::Style::points, "ov = 0 (no overlap)", {}, {}, {}, "#1f4e79"};
+    PlotSeries topt{PlotSeries::Style::points, "ov = 1 (perfect overlap)", {}, {}, {}, "#d35400"};
+    PlotSeries bcon{PlotSeries::Style::points, "", {}, {}, {}, "#1f4e79"},
+        bopt{PlotSeries::Style::points, "", {}, {}, {}, "#d35400"};
+    for (size_t i = 0; i < d.fs.size(); ++i) {
+        const ServingPoint& c = d.bands[i].conservative;
+        const ServingPoint& o = d.bands[i].optimistic;
+        for (auto* s : {&tcon, &topt, &bcon, &bopt}) s->x.push_back(d.fs[i]);
+        // The two band ends side by side on their row.
+        tcon.y.push_back(row(time + std::string(time_words(c.binding))) - 0.12);
+        topt.y.push_back(row(time + std::string(time_words(o.binding))) + 0.12);
+        bcon.y.push_back(row(batch + std::string(limit_words(c.batch_limit))) - 0.12);
+        bopt.y.push_back(row(batch + std::string(limit_words(o.batch_limit))) + 0.12);
+    }
+    PlotSpec p =
+        plot("What bounds the step's time and what limits the batch, vs f\n" + who, f_axis, "", {tcon, topt, bcon, bopt}, false);
+    p.y_categories = cats;
+    p.hlines = {{static_cast<double>(n_batch) + 0.5, "", "#888888"}};  // between the two vocabularies
+    return p;
+}
+
 }  // namespace
 
 Plots report_plots(const PlotData& d) {
@@ -121,23 +163,15 @@ Plots report_plots(const PlotData& d) {
     PlotSeries band{PlotSeries::Style::band, "band (ov = 0 .. 1)", {}, {}, {}, "#7fb3d5"};
     PlotSeries con{PlotSeries::Style::line, "conservative (ov = 0)", {}, {}, {}, "#1f4e79"};
     PlotSeries opt{PlotSeries::Style::line, "optimistic (ov = 1)", {}, {}, {}, "#d35400"};
-    PlotSeries bcon{PlotSeries::Style::points, "ov = 0", {}, {}, {}, "#1f4e79"};
-    PlotSeries bopt{PlotSeries::Style::points, "ov = 1", {}, {}, {}, "#d35400"};
-    std::vector<std::string> cats;
-    cats.reserve(kAllResources.size());
-    for (Resource r : kAllResources) cats.emplace_back(name(r));
     for (size_t i = 0; i < d.fs.size(); ++i) {
         const double f = d.fs[i];
         const ServingPoint& c = d.bands[i].conservative;
         const ServingPoint& o = d.bands[i].optimistic;
-        for (auto* s : {&band, &con, &opt, &bcon, &bopt}) s->x.push_back(f);
+        for (auto* s : {&band, &con, &opt}) s->x.push_back(f);
         band.y_low.push_back(c.throughput);
         band.y.push_back(o.throughput);
         con.y.push_back(c.throughput);
         opt.y.push_back(o.throughput);
-        // The category index of the binding resource, the two band ends side by side.
-        bcon.y.push_back(static_cast<double>(static_cast<int>(c.headline) + 1) - 0.12);
-        bopt.y.push_back(static_cast<double>(static_cast<int>(o.headline) + 1) + 0.12);
     }
     // The scenario in every title: the CPUs per GPU as set, and the preset's own when they differ.
     const HardwareSpec& hw = sc.hardware;
@@ -152,8 +186,7 @@ Plots report_plots(const PlotData& d) {
     const PlotLine even{1.0, "1x: break-even", "#555555"};
     out.throughput_vs_f = plot("Output throughput vs f\n" + who, f_axis, "output tokens/s", {band, con, opt}, false);
     out.throughput_vs_f.vlines = {f_con, f_opt};
-    out.bottleneck_vs_f = plot("Binding resource vs f\n" + who, f_axis, "binding resource", {bcon, bopt}, false);
-    out.bottleneck_vs_f.y_categories = cats;
+    out.bottleneck_vs_f = bottleneck_plot(d, who, f_axis);
     out.bottleneck_vs_f.vlines = {f_con, f_opt};
     out.gain_vs_cpus = plot(fmt::format("Best offload gain vs CPUs per GPU\n{} on {}", sc.model.name, hw.name),
                             "CPU sockets per GPU", "gain over no offload (best f)", gain_series(d.cpus_per_gpu), true);

@@ -56,17 +56,28 @@ echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"
 
-# prefill and layers: the seed tables, the answer lines, JSON.
-"$kvroof" prefill | tail -n 1 | grep -q '^PREFILL: transfer-bound — κ_ratio 16.1 > κ_crit 4.66; 78% of TTFT is the link$' && ok || bad "default prefill answer line"
-# Seed 001's fitted H100 C_eff (1,900 TFLOP/s) gives its figure back; the default is 0.7 x the FP8 peak, as verdict's GEMMs.
-"$kvroof" prefill --prefill-flops 1900TFLOPS | tail -n 1 | grep -q 'κ_crit 3.40; 83% of TTFT' && ok || bad "prefill with seed 001's C_eff"
-"$kvroof" prefill | grep -q 'GB200 unified HBM' && ok || bad "default prefill prints the kappa table"
+# prefill and layers: verdict's default scenario, the papers' tables behind --table seed, the answer lines, JSON.
+"$kvroof" prefill --json >"$tmp/p.json" && grep -q '"hardware": "gb200"' "$tmp/p.json" && grep -q '"model": "llama-3.1-70b"' "$tmp/p.json" \
+    && grep -q '"name": "codex"' "$tmp/p.json" && grep -q '"gpus": 1,' "$tmp/p.json" && grep -q '"link": "nvlink-c2c"' "$tmp/p.json" \
+    && ok || bad "plain prefill is not verdict's default scenario (gb200, llama-3.1-70b, codex, 1 GPU, its own link)"
+# By hand: κ_crit = F_pf/B_kv · link/C_eff = 141.1 GFLOP / 327,680 B · 225 GB/s / (0.7 · 2.5 PFLOPS) = 55.4 > κ_ratio 64,338/3,991 = 16.1;
+# P_OH = 16.1/55.4 = 0.291, link share 0.291/1.291 = 23 %.
+"$kvroof" prefill | tail -n 1 | grep -q '^PREFILL: compute-bound — κ_ratio 16.1 <= κ_crit 55.4; 23% of TTFT is the link$' && ok || bad "default prefill answer line"
+"$kvroof" layers --json | grep -q '"hardware": "gb200"' && "$kvroof" layers | grep -q '^llama-3.1-70b@16bit  *1 ' && ok || bad "plain layers is not verdict's default scenario"
+# --table seed is the κ_crit paper's scenario and table: the committed report, byte for byte, and its answer line.
+"$kvroof" prefill --table seed --report "$tmp/pk.md" >/dev/null && cmp -s "$tmp/pk.md" "$(dirname "$0")/../../outputs/prefill_kappa.md" && ok || bad "prefill --table seed differs from outputs/prefill_kappa.md"
+"$kvroof" prefill --table seed | tail -n 1 | grep -q '^PREFILL: transfer-bound — κ_ratio 16.1 > κ_crit 4.66; 78% of TTFT is the link$' && ok || bad "seed prefill answer line"
+# The paper's fitted H100 C_eff (1,900 TFLOP/s) gives its figure back; the seed default is 0.7 x the FP8 peak.
+"$kvroof" prefill --table seed --prefill-flops 1900TFLOPS | tail -n 1 | grep -q 'κ_crit 3.40; 83% of TTFT' && ok || bad "prefill with the paper's C_eff"
+"$kvroof" prefill --table seed | grep -q 'GB200 unified HBM' && ok || bad "prefill --table seed prints the kappa table"
+"$kvroof" prefill | grep -q 'GB200 unified HBM' && bad "plain prefill prints the paper's kappa table" || ok
 "$kvroof" prefill --workload "s_cached=100,a_append=4000,o_output=1" | tail -n 1 | grep -q '^PREFILL: compute-bound' && ok || bad "compute-bound prefill"
 "$kvroof" prefill --json | grep -q '"answer": "PREFILL: ' && ok || bad "prefill --json"
 "$kvroof" layers | tail -n 1 | grep -q '^LAYERS: ' && ok || bad "default layers answer line"
-"$kvroof" layers | grep -q '^glm-5.2-q4 *1 *5.47 *3 *76 *415.75 *0.02526 *0.02532' && ok || bad "layers table GLM TP1 row"
-"$kvroof" layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58 | tail -n 1 | grep -q '≤ 0.7874 tok/s serial' && ok || bad "re-charged 70B row"
-"$kvroof" layers --model llama-3.1-70b --weight-bits 4.25 --tp 2 | tail -n 1 | grep -q 'all 80 layers fit' && ok || bad "model-built checkpoint"
+"$kvroof" layers --table seed --report "$tmp/lb.md" >/dev/null && cmp -s "$tmp/lb.md" "$(dirname "$0")/../../outputs/layers_budget.md" && ok || bad "layers --table seed differs from outputs/layers_budget.md"
+"$kvroof" layers --table seed | grep -q '^glm-5.2-q4 *1 *5.47 *3 *76 *415.75 *0.02526 *0.02532' && ok || bad "layers table GLM TP1 row"
+"$kvroof" layers --table seed --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58 | tail -n 1 | grep -q '≤ 0.7874 tok/s serial' && ok || bad "re-charged 70B row"
+"$kvroof" layers --table seed --model llama-3.1-70b --weight-bits 4.25 --tp 2 | tail -n 1 | grep -q 'all 80 layers fit' && ok || bad "model-built checkpoint"
 "$kvroof" layers --report "$tmp/l1.md" >/dev/null && "$kvroof" layers --report "$tmp/l2.md" >/dev/null && cmp -s "$tmp/l1.md" "$tmp/l2.md" && ok || bad "layers report not byte-identical"
 
 # sweep: streams, threads and shards agree, plots, report.
@@ -152,15 +163,15 @@ expect_bad "--workload" prefill --workload "s_cached=1"
 expect_bad "--tp" layers --tp 0
 expect_bad "--tp" layers --tp 1,x
 expect_bad "--checkpoint" layers --checkpoint nope
-expect_bad "--weight-bits" layers --model llama-3.1-70b
+expect_bad "--weight-bits" layers --weight-bits 4
 expect_bad "--offload-layers" layers --checkpoint llama-70b-fp4 --offload-layers 81
 expect_bad "--budget" layers --budget -1GiB
 expect_bad "--target-tps" layers --target-tps 0
 
 # One knob, one meaning: help shows the default that runs, one bare unit, flags override a sweep file.
-"$kvroof" prefill --help | grep -qE -- '--gpus .*\[default: 8\]' && ok || bad "prefill --help does not show the 8 GPUs plain prefill runs"
-"$kvroof" prefill --json | grep -q '"gpus": 8' && ok || bad "plain prefill does not run 8 GPUs"
-l1=$("$kvroof" layers --link-bw 10 | tail -n 1); l2=$("$kvroof" layers --link-bw 10GB/s | tail -n 1); l3=$("$kvroof" layers --link-bw 10GiB/s | tail -n 1)
+"$kvroof" prefill --help | grep -qE -- '--gpus .*\[default: .*gb200: 1\); --table seed: 8\]' && ok || bad "prefill --help does not show the GPUs plain prefill and --table seed run"
+"$kvroof" prefill --table seed --json | grep -q '"gpus": 8' && ok || bad "prefill --table seed does not run 8 GPUs"
+l1=$("$kvroof" layers --table seed --link-bw 10 | tail -n 1); l2=$("$kvroof" layers --table seed --link-bw 10GB/s | tail -n 1); l3=$("$kvroof" layers --table seed --link-bw 10GiB/s | tail -n 1)
 [ "$l1" = "$l2" ] && [ "$l1" != "$l3" ] && ok || bad "layers --link-bw: a bare number is not GB/s"
 printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
 "$kvroof" sweep --config "$tmp/sw.json" --hardware gb200 >"$tmp/sw1.csv" && "$kvroof" sweep --hardware gb200 --grid f=0,0.5 >"$tmp/sw2.csv" \
@@ -217,6 +228,15 @@ echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep
     && ok || bad "compare: rows are not every combination in order"
 echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
 "$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
+# compare --config: one row per file, named by its stem, the same numbers as the same scenarios given by flags;
+# the command line overrides every file.
+cdata=$(cd "$(dirname "$0")/../data/compare" && pwd)
+out=$("$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json")
+echo "$out" | grep -E '^  (h200x2|b200x2) ' | awk '{print $1}' | tr '\n' ';' | grep -qx 'h200x2;b200x2;' && ok || bad "compare --config: rows are not the files' stems in order"
+flags=$("$kvroof" compare --across hardware=h200,b200 --gpus 2)
+[ "$(echo "$out" | grep -E '^  (h200x2|b200x2) ' | cut -c33-)" = "$(echo "$flags" | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config differs from the same scenarios given by flags"
+out=$("$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json" --gpus 1 | grep -E '^  (h200x2|b200x2) ' | cut -c33-)
+[ "$out" = "$("$kvroof" compare --across hardware=h200,b200 --gpus 1 | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config: the command line does not override the files"
 
 # kvroof sim: examples, the SIM line first, the same seed gives the same bytes, JSON, the markdown report.
 "$kvroof" sim --help | grep -q 'Examples' && ok || bad "sim --help has examples"

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The two stand-alone offload questions: the prefill κ_crit analysis (seed
-// 001) and the layer-offload ceiling (seed 002). Flags and presets resolve
+// The two stand-alone offload questions: the prefill κ_crit analysis (the
+// κ_crit paper) and the layer-offload ceiling ("CPU offload and prefetch: the
+// measured ceiling"). With no flag naming a preset both answer for verdict's
+// default scenario; `seed` switches to the papers' own tables and scenarios
+// (configs/prefill_kappa.json, configs/layers_budget.json). Flags and presets resolve
 // into a setup (src/offload_inputs.cpp), the analysis computes a study
 // (analysis/prefill_study.hpp, analysis/layers_study.hpp), and the renderers
 // format it as text (ending with the answer line), markdown or JSON.
@@ -20,17 +23,20 @@ namespace kvroof::io {
 // flag -> value as given, for the record.
 using GivenFlags = std::vector<std::pair<std::string, std::string>>;
 
+// The value of the table switch: true for "seed"; anything else throws InputError naming `flag`.
+[[nodiscard]] bool parse_table_switch(const std::string& flag, const std::string& text);
+
 // --- prefill κ_crit ---
 struct PrefillInputs {
-    bool table = false;  // also print the seed's κ_crit table
+    bool seed = false;  // the κ_crit paper's scenario (8 x H100, TP8) and its κ_crit table
     std::optional<std::string> hardware, model, workload, link, link_bw, prefill_flops, kv_dtype, gpus, ov, vram, token_budget,
         eta_compute, compute_dtype;
     GivenFlags given;
 };
 // Throws InputError naming the flag on any bad value. C_eff is --prefill-flops
 // when given, else the same definition as `verdict`'s GEMM rate: --eta-compute
-// × the GPU's dense peak in --compute-dtype (default fp8, seed 001's convention;
-// BF16 on a GPU without FP8 math).
+// × the GPU's dense peak in --compute-dtype (default: verdict's, following the
+// weights; fp8 with `seed`, the paper's convention; BF16 on a GPU without FP8 math).
 [[nodiscard]] PrefillSetup resolve_prefill(const PrefillInputs& in);
 // The what-ifs and, with `table`, the seed's κ_crit table, from configs/prefill_kappa.json.
 [[nodiscard]] PrefillQuestions prefill_questions(bool table);
@@ -42,7 +48,8 @@ struct PrefillInputs {
 
 // --- layer offload ---
 struct LayersInputs {
-    std::vector<std::string> checkpoints;  // empty: the configs/layers_budget.json set
+    bool seed = false;  // the measured ceiling's budget table (configs/layers_budget.json)
+    std::vector<std::string> checkpoints;  // empty: verdict's default model, or with `seed` the configs/layers_budget.json set
     std::optional<std::string> model, weight_bits, tp, hardware, budget, link, link_bw, compute_ms, copy_ms, rows,
         prefill_compute_ms, target_tps, offload_layers;
     GivenFlags given;

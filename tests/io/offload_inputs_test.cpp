@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT
+// `kvroof prefill` and `kvroof layers` inputs: with no flag, verdict's default
+// scenario; with the seed switch, the papers' tables (configs/*.json).
+#include <catch2/catch.hpp>
+
+#include "kvroof/io/offload_reports.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+TEST_CASE("plain prefill inputs are verdict's default scenario", "[offload_inputs]") {
+    const Scenario def = io::build_scenario(io::ScenarioInputs{}).scenario;
+    const PrefillSetup s = io::resolve_prefill(io::PrefillInputs{});
+    CHECK(s.hardware.name == def.hardware.name);
+    CHECK(s.hardware.name == io::kDefaultHardware);
+    CHECK(s.model.name == def.model.name);
+    CHECK(s.workload.name == io::kDefaultWorkload);
+    CHECK(s.tp.gpus == def.hardware.gpus);
+    // The link is the preset's own share per GPU, as verdict's: GB200's 450 GB/s C2C over its 2 GPUs.
+    CHECK(s.link_name == def.hardware.link_name);
+    CHECK(s.link.raw() == def.hardware.link_bandwidth.raw());
+    // C_eff as verdict's GEMMs: 0.7 x the dense peak in the weights' precision (bf16).
+    CHECK(s.c_eff.raw() == Approx(def.hardware.eta_compute * def.hardware.gpu_flops.raw()));
+}
+
+TEST_CASE("prefill's seed switch is the κ_crit paper's scenario", "[offload_inputs]") {
+    io::PrefillInputs in;
+    in.seed = true;
+    const PrefillSetup s = io::resolve_prefill(in);
+    CHECK(s.hardware.name == "h100-sxm");
+    CHECK(s.tp.gpus == 8);
+    CHECK(s.link_name == "pcie-gen5-kvoffload");
+    // 0.7 x the FP8 dense peak, the paper's convention.
+    CHECK(s.c_eff.raw() == Approx(0.7 * gemm_peak(s.hardware, DType::fp8).raw()));
+    // The flag overrides the seed's value.
+    in.gpus = "2";
+    CHECK(io::resolve_prefill(in).tp.gpus == 2);
+    CHECK(io::parse_table_switch("--table", "seed"));
+    CHECK_THROWS_WITH(io::parse_table_switch("--table", "paper"), Catch::Contains("--table: must be seed"));
+}
+
+TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the default hardware", "[offload_inputs]") {
+    const Scenario def = io::build_scenario(io::ScenarioInputs{}).scenario;
+    const LayersSetup s = io::resolve_layers(io::LayersInputs{});
+    REQUIRE(s.checkpoints.size() == 1);
+    const Checkpoint& c = s.checkpoints.front();
+    CHECK(c.name == def.model.name + "@16bit");
+    CHECK(c.layers == def.model.layers);
+    CHECK(s.hardware == def.hardware.name);
+    CHECK(s.tp == std::vector<int>{def.hardware.gpus});
+    CHECK(s.host.card_budget.raw() == def.hardware.hbm_capacity.raw());
+    CHECK(s.host.link.raw() == def.hardware.link_bandwidth.raw());
+    // One layer's weights read from HBM at eta_mem, in ms.
+    CHECK(s.compute_ms == Approx(c.layer_bytes.raw() / (def.hardware.eta_mem * def.hardware.hbm_bandwidth.raw()) * 1e3));
+    // The same checkpoint as --model with the default weight precision, bit for bit.
+    io::LayersInputs by_model;
+    by_model.model = def.model.name;
+    by_model.weight_bits = "16";
+    CHECK(io::resolve_layers(by_model).checkpoints.front().layer_bytes.raw() == c.layer_bytes.raw());
+}
+
+TEST_CASE("layers' seed switch is the measured ceiling's table", "[offload_inputs]") {
+    io::LayersInputs in;
+    in.seed = true;
+    const LayersSetup s = io::resolve_layers(in);
+    CHECK(s.checkpoints.size() == 4);
+    CHECK(s.tp == std::vector<int>{1, 2, 4});
+    CHECK(s.hardware == "rtx-2080ti-22g");
+    CHECK(s.link_name == "pcie-gen3-seed002");
+    CHECK(s.compute_ms == 1.18);
+}
