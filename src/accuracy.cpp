@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvroof/io/presets.hpp"
@@ -14,9 +15,22 @@ namespace kvroof::io {
 namespace {
 using nlohmann::json;
 
-std::optional<double> ms(const json& m, const char* key) {
+std::optional<double> number(const json& m, const char* key) {
     if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
-    return m.at(key).get<double>() * 1e-3;
+    return m.at(key).get<double>();
+}
+std::optional<double> ms(const json& m, const char* key) {
+    const auto v = number(m, key);
+    return v ? std::optional<double>(*v * 1e-3) : std::nullopt;
+}
+
+void decode_limits(const json& p, MeasuredPoint& m) {
+    m.num_requests = number(p.at("load"), "num_requests");
+    if (!p.contains("engine_limits") || p.at("engine_limits").is_null()) return;
+    const json& e = p.at("engine_limits");
+    m.max_seqs = number(e, "max_seqs");
+    m.max_num_tokens = number(e, "max_num_tokens");
+    m.peak_admission = e.value("admission", json()).is_string() && e.at("admission").get<std::string>() == "peak";
 }
 
 MeasuredPoint decode_point(const json& p) {
@@ -45,6 +59,7 @@ MeasuredPoint decode_point(const json& p) {
     m.ttft = ms(x, "ttft_ms");
     if (x.contains("throughput_tok_s") && !x.at("throughput_tok_s").is_null())
         m.throughput = x.at("throughput_tok_s").get<double>();
+    decode_limits(p, m);
     return m;
 }
 
@@ -102,6 +117,22 @@ LoadSpec point_load(const MeasuredPoint& m) {
 }
 
 namespace {
+
+// The engine limits the point states (data/measurements/README.md, "Engine limits"):
+// the per-step token budget caps the prefill tokens a step carries (an upper
+// bound: the engine's budget also counts the decode tokens); at most
+// max_seqs requests run, no more than the run holds (num_requests), and
+// under peak admission no more than the HBM left after the weights holds at
+// each request's full ISL + OSL.
+void apply_limits(const MeasuredPoint& m, const PreparedScenario& ps, LoadSpec& l) {
+    if (l.mode == LoadMode::batch) return;  // a static batch: the batch is the condition
+    if (m.max_num_tokens) l.chunk = *m.max_num_tokens;
+    if (m.max_seqs) l.max_seqs = std::min(l.max_seqs, *m.max_seqs);
+    if (m.num_requests && l.mode == LoadMode::saturate) l.max_seqs = std::min(l.max_seqs, *m.num_requests);
+    const double per_request = ps.session_kv_peak * ps.kv_replication;
+    if (m.peak_admission && per_request > 0 && ps.hbm_free_bytes() > 0)
+        l.max_seqs = std::min(l.max_seqs, std::max(1.0, std::floor(ps.hbm_free_bytes() / per_request)));
+}
 
 RooflinePrediction roofline(const Scenario& s, const MeasuredPoint& m) {
     // 1. weights, KV per token   2. peaks × the same efficiencies   3. the batch the load implies
@@ -205,8 +236,10 @@ std::vector<MeasuredPoint> holdout_points() { return points_of("holdout_llama_3_
 AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s) {
     AccuracyRow row;
     row.measured = m;
-    const LoadSpec load = point_load(m);
-    row.kvroof = operating_point(PreparedScenario(s), load, 0.0, 0.0);
+    const PreparedScenario ps(s);
+    LoadSpec load = point_load(m);
+    apply_limits(m, ps, load);
+    row.kvroof = operating_point(ps, load, 0.0, 0.0);
     row.roofline = roofline(s, m);
     row.kvroof_itl = load.mode == LoadMode::batch ? row.kvroof.step_bare : row.kvroof.itl;
     // TTFT of a static batch or of every request submitted at once is mostly queueing: not compared.
