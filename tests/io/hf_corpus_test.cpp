@@ -206,6 +206,11 @@ TEST_CASE("HF corpus: Nemotron-H-56B-Base-8K (Mamba-2 hybrid_override_pattern)",
     // 40,960·4,096 + state; 40,960·65,536 + state (read as 118 attention layers: 483,328·65,536, 10×).
     check_held("nemotron-h-56b-base-8k", 40'960.0 * 4096 + state, 40'960.0 * 65536 + state);
     CHECK(linear_state_flop_per_token(m) == 54 * (5 * 256.0 * 64 * 256 + 2 * 20'480.0 * 4));
+    // Each layer is one block: one all-reduce per layer under tensor parallelism,
+    // not 2; the offload link carries a query for the 64 attention and Mamba layers.
+    PolicySpec p;
+    CHECK(model_constants(m, p, 8).allreduces_per_pass == 118);
+    CHECK(offload_link_bytes_per_token(m).d2h.raw() == 64 * 64 * 128 * 2);
 }
 
 // block_configs (DeciLM): 49 GQA layers (n_heads_in_group 8: 8 KV heads), 31
@@ -222,6 +227,7 @@ TEST_CASE("HF corpus: Llama-3.3-Nemotron-Super-49B (block_configs)", "[hf][hf-co
     CHECK(m.attention_layers() == 49);
     CHECK(m.kv_heads == 8);
     check_held("llama-3.3-nemotron-super-49b-v1", 200'704.0 * 4096, 200'704.0 * 65536);
+    CHECK(model_constants(m, PolicySpec{}, 8).allreduces_per_pass == 2 * 80 - 31);  // 49 attention blocks + 80 FFNs
 }
 
 // Llama-4 (README: aiconfigurator's copies, not verbatim). Attention

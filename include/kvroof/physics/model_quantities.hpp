@@ -182,7 +182,8 @@ enum class Phase { decode, prefill };
 
 // Bytes one decode token sends each way when part of its attention runs on the
 // CPU: per layer the query goes down (D2H) and a partial output plus its
-// softmax statistics (max and sum, fp32 per head) come back (H2D).
+// softmax statistics (max and sum, fp32 per head) come back (H2D). Linear
+// layers are charged the same (an approximation), MLP-only layers nothing.
 struct LinkBytesPerToken {
     Bytes d2h;
     Bytes h2d;
@@ -199,7 +200,8 @@ struct LinkBytesPerToken {
         out = H * m.kv_lora_rank;
     }
     const double stats = 2.0 * 4.0 * H;  // fp32 running max and sum per head
-    return {Bytes(m.layers * q * e), Bytes(m.layers * (out * e + stats))};
+    const int layers = m.layers - m.mlp_only_layers;  // MLP-only layers hold no KV nor state to offload
+    return {Bytes(layers * q * e), Bytes(layers * (out * e + stats))};
 }
 
 }  // namespace kvroof
