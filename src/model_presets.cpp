@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "hf_layer_structure.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 #include "presets_json.hpp"
@@ -58,6 +59,13 @@ void read_mlp_and_layer_kinds(std::string_view where, const json& m, ModelSpec& 
         for (const char* k :
              {"linear_key_heads", "linear_value_heads", "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel"})
             s.*model_field_range(k).field = int_field(k);
+    s.mlp_only_layers = int_field_or("mlp_only_layers", 0);  // per-layer structure (docs/model.md)
+    s.mlp_free_layers = int_field_or("mlp_free_layers", 0);
+    s.mlp_gated = boolean_or(where, m, "mlp_gated", true);
+    const std::string kind = m.contains("linear_kind") ? string(where, m, "linear_kind") : "gated_deltanet";
+    if (kind != "gated_deltanet" && kind != "mamba2")
+        throw InputError(fmt::format("{}: 'linear_kind' must be gated_deltanet or mamba2, got '{}'", where, kind));
+    s.linear_kind = kind == "mamba2" ? LinearKind::mamba2 : LinearKind::gated_deltanet;
 }
 }  // namespace
 
@@ -95,6 +103,10 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "linear_key_head_dim",
                          "linear_value_head_dim",
                          "linear_conv_kernel",
+                         "linear_kind",
+                         "mlp_only_layers",
+                         "mlp_free_layers",
+                         "mlp_gated",
                          "checkpoint_weights",
                          "checkpoint_bf16_attention"}));
     ModelSpec s;
@@ -186,20 +198,6 @@ void read_quantization(std::string_view where, const json& in, ModelSpec& s) {
     s.checkpoint_bf16_attention = kept_attention_share(q, s.layers);
 }
 
-// Features kvroof does not model yet, named rather than silently read as full attention or uniform layers.
-void reject_unmodelled(std::string_view where, const json& m) {
-    if (m.contains("block_configs") && !m.at("block_configs").is_null())
-        throw InputError(fmt::format("{}: block_configs: heterogeneous layers are not modelled yet", where));
-    if (m.contains("attention_chunk_size") && m.at("attention_chunk_size").is_number())
-        throw InputError(fmt::format("{}: attention_chunk_size: chunked local attention (Llama-4) is not modelled yet", where));
-    if (m.contains("interleave_moe_layer_step") && m.at("interleave_moe_layer_step").is_number() &&
-        m.at("interleave_moe_layer_step").get<double>() > 1)
-        throw InputError(fmt::format("{}: interleave_moe_layer_step: MoE on one layer in {:g} is not modelled yet", where,
-                                     m.at("interleave_moe_layer_step").get<double>()));
-    if (m.contains("hybrid_override_pattern") && m.at("hybrid_override_pattern").is_string())
-        throw InputError(fmt::format("{}: hybrid_override_pattern: hybrid Mamba/attention layers are not modelled yet", where));
-}
-
 std::string model_type(const json& in, const json& m) { return text_or(m, "model_type", text_or(in, "model_type")); }
 
 // The sliding window W when one is active and shorter than the longest
@@ -277,7 +275,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     if (nested && !in.at("text_config").is_object())
         throw InputError(fmt::format("{}: 'text_config' must be an object, got {}", where, found(in.at("text_config"))));
     const json& m = nested ? in.at("text_config") : in;
-    reject_unmodelled(where, m);
+    refuse_unmodelled_layers(where, in, m);
     ModelSpec s;
     s.name = std::move(name);
     s.layers = field(where, m, "num_hidden_layers", "layers");
@@ -331,6 +329,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         }
         s.first_dense_layers = field_or(where, m, "first_k_dense_replace", "first_dense_layers", 0);
     }
+    read_hf_layer_structure(where, in, m, s);
     return s;
 }
 

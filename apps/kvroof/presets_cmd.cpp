@@ -55,8 +55,14 @@ std::string models_text() {
             if ((m.attention == Attention::mla ? 2 : m.is_moe() ? 1 : 0) != kind) continue;
             const auto pc = param_counts(m);
             std::string experts = m.is_moe() ? fmt::format(", {} of {} experts", m.experts_active, m.experts) : std::string();
+            if (m.shared_experts > 0) experts += fmt::format(" + {} shared", m.shared_experts);
+            if (m.is_moe() && m.first_dense_layers > 0) experts += fmt::format(" on {} of {} layers", pc.moe_layers, m.layers);
             if (m.window_layers > 0) experts += fmt::format("; {} of {} layers window {}", m.window_layers, m.layers, m.window);
-            if (m.linear_layers > 0) experts += fmt::format("; {} of {} layers linear attention", m.linear_layers, m.layers);
+            if (m.linear_layers > 0)
+                experts += fmt::format("; {} of {} layers {}", m.linear_layers, m.layers,
+                                       m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention");
+            if (m.mlp_only_layers > 0) experts += fmt::format(", {} MLP only", m.mlp_only_layers);
+            if (!m.mlp_gated) experts += ", MLP not gated";
             const DType w = m.checkpoint_weights.value_or(DType::bf16);
             out += fmt::format(
                 "  {:<16} {:>3} layers  {:>6.1f}B params ({:.1f}B active{})  weights {} {}  KV {:>7.0f} B/token (bf16)\n      "

@@ -164,12 +164,14 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), weights_words(sc.model, p.weight_dtype),
                      facts.kv_per_token.raw(), to_string(p.kv_dtype));
     const ModelSpec& m = sc.model;
-    if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0) {
+    if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0 || m.mlp_only_layers > 0) {
         s += fmt::format("            layers {} full attention", m.attention_layers() - m.window_layers);
         if (m.window_layers > 0) s += fmt::format(", {} sliding window of {} tokens", m.window_layers, m.window);
         if (m.linear_layers > 0)
-            s += fmt::format(", {} linear attention (state {} per sequence, bf16)", m.linear_layers,
+            s += fmt::format(", {} {} (state {} per sequence, bf16)", m.linear_layers,
+                             m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention",
                              format_bytes(linear_state_bytes(m).raw()));
+        if (m.mlp_only_layers > 0) s += fmt::format(", {} MLP only", m.mlp_only_layers);
         if (m.index_topk > 0)
             s += fmt::format(
                 ", DeepSeek sparse attention: top {} keys per query (its indexer caches {} more elements per token and layer)",

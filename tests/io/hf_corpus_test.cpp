@@ -4,8 +4,7 @@
 // Each expected value is computed by hand from the config's fields, not by
 // running kvroof: parameters count the weight matrices (embedding, LM head
 // unless tied, attention, MLP or experts, router), not norms or biases; active
-// parameters include the embedding and LM head (as param_counts does). A file
-// whose architecture kvroof does not model yet must be refused by name.
+// parameters include the embedding and LM head (as param_counts does).
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -58,11 +57,6 @@ void check_held(const char* file, double at_4k, double at_64k) {
     CHECK(kv_held(mc, 65536).raw() == Approx(at_64k).epsilon(1e-12));
 }
 
-void check_refused(const char* file, const char* key_and_reason) {
-    INFO(file);
-    CHECK_THROWS_AS(io::load_model("--model", corpus(file)), InputError);
-    CHECK_THROWS_WITH(io::load_model("--model", corpus(file)), Catch::Contains(key_and_reason));
-}
 }  // namespace
 
 // ---- dense, GQA ----
@@ -204,31 +198,98 @@ TEST_CASE("HF corpus: DeepSeek-V3.2 (index_topk sparse attention)", "[hf][hf-cor
     CHECK(decode_attention_flop(mc, 65536, 1.0) == Approx(16'990'208.0 * 2048 + 1'007'232.0 * 65536).epsilon(1e-12));
 }
 
-// ---- refused: kvroof once read these as uniform full-attention models and got
-// them wrong (README: the hand values it should reach once they are modelled) ----
+// ---- layers that are not attention + MLP (README, "Per-layer structure") ----
 
-// hybrid_override_pattern: 54 Mamba-2, 10 attention and 54 non-gated MLP layers
-// (56.3 B parameters, KV 40,960 B/token by hand), not 118 attention + gated-MLP layers.
-TEST_CASE("HF corpus: Nemotron-H-56B-Base-8K is refused (hybrid_override_pattern)", "[hf][hf-corpus]") {
-    check_refused("nemotron-h-56b-base-8k", "hybrid_override_pattern: hybrid Mamba/attention layers are not modelled yet");
+// hybrid_override_pattern: 54 Mamba-2 (M), 10 attention (*), 54 MLP (-) layers,
+// each one of them. Mamba-2 (h = 8192, 256 heads of 64, n_groups 8, state 256,
+// conv 4): in_proj 8192·(16,384 + 20,480 + 256) + conv1d 20,480·4 + out_proj
+// 16,384·8192 = 438,386,688; attention 150,994,944; relu² MLP (not gated)
+// 2·8192·32,768 = 536,870,912; embedding and head 2·131,072·8192.
+TEST_CASE("HF corpus: Nemotron-H-56B-Base-8K (Mamba-2 hybrid_override_pattern)", "[hf][hf-corpus][attention-layers]") {
+    const double total = 54 * 438'386'688.0 + 10 * 150'994'944.0 + 54 * 536'870'912.0 + 2 * 131'072.0 * 8192;
+    CHECK(total == 56'321'343'488.0);
+    check_supported({"nemotron-h-56b-base-8k", total, total, DType::bf16, 2.0 * 10 * 8 * 128 * 2});
+    const ModelSpec m = io::load_model("--model", corpus("nemotron-h-56b-base-8k"));
+    CHECK(m.linear_layers == 54);
+    CHECK(m.attention_layers() == 10);
+    CHECK(m.linear_kind == LinearKind::mamba2);
+    // State per Mamba-2 layer (vLLM's mamba2_state_shape): SSM 256·64·256 +
+    // conv (16,384 + 2·8·256)·(4 − 1), BF16, 54 layers: 459,620,352 B per sequence.
+    const double state = 54 * (256.0 * 64 * 256 + 20'480.0 * 3) * 2;
+    CHECK(linear_state_bytes(m).raw() == state);
+    CHECK(state == 459'620'352.0);
+    // 40,960·4,096 + state; 40,960·65,536 + state (read as 118 attention layers: 483,328·65,536, 10×).
+    check_held("nemotron-h-56b-base-8k", 40'960.0 * 4096 + state, 40'960.0 * 65536 + state);
+    CHECK(linear_state_flop_per_token(m) == 54 * (5 * 256.0 * 64 * 256 + 2 * 20'480.0 * 4));
+    // Each layer is one block: one all-reduce per layer under tensor parallelism,
+    // not 2; the offload link carries a query for the 64 attention and Mamba layers.
+    PolicySpec p;
+    CHECK(model_constants(m, p, 8).allreduces_per_pass == 118);
+    CHECK(offload_link_bytes_per_token(m).d2h.raw() == 64 * 64 * 128 * 2);
 }
 
-// ---- refused: the one-line error names the key ----
+// block_configs (DeciLM): 49 GQA layers (n_heads_in_group 8: 8 KV heads), 31
+// no_op attention; every layer an FFN of width int(2·ffn_mult·8192/3) rounded
+// up to 256: 49 × 28,672 (5.25), 10 × 7,168 (1.3125), 8 × 5,632 (1.0: 5,461 →
+// 5,632), 6 × 2,816 (0.5), 6 × 14,336 (2.625), 1 × 17,920 (3.28125).
+TEST_CASE("HF corpus: Llama-3.3-Nemotron-Super-49B (block_configs)", "[hf][hf-corpus][attention-layers]") {
+    const double widths = 49 * 28'672.0 + 10 * 7'168.0 + 8 * 5'632.0 + 6 * 2'816.0 + 6 * 14'336.0 + 17'920.0;
+    const double total = 3 * 8192 * widths + 49 * 150'994'944.0 + 2 * 128'256.0 * 8192;
+    CHECK(total == 49'866'080'256.0);
+    CHECK(total == Approx(49.9e9).epsilon(0.01));  // the Hub's 49.9 B
+    check_supported({"llama-3.3-nemotron-super-49b-v1", total, total, DType::bf16, 2.0 * 49 * 8 * 128 * 2});
+    const ModelSpec m = io::load_model("--model", corpus("llama-3.3-nemotron-super-49b-v1"));
+    CHECK(m.attention_layers() == 49);
+    CHECK(m.kv_heads == 8);
+    check_held("llama-3.3-nemotron-super-49b-v1", 200'704.0 * 4096, 200'704.0 * 65536);
+    CHECK(model_constants(m, PolicySpec{}, 8).allreduces_per_pass == 2 * 80 - 31);  // 49 attention blocks + 80 FFNs
+}
 
-TEST_CASE("HF corpus: Llama-3.3-Nemotron-Super-49B is refused (block_configs)", "[hf][hf-corpus]") {
-    check_refused("llama-3.3-nemotron-super-49b-v1", "block_configs: heterogeneous layers are not modelled yet");
+// Llama-4 (README: aiconfigurator's copies, not verbatim). Attention
+// 5120·5120·2 + 2·5120·1024 = 62,914,560; an expert 3·5120·8192 =
+// 125,829,120, the shared expert of the same width beside the routed ones;
+// dense MLP 3·5120·16,384; embedding and head 2·202,048·5120.
+// attention_chunk_size 8192 on the 36 RoPE layers (all but every 4th).
+TEST_CASE("HF corpus: Llama-4-Scout and Maverick (shared expert, interleaved MoE, chunked attention)",
+          "[hf][hf-corpus][attention-layers]") {
+    const double attn = 62'914'560.0, expert = 125'829'120.0, dense = 3 * 5120 * 16'384.0, emb = 2 * 202'048.0 * 5120;
+    // Scout: 48 MoE layers of 16 experts, top 1.
+    const double scout = 48 * (attn + 5120 * 16 + 17 * expert) + emb;
+    check_supported({"llama-4-scout-17b-16e-instruct", scout, 48 * (attn + 5120 * 16 + 2 * expert) + emb, DType::bf16,
+                     2.0 * 48 * 8 * 128 * 2});
+    CHECK(scout == 107'769'364'480.0);
+    // Published 109 B is the whole checkpoint: with the vision tower (README, 871,304,448 weights) within 1 %.
+    CHECK(scout + 871'304'448.0 == Approx(109e9).epsilon(0.01));
+    // Maverick: MoE on every 2nd layer (24 of 48, 128 experts), a dense MLP on the others.
+    const double maverick = 24 * (attn + 5120 * 128 + 129 * expert) + 24 * (attn + dense) + emb;
+    check_supported({"llama-4-maverick-17b-128e-instruct", maverick,
+                     24 * (attn + 5120 * 128 + 2 * expert) + 24 * (attn + dense) + emb, DType::bf16, 196'608});
+    CHECK(maverick == Approx(400e9).epsilon(0.01));  // 400,711,352,320
+    const ModelSpec m = io::load_model("--model", corpus("llama-4-maverick-17b-128e-instruct"));
+    CHECK(m.shared_experts == 1);
+    CHECK(m.first_dense_layers == 24);
+    CHECK(m.window_layers == 36);
+    CHECK(m.window == 8192);
+    // KV per layer 2·8·128·2 = 4,096 B/token: 4k all of it; 64k 12 global layers
+    // hold 65,536 tokens and 36 chunked ones at most 8,192 (full attention: 12,884,901,888, 2.9×).
+    for (const char* file : {"llama-4-scout-17b-16e-instruct", "llama-4-maverick-17b-128e-instruct"})
+        check_held(file, 196'608.0 * 4096, 12 * 4096.0 * 65536 + 36 * 4096.0 * 8192);
 }
 
 // The presets of the per-layer models carry the same shapes as their configs.
-TEST_CASE("HF corpus: the gpt-oss-120b and qwen3-next-80b presets match their configs", "[hf][hf-corpus][presets]") {
+TEST_CASE("HF corpus: the per-layer model presets match their configs", "[hf][hf-corpus][presets]") {
     PolicySpec p;
     p.kv_dtype = DType::bf16;
-    for (const auto& [preset, file] :
-         {std::pair{"gpt-oss-120b", "gpt-oss-120b"}, {"qwen3-next-80b", "qwen3-next-80b-a3b-thinking"}}) {
+    for (const auto& [preset, file] : {std::pair{"gpt-oss-120b", "gpt-oss-120b"},
+                                       {"qwen3-next-80b", "qwen3-next-80b-a3b-thinking"},
+                                       {"nemotron-h-56b", "nemotron-h-56b-base-8k"},
+                                       {"llama-4-scout", "llama-4-scout-17b-16e-instruct"},
+                                       {"llama-4-maverick", "llama-4-maverick-17b-128e-instruct"}}) {
         INFO(preset);
         const ModelSpec a = io::load_model("--model", preset), b = io::load_model("--model", corpus(file));
         CHECK(param_counts(a).total == param_counts(b).total);
         CHECK(param_counts(a).active == param_counts(b).active);
         CHECK(kv_held(model_constants(a, p), 65536).raw() == kv_held(model_constants(b, p), 65536).raw());
+        CHECK(linear_state_flop_per_token(a) == linear_state_flop_per_token(b));
     }
 }

@@ -126,12 +126,16 @@ std::string layer_types(const std::string& kind, const std::string& first = "", 
 
 TEST_CASE("features kvroof does not model are named, not read as full attention", "[hf]") {
     CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("block_configs": [{"attention": {}}])")),
-                      Catch::Contains("block_configs: heterogeneous layers are not modelled yet"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("attention_chunk_size": 8192)")),
-                      Catch::Contains("attention_chunk_size: chunked local attention (Llama-4) is not modelled yet"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("interleave_moe_layer_step": 2)")),
-                      Catch::Contains("interleave_moe_layer_step: MoE on one layer in 2 is not modelled yet"));
+                      Catch::Contains("block_configs: 1 entries for num_hidden_layers 32"));
     CHECK_NOTHROW(io::load_model("--model", config_file(R"("attention_chunk_size": null, "interleave_moe_layer_step": 1)")));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("interleave_moe_layer_step": 2)")),
+                      Catch::Contains("interleave_moe_layer_step: MoE on some layers is modelled for Llama-4 only"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("hybrid_override_pattern": ")" + std::string(31, 'M') + "E\"")),
+                      Catch::Contains("hybrid_override_pattern: 'E' layers are not modelled (M Mamba-2, * attention, - MLP)"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file("", "falcon_mamba")),
+                      Catch::Contains("model_type 'falcon_mamba': its Mamba layers are not modelled"));
+    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("layers_block_type": ["mamba"])", "jamba")),
+                      Catch::Contains("model_type 'jamba'"));
     CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "mamba"))),
                       Catch::Contains("layer_types: 'mamba' layers are not modelled (full_attention, sliding_attention, "
                                       "linear_attention)"));

@@ -73,6 +73,7 @@ TEST_CASE("every model field at the top of its range gives finite positive figur
     m.first_dense_layers = m.layers / 2;
     m.window_layers = m.layers / 4;
     m.linear_layers = m.layers / 4;
+    m.mlp_only_layers = m.mlp_free_layers = 0;  // dense models only: below
     REQUIRE_NOTHROW(m.check_validity());
     CHECK(std::isfinite(linear_state_bytes(m).raw()));
     CHECK(linear_state_bytes(m).raw() > 0);
@@ -85,6 +86,19 @@ TEST_CASE("every model field at the top of its range gives finite positive figur
     CHECK(offload_link_bytes_per_token(m).d2h.raw() > 0);
     m.attention = Attention::gqa;
     CHECK(kv_bytes_per_token(m, DType::int4).raw() > 0);
+    // A dense hybrid at the top of the ranges: Mamba-2, MLP-only and MLP-free layers, per-layer widths.
+    m.experts = 0;
+    m.index_topk = 0;
+    m.linear_kind = LinearKind::mamba2;
+    m.mlp_only_layers = m.layers / 4;
+    m.mlp_free_layers = m.layers / 2;
+    m.mlp_gated = false;
+    m.mlp_widths.assign(static_cast<std::size_t>(m.layers - m.mlp_free_layers), 10'000'000);
+    REQUIRE_NOTHROW(m.check_validity());
+    CHECK(std::isfinite(param_counts(m).total));
+    CHECK(param_counts(m).total > 0);
+    CHECK(kv_bytes_per_token(m, DType::bf16).raw() > 0);
+    CHECK(linear_state_flop_per_token(m) > 0);
 }
 
 TEST_CASE("model validity messages name the flag and file", "[ranges]") {

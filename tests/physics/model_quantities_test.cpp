@@ -2,6 +2,7 @@
 #include "kvroof/physics/model_quantities.hpp"
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "../test_support.hpp"
 #include "kvroof/io/presets.hpp"
@@ -39,11 +40,15 @@ TEST_CASE("weight formats carry their scales: int4 4.15625, mxfp4 4.25, nvfp4 4.
 }
 
 TEST_CASE("parameter counts from the shape agree with the published totals within 1%", "[model]") {
+    // Llama-4's published totals include its vision tower, which kvroof does not
+    // model: 871,304,448 weights by hand from vision_config (tests/data/hf/README.md).
+    const std::map<std::string, double> vision = {{"llama-4-scout", 871'304'448.0}, {"llama-4-maverick", 871'304'448.0}};
     for (const auto& name : io::preset_names("models")) {
         const ModelSpec m = io::load_model("--model", name);
         INFO(name);
         REQUIRE(m.published_params > 0);
-        CHECK(param_counts(m).total == Approx(m.published_params).epsilon(0.01));
+        const double beside = vision.count(name) ? vision.at(name) : 0.0;
+        CHECK(param_counts(m).total + beside == Approx(m.published_params).epsilon(0.01));
     }
 }
 

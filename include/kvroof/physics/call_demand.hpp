@@ -104,7 +104,8 @@ struct ExpertParallel {
     c.kv_replication = kv_replication(m, tp);
     c.kv_gpu_per_token = c.kv_per_token * c.kv_replication;
     c.layout = attention_layout(m, p.kv_dtype);
-    c.allreduces_per_pass = tp > 1 ? 2.0 * m.layers : 0.0;
+    // One all-reduce after each attention (or linear) block and each MLP: 2 per layer, fewer with MLP-only or MLP-free layers.
+    c.allreduces_per_pass = tp > 1 ? static_cast<double>(2 * m.layers - m.mlp_only_layers - m.mlp_free_layers) : 0.0;
     c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
     if (ep.ep > 1 && pc.moe_layers > 0) {

@@ -49,26 +49,44 @@ struct ParamCounts {
 // A linear-attention (Gated DeltaNet) layer's weights: the fused q/k/v/z input
 // projection h·(2·Hk·dk + 2·Hv·dv), the β/α gates h·2·Hv, the depthwise causal
 // convolution over q, k, v (conv_dim·K) and the output projection Hv·dv·h.
+// A Mamba-2 layer (Hk = n_groups, dk = ssm_state_size, Hv·dv = d_inner): the
+// same with one gate per head, its in_proj h·(d_inner + conv_dim + H) emits z,
+// x, B, C and dt (A, D, dt_bias, the conv bias and the gated norm, 3·H + conv_dim
+// + d_inner, are not counted, like every norm and bias).
 [[nodiscard]] inline double linear_conv_channels(const ModelSpec& m) noexcept {
     return 2.0 * m.linear_key_heads * m.linear_key_head_dim + static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
 }
 [[nodiscard]] inline double linear_params_per_layer(const ModelSpec& m) noexcept {
     const double h = m.hidden, value = static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
     const double key = static_cast<double>(m.linear_key_heads) * m.linear_key_head_dim;
-    return h * (2.0 * key + 2.0 * value) + h * 2.0 * m.linear_value_heads + linear_conv_channels(m) * m.linear_conv_kernel +
+    const double gates = m.linear_kind == LinearKind::mamba2 ? 1.0 : 2.0;
+    return h * (2.0 * key + 2.0 * value) + h * gates * m.linear_value_heads + linear_conv_channels(m) * m.linear_conv_kernel +
            value * h;
+}
+
+// Dense MLP weights per layer, averaged over all layers: gated (SwiGLU) 3·h·I,
+// non-gated (relu²) 2·h·I; MLP-free layers hold none, DeciLM's widths differ.
+[[nodiscard]] inline double dense_mlp_params_per_layer(const ModelSpec& m) noexcept {
+    const double per_width = (m.mlp_gated ? 3.0 : 2.0) * m.hidden;
+    if (m.mlp_free_layers == 0 && m.mlp_widths.empty()) return per_width * m.intermediate;
+    double widths = static_cast<double>(m.layers - m.mlp_free_layers) * m.intermediate;
+    if (!m.mlp_widths.empty()) {
+        widths = 0;
+        for (const int w : m.mlp_widths) widths += w;
+    }
+    return per_width * widths / m.layers;
 }
 
 // Parameter counts from the shape (gated MLPs: 3 matrices per MLP).
 [[nodiscard]] inline ParamCounts param_counts(const ModelSpec& m) noexcept {
     ParamCounts p;
     const double h = m.hidden, layers = m.layers, experts = m.experts;
-    // Attention projections per layer, averaged over the layer kinds (linear layers have their own).
+    // Attention projections per layer, averaged over the layer kinds (linear layers have their own, MLP-only layers none).
     const double attn =
-        m.linear_layers == 0
+        m.linear_layers == 0 && m.mlp_only_layers == 0
             ? attention_params_per_layer(m)
             : (m.attention_layers() * attention_params_per_layer(m) + m.linear_layers * linear_params_per_layer(m)) / layers;
-    const double dense_mlp = 3.0 * h * m.intermediate;
+    const double dense_mlp = dense_mlp_params_per_layer(m);
     p.embedding = static_cast<double>(m.vocab) * h;
     p.lm_head = m.tied_embeddings ? 0.0 : p.embedding;
     p.attention = layers * attn;
@@ -149,11 +167,13 @@ struct WeightBytes {
 }
 // FLOP per token of the linear layers' recurrence: ≈ 6 per recurrent-state
 // element (kᵀS for the delta rule, the rank-1 update with its decay, the
-// output Sᵀq: 2 each) plus 2·K per convolution channel. An estimate: decode
+// output Sᵀq: 2 each) plus 2·K per convolution channel; Mamba-2 ≈ 5 (the
+// decay 1, the update dt·x·Bᵀ 2, the readout C·h 2). An estimate: decode
 // of these layers is bound by reading and writing the state, not by FLOP.
 [[nodiscard]] inline double linear_state_flop_per_token(const ModelSpec& m) noexcept {
     const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
-    return m.linear_layers * (6.0 * recurrent + 2.0 * linear_conv_channels(m) * m.linear_conv_kernel);
+    const double per_element = m.linear_kind == LinearKind::mamba2 ? 5.0 : 6.0;
+    return m.linear_layers * (per_element * recurrent + 2.0 * linear_conv_channels(m) * m.linear_conv_kernel);
 }
 
 // Matmul FLOP per token outside attention's score/value products: 2 per active
@@ -190,7 +210,8 @@ enum class Phase { decode, prefill };
 
 // Bytes one decode token sends each way when part of its attention runs on the
 // CPU: per layer the query goes down (D2H) and a partial output plus its
-// softmax statistics (max and sum, fp32 per head) come back (H2D).
+// softmax statistics (max and sum, fp32 per head) come back (H2D). Linear
+// layers are charged the same (an approximation), MLP-only layers nothing.
 struct LinkBytesPerToken {
     Bytes d2h;
     Bytes h2d;
@@ -207,7 +228,8 @@ struct LinkBytesPerToken {
         out = H * m.kv_lora_rank;
     }
     const double stats = 2.0 * 4.0 * H;  // fp32 running max and sum per head
-    return {Bytes(m.layers * q * e), Bytes(m.layers * (out * e + stats))};
+    const int layers = m.layers - m.mlp_only_layers;  // MLP-only layers hold no KV nor state to offload
+    return {Bytes(layers * q * e), Bytes(layers * (out * e + stats))};
 }
 
 }  // namespace kvroof

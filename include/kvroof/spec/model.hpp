@@ -7,12 +7,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kvroof/spec/check.hpp"
 
 namespace kvroof {
 
 enum class Attention { gqa, mla };
+// The recurrence of linear layers: Gated DeltaNet (Qwen3-Next) or Mamba-2 (Nemotron-H).
+enum class LinearKind { gated_deltanet, mamba2 };
 // Storage formats (weights, KV) and GEMM math precisions. bf16 stands for the
 // 16-bit floats (BF16 and FP16 have the same size and tensor peak); fp4 is
 // NVFP4 (NVIDIA's FP4: blocks of 16 with an FP8 scale), mxfp4 the OCP MX FP4
@@ -112,6 +115,18 @@ struct ModelSpec {
     int linear_key_head_dim = 0;
     int linear_value_head_dim = 0;
     int linear_conv_kernel = 0;
+    // Mamba-2 layers are linear layers of kind mamba2 with n_groups key heads
+    // of ssm_state_size, mamba_num_heads value heads of mamba_head_dim.
+    LinearKind linear_kind = LinearKind::gated_deltanet;
+    // Layers that are not attention + MLP (Nemotron-H's hybrid_override_pattern,
+    // DeciLM's block_configs): MLP-only layers hold no KV and no state; MLP-free
+    // layers are attention or linear layers without an MLP. mlp_gated false: up
+    // and down projections only (Nemotron-H's relu²). mlp_widths: each MLP
+    // layer's width when they differ (DeciLM; replaces intermediate).
+    int mlp_only_layers = 0;
+    int mlp_free_layers = 0;
+    bool mlp_gated = true;
+    std::vector<int> mlp_widths;
     // Published total parameter count, if any (a cross-check, not used in the math).
     double published_params = 0.0;
     // The weights' precision the checkpoint itself declares (a Hugging Face
@@ -127,12 +142,13 @@ struct ModelSpec {
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
     // Layers that hold KV (full and sliding-window attention).
-    [[nodiscard]] int attention_layers() const noexcept { return layers - linear_layers; }
+    [[nodiscard]] int attention_layers() const noexcept { return layers - linear_layers - mlp_only_layers; }
 
     // Throws InputError prefixed with `where` (the flag and file, or the
     // preset) on a field outside its range (kModelFieldRanges) or a broken rule.
     void check_validity(std::string_view where) const;
     void check_validity() const { check_validity(name); }
+    void check_layer_structure(const std::string& at) const;
 };
 
 // Which models a field applies to; elsewhere it is left at 0 and not checked.
@@ -148,7 +164,7 @@ struct ModelFieldRange {
     FieldUse use;
     int lo, hi;
 };
-inline constexpr std::array<ModelFieldRange, 28> kModelFieldRanges = {{
+inline constexpr std::array<ModelFieldRange, 30> kModelFieldRanges = {{
     {"layers", &ModelSpec::layers, FieldUse::always, 1, 10'000},
     {"hidden", &ModelSpec::hidden, FieldUse::always, 1, 1'000'000},
     {"heads", &ModelSpec::heads, FieldUse::always, 1, 100'000},
@@ -177,6 +193,8 @@ inline constexpr std::array<ModelFieldRange, 28> kModelFieldRanges = {{
     {"linear_key_head_dim", &ModelSpec::linear_key_head_dim, FieldUse::linear, 1, 100'000},
     {"linear_value_head_dim", &ModelSpec::linear_value_head_dim, FieldUse::linear, 1, 100'000},
     {"linear_conv_kernel", &ModelSpec::linear_conv_kernel, FieldUse::linear, 1, 10'000},
+    {"mlp_only_layers", &ModelSpec::mlp_only_layers, FieldUse::always, 0, 10'000},
+    {"mlp_free_layers", &ModelSpec::mlp_free_layers, FieldUse::always, 0, 10'000},
 }};
 
 // The range of the field stored under `key` in data/models.json.
@@ -212,13 +230,30 @@ inline void ModelSpec::check_validity(std::string_view where) const {
     }
     if (index_topk > 0 && attention != Attention::mla)
         throw InputError(at + "index_topk (DeepSeek sparse attention) needs MLA attention");
-    if (linear_layers >= layers || window_layers > layers - linear_layers)
+    check_layer_structure(at);
+    if (linear_layers >= layers || window_layers > attention_layers())
         throw InputError(at + "window_layers (" + std::to_string(window_layers) + ") + linear_layers (" +
                          std::to_string(linear_layers) + ") must be <= layers (" + std::to_string(layers) +
                          "), with at least one attention layer");
-    if ((!is_moe() || first_dense_layers > 0) && intermediate < 1)
+    if ((!is_moe() || first_dense_layers > 0) && intermediate < 1 && mlp_widths.empty() && mlp_free_layers < layers)
         throw InputError(at + "intermediate must be >= 1 for " + (is_moe() ? "the dense layers" : "a dense model") + ", got " +
                          std::to_string(intermediate));
+}
+
+// MLP-only and MLP-free layers, and per-layer MLP widths (dense models only).
+inline void ModelSpec::check_layer_structure(const std::string& at) const {
+    const bool uniform = mlp_only_layers == 0 && mlp_free_layers == 0 && mlp_gated && mlp_widths.empty();
+    if (uniform) return;
+    if (is_moe()) throw InputError(at + "MLP-only, MLP-free, non-gated or per-layer MLP widths need a dense model");
+    if (mlp_only_layers + linear_layers >= layers || mlp_free_layers > layers)
+        throw InputError(at + "mlp_only_layers (" + std::to_string(mlp_only_layers) + ") + linear_layers (" +
+                         std::to_string(linear_layers) + ") must leave an attention layer, and mlp_free_layers (" +
+                         std::to_string(mlp_free_layers) + ") be <= layers (" + std::to_string(layers) + ")");
+    if (!mlp_widths.empty() && mlp_widths.size() != static_cast<std::size_t>(layers - mlp_free_layers))
+        throw InputError(at + "mlp_widths has " + std::to_string(mlp_widths.size()) + " entries for " +
+                         std::to_string(layers - mlp_free_layers) + " MLP layers");
+    for (const int w : mlp_widths)
+        if (w < 1 || w > 10'000'000) throw InputError(at + "mlp_widths must be in [1, 10000000], got " + std::to_string(w));
 }
 
 }  // namespace kvroof
