@@ -23,6 +23,10 @@ struct SimTimeline {
     // Adds ∫ value dt over [t0, t1) to `series`, split across the windows it spans.
     void add(Series series, double t0, double t1, double value) {
         if (!(t1 > t0) || value == 0) return;
+        if (t0 >= last_lo_ && t1 <= last_hi_) {  // the common case: inside the window the last add ended in
+            bins[last_][series] += value * (t1 - t0);
+            return;
+        }
         while (t1 > width * static_cast<double>(kMaxBins)) merge();
         auto b = static_cast<std::size_t>(std::floor(t0 / width));
         const auto last = std::min(kMaxBins - 1, static_cast<std::size_t>(std::floor(t1 / width)));
@@ -32,6 +36,7 @@ struct SimTimeline {
             if (!(hi > lo)) continue;  // t1 on a window's edge: nothing in the next
             if (bins.size() <= b) bins.resize(b + 1, {0.0, 0.0, 0.0});
             bins[b][series] += value * (hi - lo);
+            last_ = b, last_lo_ = static_cast<double>(b) * width, last_hi_ = static_cast<double>(b + 1) * width;
         }
     }
 
@@ -41,7 +46,11 @@ private:
             for (std::size_t k = 0; k < 3; ++k) bins[i / 2][k] = bins[i][k] + (i + 1 < bins.size() ? bins[i + 1][k] : 0.0);
         bins.resize((bins.size() + 1) / 2);
         width *= 2;
+        last_hi_ = -1;  // no window cached
     }
+
+    std::size_t last_ = 0;  // the window the last add ended in, and its edges (s)
+    double last_lo_ = 0, last_hi_ = -1;
 };
 
 // One direction of the link: transfers served one at a time in the order
