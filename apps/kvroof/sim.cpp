@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `kvroof sim`: the discrete-event simulation of a scenario at a load, beside the closed form.
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ struct SimOptionsText {
     OutputOptions output;
     BenchmarkWorkloadText bench;
     std::optional<std::string> concurrency, rate, chunk, max_seqs, f, ov, calls, seed, warmup, gaps;
+    std::string plot;  // FILE.svg: HBM and link use over time
 };
 
 double whole(const char* flag, const std::string& text, double lo, double hi) {
@@ -68,10 +70,24 @@ void run_sim(const SimOptionsText& o) {
     io::BuiltScenario built = io::build_scenario(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     const SimSpec spec = sim_spec(o);
+    if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
     const io::SimReport r = io::sim_report(built.scenario, spec);
+    // The plot appears with the report or not at all; the report links it relative to itself.
+    std::unique_ptr<io::AtomicFile> svg;
+    std::string link;
+    if (!o.plot.empty() && r.sim.feasible) {
+        svg = std::make_unique<io::AtomicFile>(o.plot);
+        io::render_svg(io::sim_plot(r.sim, fmt::format("kvroof sim: {} on {}, HBM and link over time", built.scenario.model.name,
+                                                       built.scenario.hardware.name)),
+                       *svg);
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::absolute(fs::path(o.output.report.empty() ? "." : o.output.report)).parent_path();
+        link = fs::absolute(fs::path(o.plot)).lexically_relative(dir).generic_string();
+    }
     emit_lazy(
         o.output, [&] { return io::render_sim_text(r, built); }, [&] { return io::sim_report_json(r, built).dump(2) + "\n"; },
-        [&] { return io::render_sim_markdown(r, built); });
+        [&] { return io::render_sim_markdown(r, built, link); });
+    if (svg) svg->commit();
 }
 }  // namespace
 
@@ -87,7 +103,7 @@ Action setup_sim(CLI::App& app) {
         "  kvroof sim --concurrency 64 --gap-dist lognormal --seed 7\n"
         "  kvroof sim --hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 256 --gap-dist deterministic\n"
         "  kvroof sim --request-rate 0.05 --calls 5000 --json\n"
-        "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md");
+        "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md --plot sim.svg");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
         sub->add_option_function<std::string>(
@@ -110,6 +126,10 @@ Action setup_sim(CLI::App& app) {
     add("--gap-dist", o->gaps, "NAME",
         "idle gaps (closed loop) and interarrival times (open loop) around their mean: exponential, deterministic, or "
         "lognormal (the codex shape: median 5.2 s, P99 81.4 s, scaled to the mean) [default: exponential]");
+    sub->add_option("--plot", o->plot,
+                    "also draw HBM used and each link direction's busy share over time to FILE.svg (needs gnuplot)")
+        ->type_name("FILE.svg")
+        ->group("Output");
     add_output_flags(*sub, o->output);
     return [o] { run_sim(*o); };
 }

@@ -28,6 +28,10 @@ std::string_view meaning(SimGap g) {
         case SimGap::admission_stall:
             return "the simulator admits a call only when its peak KV (S + O tokens) fits beside what is reserved, so calls "
                    "queue while the closed form, counting the mean occupancy, runs more at once (the batch column)";
+        case SimGap::link_queue:
+            return "parked sessions' reloads and saves go through the link's FIFO queues: the link, not the steps, sets "
+                   "the pace, or reloads wait before their call can prefill; the closed form spreads the same transfers over "
+                   "its steps (in series with the GPU's work at ov = 0) and charges no wait";
         case SimGap::granularity:
             return "a step carries whole calls and whole prefill chunks, so steps with a chunk are far longer than "
                    "decode-only ones, and a step's time is not linear in its content; the closed form charges the step of "

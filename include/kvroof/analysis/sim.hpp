@@ -23,13 +23,14 @@
 namespace kvroof {
 
 // What the gap to the closed form most likely comes from (none: within 10 %).
-enum class SimGap { none, overload, admission_stall, granularity, burstiness, idle_gap_variance, unexplained };
+enum class SimGap { none, overload, admission_stall, link_queue, granularity, burstiness, idle_gap_variance, unexplained };
 
 [[nodiscard]] constexpr std::string_view name(SimGap g) noexcept {
     switch (g) {
         case SimGap::none: return "none";
         case SimGap::overload: return "overload";
         case SimGap::admission_stall: return "admission_stall";
+        case SimGap::link_queue: return "link_queue";
         case SimGap::burstiness: return "burstiness";
         case SimGap::idle_gap_variance: return "idle_gap_variance";
         case SimGap::granularity: return "step_granularity";
@@ -37,6 +38,18 @@ enum class SimGap { none, overload, admission_stall, granularity, burstiness, id
     }
     return "?";
 }
+
+// One direction of the link over the window (sim_link.hpp).
+struct SimLinkUse {
+    double busy = 0, utilisation = 0;  // s of transfers queued in the window; over the window
+    double transfers = 0;  // the calls' own transfers (reloads or saves) queued in the window
+    Distribution wait;  // s each of those waited in the queue
+};
+
+// One window of the timeline, as shares: HBM used / capacity, each direction's busy time / window.
+struct SimSample {
+    double t0 = 0, t1 = 0, hbm = 0, h2d = 0, d2h = 0;
+};
 
 struct SimResult {
     SimSpec spec;
@@ -57,6 +70,10 @@ struct SimResult {
     double queue_mean = 0, queue_max = 0, queue_busy = 0;  // calls waiting for admission; share of time any waits
     double max_running = 0;
     double mean_idle = 0;  // s, Σ p·idle gap (closed loop; 0 open loop)
+    SimLinkUse h2d, d2h;
+    double loading = 0;  // time mean of calls admitted and waiting for their reload
+    double link_stall = 0;  // share of the steps' time spent waiting for the link's queue
+    std::vector<SimSample> timeline;  // the whole run, in windows of equal width (the last cut at the end)
     double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
     double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
     OperatingPoint closed;  // the closed form at the same load, f and ov
@@ -74,6 +91,10 @@ namespace detail {
 // The likely mechanism behind a gap of more than 10 % in throughput or ITL,
 // from what the run observed, the first that applies:
 //   overload          the rate exceeds what the closed form, or the simulation, serves (5 % short)
+//   link queue        the calls' reloads or saves keep a direction of the link > 90 % busy (it, not
+//                     the steps, sets the pace), or a reload waits in the H2D queue more than 5 % of
+//                     the closed form's cycle (TTFT + decode, + the idle gap), or steps wait for the
+//                     link > 5 % of their time
 //   admission stall   calls queued > 25 % of the time and fewer decode than in the closed form (> 5 %)
 //   then the larger of two departures from the fluid step, when above 5 %:
 //     step granularity  the mean step over the step of the mean content (whole calls and
@@ -86,6 +107,9 @@ namespace detail {
     if (std::abs(r.gap_throughput) <= 0.1 && std::abs(r.gap_itl) <= 0.1) return SimGap::none;
     const bool open = r.spec.load.mode == LoadMode::request_rate;
     if (r.closed.saturated || (open && r.requests_per_s < 0.95 * r.spec.load.value)) return SimGap::overload;
+    const auto saturated = [](const SimLinkUse& u) { return u.transfers > 0 && u.utilisation > 0.9; };
+    if (saturated(r.h2d) || saturated(r.d2h) || r.h2d.wait.mean > 0.05 * (r.closed.e2e + r.mean_idle) || r.link_stall > 0.05)
+        return SimGap::link_queue;
     if (r.queue_busy > 0.25 && r.batch < 0.95 * r.closed.batch) return SimGap::admission_stall;
     const bool random = r.spec.gaps != GapDist::deterministic;
     const SimGap load = open && random              ? SimGap::burstiness
@@ -128,6 +152,31 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.mean_step = t.steps > 0 ? t.step_time / t.steps : 0.0;
     r.ttft = t.ttft.summary();
     r.itl = t.itl.summary();
+    r.loading = t.loading / T;
+    r.link_stall = t.step_time > 0 ? t.link_stall / t.step_time : 0.0;
+    for (auto [out, in] : {std::pair{&r.h2d, &e.h2d}, std::pair{&r.d2h, &e.d2h}}) {
+        out->busy = in->busy;
+        out->utilisation = in->busy / T;
+        out->transfers = in->transfers;
+        out->wait = in->wait.summary();
+    }
+}
+
+// The engine's timeline as shares of HBM capacity and of each window.
+[[nodiscard]] inline std::vector<SimSample> timeline_samples(const SimTimeline& tl, double end, double hbm_capacity) {
+    std::vector<SimSample> out;
+    for (std::size_t b = 0; b < tl.bins.size(); ++b) {
+        SimSample s;
+        s.t0 = static_cast<double>(b) * tl.width;
+        s.t1 = std::min(end, s.t0 + tl.width);
+        const double w = s.t1 - s.t0;
+        if (!(w > 0)) break;
+        s.hbm = hbm_capacity > 0 ? tl.bins[b][SimTimeline::hbm] / w / hbm_capacity : 0.0;
+        s.h2d = tl.bins[b][SimTimeline::h2d] / w;
+        s.d2h = tl.bins[b][SimTimeline::d2h] / w;
+        out.push_back(s);
+    }
+    return out;
 }
 }  // namespace detail
 
@@ -163,6 +212,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.expected_prefill_tokens = e.expected_prefill;
     detail::fill_from_tally(r, e, sc.hardware.gpus);
     r.step_of_mean = detail::step_of_mean(ps, e.tally, spec);
+    r.timeline = detail::timeline_samples(e.timeline, std::max({e.now, e.h2d.free_at(), e.d2h.free_at()}), r.hbm_capacity);
     auto gap = [](double sim, double closed) { return closed > 0 ? sim / closed - 1.0 : 0.0; };
     r.gap_throughput = gap(r.throughput, r.closed.throughput);
     r.gap_itl = gap(r.itl.mean, r.closed.itl);

@@ -14,8 +14,17 @@
 // `chunk` tokens per step over all calls); the step that ends its prefill
 // yields its first token; then it decodes O − 1 steps, token j reading S + j
 // keys. Under --idle hold a session keeps its S + O tokens reserved through its
-// idle gap; under park they move to CPU DRAM (whole) and prefill_demand
-// charges their reload and save over the link.
+// idle gap; under park they move to CPU DRAM (whole).
+//
+// The link is two FIFO servers, one per direction (sim_link.hpp), at the
+// per-direction rate the closed form reads. Under park, each call's reload of
+// its cached prefix's GPU share (prefill_demand's park part of link_h2d) is a
+// transfer queued on H2D when the call is admitted, after the session's last
+// save has ended; the call prefills only when it completes. Its save
+// (link_park_save) is queued on D2H when its last token is out. These two stay
+// out of the steps. A step's own link traffic (offload) stays in step_time and
+// occupies both servers too: it queues behind the transfers already there, and
+// a step whose traffic had to wait ends no earlier than its traffic.
 
 #include <cstdint>
 #include <deque>
@@ -23,6 +32,7 @@
 #include <vector>
 
 #include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/sim_link.hpp"
 #include "kvroof/analysis/sim_random.hpp"
 #include "kvroof/analysis/sim_stats.hpp"
 
@@ -70,6 +80,7 @@ struct SimClass {  // a class in whole tokens, with its reservations in bytes
     double cum_p = 0;  // Σ p of the classes up to this one
     double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
     double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)
+    double reload = 0, save = 0;  // s on H2D before its prefill, on D2H after its last token (park)
 };
 
 // Time integrals and counters of the measured window.
@@ -77,6 +88,8 @@ struct SimTally {
     double t_start = 0, t_end = 0;  // s, the window
     double in_system = 0, queued = 0, queue_busy = 0, batch = 0, running = 0, hbm_used = 0;  // ∫ dt
     double queue_max = 0, tokens_out = 0, completed = 0, sojourn = 0, steps = 0, step_time = 0;
+    double loading = 0;  // ∫ calls admitted, waiting for their reload, dt
+    double link_stall = 0;  // s the steps were lengthened waiting for the link's queue
     LogHistogram ttft;  // s, of the calls completed in the window
     LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
     StepContent content;  // Σ over the window's steps of what each carried
@@ -90,6 +103,8 @@ public:
     void run(double first_cycle);
 
     SimTally tally;
+    SimTimeline timeline;
+    LinkServer h2d{SimTimeline::h2d}, d2h{SimTimeline::d2h};
     std::uint64_t events = 0, steps = 0, max_running = 0;
     double output_tokens = 0, prefill_tokens = 0, expected_output = 0, expected_prefill = 0, now = 0;
 
@@ -122,6 +137,8 @@ private:
     std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
     std::priority_queue<Decoder, std::vector<Decoder>, std::greater<>> decoders_;
     std::deque<std::uint32_t> queue_, prefilling_;
+    std::deque<std::pair<double, std::uint32_t>> loading_;  // (reload end, call), ends in FIFO order
+    std::vector<double> saved_at_;  // per client: when its last save ends
     std::vector<std::pair<std::uint32_t, std::int64_t>> chunks_;  // this step's (call, tokens)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions
@@ -134,12 +151,15 @@ private:
     void schedule(double time, std::int32_t client);
     void arrive(const Arrival& a);
     void admit();
+    void loaded();
+    [[nodiscard]] double step_link(double dt, const StepContent& s);
     void account(double dt);
     void step();
     void start_decoding(std::uint32_t id);
     void complete(std::uint32_t id);
     void start_window();
-    [[nodiscard]] std::size_t running() const noexcept { return prefilling_.size() + decoders_.size(); }
+    [[nodiscard]] std::size_t active() const noexcept { return prefilling_.size() + decoders_.size(); }
+    [[nodiscard]] std::size_t running() const noexcept { return active() + loading_.size(); }
 };
 
 }  // namespace detail

@@ -37,8 +37,11 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     weights_ = ps.mc.weights.raw();
     kv_gpu_ = (1.0 - spec.f) * ps.mc.kv_gpu_per_token.raw();
     const double kv = ps.mc.kv_per_token.raw();
+    PolicySpec hold = pol;
+    hold.idle = IdlePolicy::hold;
     double cum = 0;
-    for (const MixEntry& e : sc.mix.entries) {
+    for (std::size_t i = 0; i < sc.mix.entries.size(); ++i) {
+        const MixEntry& e = sc.mix.entries[i];
         SimClass c;
         c.s_cached = std::llround(e.cls.s_cached);
         c.a_append = std::llround(e.cls.a_append);
@@ -51,6 +54,14 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
+        if (ps.idle == IdlePolicy::park) {  // the park transfers leave the step for the link's queues
+            PrefillDemand& pre = in_.cls[i].pre;
+            const double unparked = prefill_demand(ps.mc, ps.sys, hold, e.cls).link_h2d;
+            c.reload = pre.link_h2d - unparked;
+            c.save = pre.link_park_save;
+            pre.link_h2d = unparked;
+            pre.link_park_save = 0;
+        }
         cls_.push_back(c);
     }
     cls_.back().cum_p = 2.0;  // every draw lands in some class, whatever the rounding of Σ p
@@ -130,14 +141,44 @@ inline void SimEngine::admit() {
         reserved_hbm_ += c.hbm;
         reserved_dram_ += c.dram;
         held_tokens_ += static_cast<double>(c.s_cached);
-        prefilling_.push_back(id);
+        if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
+            const std::int32_t who = calls_[id].client;
+            const double saved = who >= 0 ? saved_at_[static_cast<std::size_t>(who)] : 0.0;
+            loading_.emplace_back(h2d.submit(now, c.reload, timeline, measuring_, true, saved), id);
+        } else {
+            prefilling_.push_back(id);
+        }
         ++events;
         max_running = std::max<std::uint64_t>(max_running, running());
     }
 }
 
+// The calls whose reload has ended join the prefill FIFO, in the order they end.
+inline void SimEngine::loaded() {
+    while (!loading_.empty() && loading_.front().first <= now) {
+        prefilling_.push_back(loading_.front().second);
+        loading_.pop_front();
+    }
+}
+
+// A step's own link traffic on the two servers: a step whose traffic queued
+// behind other transfers ends no earlier than that traffic does.
+inline double SimEngine::step_link(double dt, const StepContent& s) {
+    double end = dt;
+    for (auto [server, seconds] : {std::pair{&h2d, s.h2d}, std::pair{&d2h, s.d2h}}) {
+        if (!(seconds > 0)) continue;
+        const bool queued = server->free_at() > now;
+        const double done = server->submit(now, seconds, timeline, measuring_, false);
+        if (queued) end = std::max(end, done - now);
+    }
+    if (measuring_) tally.link_stall += end - dt;
+    return end;
+}
+
 inline void SimEngine::account(double dt) {
-    if (!measuring_ || dt <= 0) return;
+    if (dt <= 0) return;
+    timeline.add(SimTimeline::hbm, now, now + dt, weights_ + kv_gpu_ * held_tokens_ + idle_hbm_);
+    if (!measuring_) return;
     const auto q = static_cast<double>(queue_.size()), r = static_cast<double>(running());
     tally.in_system += (q + r) * dt;
     tally.queued += q * dt;
@@ -145,6 +186,7 @@ inline void SimEngine::account(double dt) {
     tally.queue_max = std::max(tally.queue_max, q);
     tally.batch += static_cast<double>(decoders_.size()) * dt;
     tally.running += r * dt;
+    tally.loading += static_cast<double>(loading_.size()) * dt;
     tally.hbm_used += (weights_ + kv_gpu_ * held_tokens_ + idle_hbm_) * dt;
 }
 
@@ -179,7 +221,7 @@ inline void SimEngine::step() {
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
-    const double dt = step_time(ps_, s, spec_.f, spec_.ov);
+    const double dt = step_link(step_time(ps_, s, spec_.f, spec_.ov), s);
     account(dt);
     if (measuring_) {
         tally.steps += 1;
@@ -238,6 +280,10 @@ inline void SimEngine::complete(std::uint32_t id) {
         tally.sojourn += now - c.arrival;
         tally.ttft.add(c.first_token - c.arrival, 1.0);
     }
+    if (k.save > 0) {  // its cached prefix's GPU share goes back to DRAM
+        const double saved = d2h.submit(now, k.save, timeline, measuring_, true);
+        if (c.client >= 0) saved_at_[static_cast<std::size_t>(c.client)] = saved;
+    }
     if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
         const double gap = rng_.gap(k.idle, spec_.gaps);
         if (gap > 0) {  // idle: the session's KV stays reserved (hold) or moves to DRAM (park)
@@ -260,6 +306,7 @@ inline void SimEngine::run(double first_cycle) {
     if (spec_.load.mode == LoadMode::concurrency) {
         const auto clients = static_cast<std::size_t>(spec_.load.value);
         holds_.assign(clients, Hold{});
+        saved_at_.assign(clients, 0.0);
         // Clients start spread over one cycle of the closed form, near its steady state.
         for (std::size_t k = 0; k < clients && scheduled_ < total; ++k) {
             const double u =
@@ -276,15 +323,18 @@ inline void SimEngine::run(double first_cycle) {
             arrive(a);
         }
         admit();
-        if (running() > 0) {
+        loaded();
+        if (active() > 0) {
             step();
             continue;
         }
-        if (arrivals_.empty()) {
+        if (arrivals_.empty() && loading_.empty()) {
             if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
             break;
         }
-        const double t = arrivals_.top().time;
+        const double t = loading_.empty()    ? arrivals_.top().time
+                         : arrivals_.empty() ? loading_.front().first
+                                             : std::min(arrivals_.top().time, loading_.front().first);
         account(t - now);
         now = t;
     }

@@ -18,7 +18,8 @@ struct Distribution {
 // Weighted samples in log-spaced bins 0.1 % wide from 1 µs to 10⁶ s (values
 // outside fall in the end bins): the mean is exact, each quantile is the
 // geometric centre of its bin, within 0.05 % of the sample's value, clamped to
-// the smallest and largest sample. 27,632 bins, allocated on first use.
+// the smallest and largest sample; in the first bin (up to 1 µs, a zero queue
+// wait) the smallest sample. 27,632 bins, allocated on first use.
 class LogHistogram {
 public:
     void add(double x, double weight) {
@@ -39,7 +40,7 @@ public:
         double cum = bins_[0];
         for (const auto& [q, out] : qs) {  // the first bin whose cumulative weight reaches q
             while (cum < q * total_ && i + 1 < kBins) cum += bins_[++i];
-            *out = std::clamp(kMin * std::pow(kRatio, static_cast<double>(i) + 0.5), lo_, hi_);
+            *out = i == 0 ? lo_ : std::clamp(kMin * std::pow(kRatio, static_cast<double>(i) + 0.5), lo_, hi_);
         }
         return d;
     }

@@ -11,6 +11,7 @@
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/analysis/sim.hpp"
 #include "kvroof/analysis/sim_sweep.hpp"
+#include "kvroof/io/plot.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
@@ -25,7 +26,11 @@ struct SimReport {
 [[nodiscard]] std::string sim_summary_line(const SimResult& r);
 [[nodiscard]] std::string render_sim_text(const SimReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json sim_report_json(const SimReport& r, const BuiltScenario& built);
-[[nodiscard]] std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built);
+// `plot`: the SVG's path as the markdown should link it (empty: none).
+[[nodiscard]] std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built, const std::string& plot = "");
+
+// HBM used / capacity and each link direction's busy share over the run's windows.
+[[nodiscard]] PlotSpec sim_plot(const SimResult& r, const std::string& title);
 
 // One scenario of outputs/sim_vs_closed_form.md (configs/report.json "sim_vs_closed_form").
 struct SimSweepPage {
