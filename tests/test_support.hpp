@@ -2,6 +2,12 @@
 #pragma once
 // Scenarios shared by the tests: the embedded default and a tiny hand-checkable model.
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "kvroof/analysis/prefill_study.hpp"
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -45,6 +51,19 @@ inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
     s.c_eff = teraflops(1);
     s.tp.gpus = gpus;
     return s;
+}
+
+// A Llama-3.1-8B-shaped Hugging Face config.json with `extra` keys added, in
+// a file of its own (load_model caches by path).
+inline std::string hf_config_file(const std::string& extra, const std::string& model_type = "llama") {
+    static int n = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("kvroof_hf_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
+    std::ofstream(path) << R"({"model_type": ")" << model_type
+                        << R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)"
+                        << (extra.empty() ? "" : ", " + extra) << "}";
+    return path.string();
 }
 
 }  // namespace kvroof::test

@@ -47,7 +47,6 @@ std::string layers_footer(const HardwareSpec& def_hw) {
 
 Action setup_layers(CLI::App& app) {
     auto in = std::make_shared<io::LayersInputs>();
-    auto table = std::make_shared<std::optional<std::string>>();
     auto out = std::make_shared<OutputOptions>();
     CLI::App* sub =
         app.add_subcommand("layers", "layer-offload ceiling: resident vs offloaded layers, transfer per token, tok/s bounds");
@@ -94,15 +93,10 @@ Action setup_layers(CLI::App& app) {
     add("--prefill-compute-ms", &io::LayersInputs::prefill_compute_ms,
         "compute per layer per prefill chunk [ms]: adds the prefill case");
     add("--rows", &io::LayersInputs::rows, "rows (tokens) per prefill chunk [default: 512]");
-    sub->add_option_function<std::string>(
-           "--table",
-           [in, table](const std::string& v) {
-               *table = v;
-               in->given.emplace_back("--table", v);
-           },
-           "seed: the measured ceiling's budget table (its checkpoints, TP degrees, card, link and compute time) instead "
-           "of verdict's default scenario, e.g. --table seed [default: none]")
-        ->type_name("seed");
+    const auto table = add_table_switch(
+        *sub, in,
+        "seed: the measured ceiling's budget table (its checkpoints, TP degrees, card, link and compute time) instead "
+        "of verdict's default scenario, e.g. --table seed [default: none]");
     add_output_flags(*sub, *out);
     return [in, table, out] {
         io::LayersInputs run = *in;

@@ -40,7 +40,6 @@ std::string prefill_footer(const HardwareSpec& def_hw, const nlohmann::json& sin
 
 Action setup_prefill(CLI::App& app) {
     auto in = std::make_shared<io::PrefillInputs>();
-    auto table = std::make_shared<std::optional<std::string>>();
     auto out = std::make_shared<OutputOptions>();
     CLI::App* sub =
         app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
@@ -85,15 +84,10 @@ Action setup_prefill(CLI::App& app) {
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");
     add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration [default: 4096]");
-    sub->add_option_function<std::string>(
-           "--table",
-           [in, table](const std::string& v) {
-               *table = v;
-               in->given.emplace_back("--table", v);
-           },
-           "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's default scenario, e.g. --table seed "
-           "[default: none]")
-        ->type_name("seed");
+    const auto table = add_table_switch(
+        *sub, in,
+        "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's default scenario, e.g. --table seed "
+        "[default: none]");
     add_output_flags(*sub, *out);
     return [in, table, out] {
         io::PrefillInputs run = *in;

@@ -32,6 +32,24 @@ void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, c
         ->type_name("VALUE");
 }
 
+// Adds `--table seed` (prefill, layers: a paper's table and scenario instead of
+// verdict's default); records it in `inputs->given` and returns where its text
+// lands, for the action to parse (io::parse_table_switch).
+template <class Inputs>
+std::shared_ptr<std::optional<std::string>> add_table_switch(CLI::App& app, const std::shared_ptr<Inputs>& inputs,
+                                                             const char* help) {
+    auto table = std::make_shared<std::optional<std::string>>();
+    app.add_option_function<std::string>(
+           "--table",
+           [inputs, table](const std::string& v) {
+               *table = v;
+               inputs->given.emplace_back("--table", v);
+           },
+           help)
+        ->type_name("seed");
+    return table;
+}
+
 // --isl/--osl/--prefix: one class in a benchmark's words, replacing --workload.
 struct BenchmarkWorkloadText {
     std::optional<std::string> isl, osl, prefix;

@@ -7,6 +7,7 @@
 
 #include "../test_support.hpp"
 #include "kvroof/analysis/sim.hpp"
+#include "sim_support.hpp"
 
 namespace kvroof {
 namespace {
@@ -29,14 +30,7 @@ Scenario parked(double cached, double append, double output, double idle) {
     return s;
 }
 
-SimSpec clients(double n, double calls, GapDist gaps) {
-    SimSpec s;
-    s.load.mode = LoadMode::concurrency;
-    s.load.value = n;
-    s.calls = calls;
-    s.gaps = gaps;
-    return s;
-}
+using test::closed_loop;
 
 }  // namespace
 
@@ -83,7 +77,7 @@ TEST_CASE("parked sessions all calling at t = 0: the k-th reload waits (k-1) R/W
     const PreparedScenario ps(sc);
     const double d = cached * ps.mc.kv_gpu_per_token.raw() / ps.sys.link_bandwidth.raw();  // R / W at f = 0
     const double save = cached * ps.mc.kv_per_token.raw() / ps.sys.link_bandwidth.raw();
-    SimSpec spec = clients(4, 4, GapDist::deterministic);
+    SimSpec spec = closed_loop(4, 4, GapDist::deterministic);
     spec.warmup = 0;
     detail::SimEngine e(ps, spec);
     e.run(0.0);  // every client's first call at t = 0
@@ -101,7 +95,7 @@ TEST_CASE("parked sessions all calling at t = 0: the k-th reload waits (k-1) R/W
 
 TEST_CASE("with the link as queues, Little's law holds, tokens are conserved and a seed gives one run", "[sim][link]") {
     const Scenario sc = parked(30000, 1000, 200, 2.0);
-    SimSpec s = clients(32, 3000, GapDist::exponential);
+    SimSpec s = closed_loop(32, 3000, GapDist::exponential);
     const SimResult a = simulate(sc, s);
     REQUIRE(a.feasible);
     REQUIRE(a.measured_calls > 1000);
@@ -128,7 +122,7 @@ TEST_CASE("with the link as queues, Little's law holds, tokens are conserved and
 TEST_CASE("a saturated link queue is named as the gap's mechanism", "[sim][link]") {
     // Long cached prefixes reloaded every call with short idle gaps: the H2D queue, not the steps, sets the pace.
     const Scenario sc = parked(120000, 200, 50, 0.5);
-    const SimResult r = simulate(sc, clients(64, 2000, GapDist::deterministic));
+    const SimResult r = simulate(sc, closed_loop(64, 2000, GapDist::deterministic));
     REQUIRE(r.feasible);
     INFO("gap " << r.gap_throughput << " wait " << r.h2d.wait.mean << " H2D busy " << r.h2d.utilisation);
     CHECK(r.h2d.utilisation > 0.9);
@@ -137,7 +131,7 @@ TEST_CASE("a saturated link queue is named as the gap's mechanism", "[sim][link]
 }
 
 TEST_CASE("hold, no offload: the link stays idle and its queue costs nothing", "[sim][link]") {
-    const SimResult r = simulate(test::default_scenario(), clients(8, 500, GapDist::exponential));
+    const SimResult r = simulate(test::default_scenario(), closed_loop(8, 500, GapDist::exponential));
     CHECK(r.h2d.busy == 0);
     CHECK(r.d2h.busy == 0);
     CHECK(r.link_stall == 0);

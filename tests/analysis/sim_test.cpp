@@ -6,6 +6,7 @@
 
 #include "../test_support.hpp"
 #include "kvroof/analysis/sim.hpp"
+#include "sim_support.hpp"
 
 namespace kvroof {
 namespace {
@@ -24,14 +25,7 @@ Scenario bench(const char* hardware, const char* model, double isl, double osl) 
     return s;
 }
 
-SimSpec closed_loop(double clients, double calls, GapDist gaps = GapDist::exponential) {
-    SimSpec s;
-    s.load.mode = LoadMode::concurrency;
-    s.load.value = clients;
-    s.calls = calls;
-    s.gaps = gaps;
-    return s;
-}
+using test::closed_loop;
 
 }  // namespace
 

@@ -2,12 +2,10 @@
 // Hugging Face layer structures (src/hf_layer_structure.cpp): DeciLM's
 // block_configs and Llama-4's keys on small configs, each checked by hand; the
 // real configs are in tests/io/hf_corpus_test.cpp.
-#include <unistd.h>
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "../test_support.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/physics/call_demand.hpp"
@@ -15,20 +13,7 @@
 
 using namespace kvroof;
 
-namespace {
-// A Llama-3.1-8B-shaped config with `extra` keys added, in a file of its own
-// (load_model caches by path).
-std::string config_file(const std::string& extra, const std::string& model_type = "llama") {
-    static int n = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("kvroof_hf_layers_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
-    std::ofstream(path) << R"({"model_type": ")" << model_type
-                        << R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)"
-                        << (extra.empty() ? "" : ", " + extra) << "}";
-    return path.string();
-}
-}  // namespace
+using test::hf_config_file;
 
 // DeciLM block_configs: one entry per layer; 24 attention layers of 4 query
 // heads per KV head (32 / 4 = 8 KV heads) with ffn_mult 1.0, 8 no_op attention
@@ -41,7 +26,7 @@ TEST_CASE("block_configs: per-layer attention and FFN widths, or a one-line erro
         for (int i = 0; i < 32; ++i) s += (i ? ", " : "") + (i < 24 ? gqa : i < 31 || last.empty() ? no_op : last);
         return s + "]";
     };
-    const ModelSpec m = io::load_model("--model", config_file(blocks("")));
+    const ModelSpec m = io::load_model("--model", hf_config_file(blocks("")));
     CHECK(m.attention_layers() == 24);
     CHECK(m.kv_heads == 8);
     // 1.0: int(2,730.67) = 2,730 -> 2,816; 5.25: 14,336 exactly.
@@ -50,10 +35,10 @@ TEST_CASE("block_configs: per-layer attention and FFN widths, or a one-line erro
     CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 2.0 * 24 * 8 * 128 * 2);
     CHECK_THROWS_WITH(
         io::load_model("--model",
-                       config_file(blocks(R"({"attention": {"replace_with_linear": true}, "ffn": {"ffn_mult": 5.25}})"))),
+                       hf_config_file(blocks(R"({"attention": {"replace_with_linear": true}, "ffn": {"ffn_mult": 5.25}})"))),
         Catch::Contains("block_configs: replace_with_linear: a linear replacement layer is not modelled"));
     CHECK_THROWS_WITH(
-        io::load_model("--model", config_file(blocks(R"({"attention": {"n_heads_in_group": 8}, "ffn": {"ffn_mult": 5.25}})"))),
+        io::load_model("--model", hf_config_file(blocks(R"({"attention": {"n_heads_in_group": 8}, "ffn": {"ffn_mult": 5.25}})"))),
         Catch::Contains("block_configs: n_heads_in_group 4 and 8: KV heads that differ by layer are not modelled"));
 }
 
@@ -63,11 +48,11 @@ TEST_CASE("block_configs: per-layer attention and FFN widths, or a one-line erro
 TEST_CASE("Llama-4: shared expert, interleaved MoE, chunked attention from no_rope_layers", "[hf][attention-layers]") {
     std::string rope = R"("no_rope_layers": [)";
     for (int i = 0; i < 32; ++i) rope += std::string(i ? ", " : "") + (i % 2 ? "1" : "0");
-    const ModelSpec m =
-        io::load_model("--model", config_file(R"("num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": 16384,
+    const ModelSpec m = io::load_model(
+        "--model", hf_config_file(R"("num_local_experts": 4, "num_experts_per_tok": 1, "intermediate_size_mlp": 16384,
             "interleave_moe_layer_step": 4, "attention_chunk_size": 1024, )" +
-                                                  rope + "]",
-                                              "llama4_text"));
+                                      rope + "]",
+                                  "llama4_text"));
     CHECK(m.shared_experts == 1);
     CHECK(m.first_dense_layers == 24);
     CHECK(m.window_layers == 16);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "../test_support.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -16,24 +17,11 @@
 
 using namespace kvroof;
 
-namespace {
-// A Llama-3.1-8B-shaped config with `extra` keys added, in a file of its own
-// (load_model caches by path).
-std::string config_file(const std::string& extra, const std::string& model_type = "llama") {
-    static int n = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("kvroof_hf_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
-    std::ofstream(path) << R"({"model_type": ")" << model_type
-                        << R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)"
-                        << (extra.empty() ? "" : ", " + extra) << "}";
-    return path.string();
-}
-}  // namespace
+using test::hf_config_file;
 
 TEST_CASE("quantization_config sets the weights' precision, --weight-dtype overrides it", "[hf][quant]") {
     const std::string fp8 =
-        config_file(R"("quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})");
+        hf_config_file(R"("quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]})");
     const ModelSpec m = io::load_model("--model", fp8);
     REQUIRE(m.checkpoint_weights);
     CHECK(*m.checkpoint_weights == DType::fp8);
@@ -62,13 +50,13 @@ TEST_CASE("each supported quantisation method maps to its precision", "[hf][quan
     };
     for (const auto& [q, d] : cases) {
         INFO(q);
-        const ModelSpec m = io::load_model("--model", config_file(std::string(R"("quantization_config": )") + q));
+        const ModelSpec m = io::load_model("--model", hf_config_file(std::string(R"("quantization_config": )") + q));
         REQUIRE(m.checkpoint_weights);
         CHECK(*m.checkpoint_weights == d);
     }
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "awq", "bits": 3})")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "awq", "bits": 3})")),
                       Catch::Contains("quant_method 'awq' with 3 bits is not modelled"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "bitsandbytes"})")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "bitsandbytes"})")),
                       Catch::Contains("give --weight-dtype"));
 }
 
@@ -78,19 +66,19 @@ TEST_CASE("a quantised checkpoint keeps embeddings, LM head and the attention it
     const double embed = 128'256.0 * 4096, attention = 32 * 41'943'040.0, total = 8'029'995'008.0;
     const double kept = 2 * embed;  // no routers in a dense model
     // AWQ INT4 in groups of 128 with an FP16 scale and a 4-bit zero: 4.15625 bits.
-    ModelSpec m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "awq", "bits": 4})"));
+    ModelSpec m = io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "awq", "bits": 4})"));
     CHECK(m.checkpoint_bf16_attention == 0.0);
     CHECK(weight_bytes(m, DType::int4).raw() == Approx((total - kept) * 4.15625 / 8 + 2 * kept).epsilon(1e-12));
     // Another format than the checkpoint's re-quantises every matrix.
     CHECK(weight_bytes(m, DType::fp8).raw() == Approx(total).epsilon(1e-12));
     CHECK(weight_bytes(m, DType::bf16).raw() == Approx(2 * total).epsilon(1e-12));
     // modules_to_not_convert with every layer's self_attn (gpt-oss's form), and with 8 of 32 layers named.
-    m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "mxfp4",
+    m = io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "mxfp4",
       "modules_to_not_convert": ["model.layers.*.self_attn", "model.embed_tokens", "lm_head"]})"));
     CHECK(m.checkpoint_bf16_attention == 1.0);
     CHECK(weight_bytes(m, DType::mxfp4).raw() ==
           Approx((total - kept - attention) * 4.25 / 8 + 2 * (kept + attention)).epsilon(1e-12));
-    m = io::load_model("--model", config_file(R"("quantization_config": {"quant_method": "compressed-tensors",
+    m = io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "compressed-tensors",
       "config_groups": {"g": {"weights": {"num_bits": 4, "type": "float"}}},
       "ignore": ["lm_head", "model.layers.0.self_attn", "model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.o_proj",
                  "model.layers.2.self_attn", "model.layers.3.self_attn", "model.layers.4.self_attn",
@@ -112,7 +100,7 @@ TEST_CASE("the gpt-oss-120b preset is sized as its MXFP4 checkpoint, ~65 GB", "[
 
 TEST_CASE("Python's Infinity and NaN literals read, the rest of the file is unchanged", "[hf]") {
     const ModelSpec m = io::load_model(
-        "--model", config_file(R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "note": "NaN Infinity")"));
+        "--model", hf_config_file(R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "note": "NaN Infinity")"));
     CHECK(m.layers == 32);
     CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 131072);
 }
@@ -125,31 +113,31 @@ std::string layer_types(const std::string& kind, const std::string& first = "", 
 }
 
 TEST_CASE("features kvroof does not model are named, not read as full attention", "[hf]") {
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("block_configs": [{"attention": {}}])")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("block_configs": [{"attention": {}}])")),
                       Catch::Contains("block_configs: 1 entries for num_hidden_layers 32"));
-    CHECK_NOTHROW(io::load_model("--model", config_file(R"("attention_chunk_size": null, "interleave_moe_layer_step": 1)")));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("interleave_moe_layer_step": 2)")),
+    CHECK_NOTHROW(io::load_model("--model", hf_config_file(R"("attention_chunk_size": null, "interleave_moe_layer_step": 1)")));
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("interleave_moe_layer_step": 2)")),
                       Catch::Contains("interleave_moe_layer_step: MoE on some layers is modelled for Llama-4 only"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("hybrid_override_pattern": ")" + std::string(31, 'M') + "E\"")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("hybrid_override_pattern": ")" + std::string(31, 'M') + "E\"")),
                       Catch::Contains("hybrid_override_pattern: 'E' layers are not modelled (M Mamba-2, * attention, - MLP)"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file("", "falcon_mamba")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file("", "falcon_mamba")),
                       Catch::Contains("model_type 'falcon_mamba': its Mamba layers are not modelled"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("layers_block_type": ["mamba"])", "jamba")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("layers_block_type": ["mamba"])", "jamba")),
                       Catch::Contains("model_type 'jamba'"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "mamba"))),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(layer_types("full_attention", "mamba"))),
                       Catch::Contains("layer_types: 'mamba' layers are not modelled (full_attention, sliding_attention, "
                                       "linear_attention)"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(R"("layer_types": ["full_attention", "full_attention"])")),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("layer_types": ["full_attention", "full_attention"])")),
                       Catch::Contains("layer_types: 2 entries for num_hidden_layers 32"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "sliding_attention"))),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(layer_types("full_attention", "sliding_attention"))),
                       Catch::Contains("sliding_window: missing for 1 sliding_attention layers"));
-    CHECK_THROWS_WITH(io::load_model("--model", config_file(layer_types("full_attention", "linear_attention"))),
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(layer_types("full_attention", "linear_attention"))),
                       Catch::Contains("'linear_num_key_heads'"));
 }
 
 TEST_CASE("sliding windows are read from each family's keys", "[hf][attention-layers]") {
     auto load = [](const std::string& extra, const std::string& type = "llama") {
-        return io::load_model("--model", config_file(extra, type));
+        return io::load_model("--model", hf_config_file(extra, type));
     };
     // Mistral / Phi-3: every layer.
     ModelSpec m = load(R"("sliding_window": 4096)");
@@ -175,12 +163,13 @@ TEST_CASE("sliding windows are read from each family's keys", "[hf][attention-la
 TEST_CASE("linear-attention layers come from full_attention_interval or layer_types", "[hf][attention-layers]") {
     const std::string linear = R"("linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
       "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4)";
-    const ModelSpec a = io::load_model("--model", config_file(R"("full_attention_interval": 4, )" + linear));
+    const ModelSpec a = io::load_model("--model", hf_config_file(R"("full_attention_interval": 4, )" + linear));
     CHECK(a.linear_layers == 24);
     CHECK(a.attention_layers() == 8);
     CHECK(a.linear_value_heads == 32);
     CHECK(a.linear_conv_kernel == 4);
-    const ModelSpec b = io::load_model("--model", config_file(layer_types("linear_attention", "full_attention") + ", " + linear));
+    const ModelSpec b =
+        io::load_model("--model", hf_config_file(layer_types("linear_attention", "full_attention") + ", " + linear));
     CHECK(b.linear_layers == 31);
     // 2·8·128·2 B per token and attention layer: 4,096; the state does not grow.
     CHECK(kv_bytes_per_token(a, DType::bf16).raw() == 8 * 4096.0);
@@ -188,7 +177,7 @@ TEST_CASE("linear-attention layers come from full_attention_interval or layer_ty
 
 TEST_CASE("top_k_experts names the active experts where num_experts_per_tok is absent", "[hf]") {
     const ModelSpec m =
-        io::load_model("--model", config_file(R"("num_experts": 64, "top_k_experts": 4, "moe_intermediate_size": 1024)"));
+        io::load_model("--model", hf_config_file(R"("num_experts": 64, "top_k_experts": 4, "moe_intermediate_size": 1024)"));
     CHECK(m.experts == 64);
     CHECK(m.experts_active == 4);
 }
