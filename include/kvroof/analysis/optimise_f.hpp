@@ -10,9 +10,15 @@
 // session fits nowhere (f below smallest_f_that_fits, or above the DRAM edge).
 // Between kinks every demand is linear in f and X is smooth.
 //
-// 1. Scan: X at kFGridSteps+1 evenly spaced f and at the fit edges (each
-//    sampled 1e-12 inside). 16 cells: 8 or 12 missed a second peak hidden
-//    between samples in 1 of 5,000 random scenarios, 16 in none.
+// 1. Scan: X at kCoarseSteps+1 = 9 evenly spaced f and at the fit edges (each
+//    sampled 1e-12 inside), then at the midpoint of every coarse cell whose
+//    higher end is within kNearTop = 10 % of the best sample or which holds a
+//    fit edge: the 17-point scan where the top may be, 9 points where X is
+//    far below it. 16 cells everywhere: 8 or 12 missed a second peak hidden
+//    between samples in 1 of 5,000 random scenarios, 16 in none; 8 halved
+//    near the top missed none in 24,000 searches (the property test's, seeds
+//    1-3 at 4,000 scenarios) with 12 % fewer evaluations (21.8 per search
+//    against 24.9; 32 against 49 for the default verdict's two ends).
 // 2. Refine around the best sample (maximise_near): a bracket a < b < c with
 //    X(b) >= X(a), X(c) shrinks each round by a kink model — the branches on
 //    either side extended as lines from their two nearest samples and
@@ -36,8 +42,12 @@
 
 namespace kvroof {
 
-// Cells of the scan that seeds the refinement.
+// Cells of the scan that seeds the refinement (kCoarseSteps of them first,
+// halved where the top may be: see Scan), and how far below the best coarse
+// sample a cell's higher end may lie and still be halved.
 inline constexpr int kFGridSteps = 16;
+inline constexpr int kCoarseSteps = kFGridSteps / 2;
+inline constexpr double kNearTop = 0.1;
 
 namespace detail {
 
@@ -240,18 +250,21 @@ void screen_cells(FSamples& s, Eval& eval, const double& best, const double& bes
 }  // namespace detail
 
 namespace detail {
-// The scan: kFGridSteps+1 evenly spaced f and the fit edges. Where one
-// session fits only from some f > 0 on, or (idle sessions held) only up to
-// some f < 1, those edges lie between grid points: they are sampled 1e-12 inside.
+// The scan, in two passes. First kFGridSteps/2+1 evenly spaced f and the fit
+// edges: where one session fits only from some f > 0 on, or (idle sessions
+// held) only up to some f < 1, those edges lie between grid points and are
+// sampled 1e-12 inside. Then the midpoint of each coarse cell that could hold
+// the top (halve_cell), so that the scan is the kFGridSteps+1-point one
+// wherever it matters.
 struct Scan {
-    std::array<double, kFGridSteps + 3> f{};
+    std::array<double, kFGridSteps / 2 + 3> f{};
     std::size_t n = 0;
     double fit_lo = -1, fit_hi = -1;
 };
 
 [[nodiscard]] inline Scan scan_points(const PreparedScenario& ps) {
     Scan sc;
-    for (int i = 0; i <= kFGridSteps; ++i) sc.f[sc.n++] = static_cast<double>(i) / kFGridSteps;
+    for (int i = 0; i <= kCoarseSteps; ++i) sc.f[sc.n++] = static_cast<double>(i) / kCoarseSteps;
     if (const auto fit = ps.smallest_f_that_fits(); fit && *fit > 0) {
         sc.fit_lo = std::min(1.0, *fit + 1e-12 + 1e-12 * *fit);
         sc.f[sc.n++] = sc.fit_lo;
@@ -266,7 +279,7 @@ struct Scan {
     return sc;
 }
 
-// One end's search: its samples, and the best f so far (the first of equal
+// One end's search: its samples, and the best f so far (the least f of equal
 // throughputs). The search asks throughput alone; the best point is then
 // evaluated in full once, to the same throughput.
 struct EndSearch {
@@ -277,7 +290,7 @@ struct EndSearch {
     bool have = false;
 
     double take(double f, double x) {
-        if (!have || x > best_x) {
+        if (!have || x > best_x || (x == best_x && f < best_f)) {
             best_f = f;
             best_x = x;
             have = true;
@@ -287,6 +300,22 @@ struct EndSearch {
     double operator()(double f) { return take(f, throughput(*ps, mix_demand(*ps, f), ov)); }
     [[nodiscard]] ServingPoint best() const { return evaluate(*ps, best_f, ov); }
 };
+
+// Whether the coarse cell i (between f = i/kCoarseSteps and (i+1)/kCoarseSteps)
+// is halved: its higher end within kNearTop of the best sample (a peak above
+// the best would have to rise more than that inside half a fine cell), or one
+// end serving and the other not (a fit edge or an SLO's).
+[[nodiscard]] inline bool halve_cell(const FSamples& s, double best, int i) {
+    auto at = [&](int j) {
+        const double f = static_cast<double>(j) / kCoarseSteps;
+        return s.x[static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), f) -
+                                            s.f.begin())];
+    };
+    const double lo = at(i), hi = at(i + 1);
+    return (lo > 0) != (hi > 0) || std::max(lo, hi) >= (1.0 - kNearTop) * best;
+}
+
+[[nodiscard]] inline double midpoint(int i) { return static_cast<double>(2 * i + 1) / (2 * kCoarseSteps); }
 
 // Steps 2 and 3 of the header comment, after the scan.
 inline void refine(EndSearch& e, const Scan& sc) {
@@ -311,13 +340,19 @@ inline void refine(EndSearch& e, const Scan& sc) {
     const detail::Scan sc = detail::scan_points(ps);
     detail::EndSearch e{&ps, ov, {}, 0.0, 0.0, false};
     for (std::size_t i = 0; i < sc.n; ++i) e.s.add(sc.f[i], e);
+    const double coarse_best = e.best_x;
+    for (int i = 0; i < kCoarseSteps; ++i)
+        if (detail::halve_cell(e.s, coarse_best, i)) e.s.add(detail::midpoint(i), e);
     detail::refine(e, sc);
     return e.best();
 }
 
 // optimise_f at both ends of the band, ov = 0 and 1, identical to two calls;
-// the scan computes each f's demand once for both.
-[[nodiscard]] inline std::array<ServingPoint, 2> optimise_f_band(const PreparedScenario& ps) {
+// the scan computes each f's demand once for both. `at_zero`, when given, is
+// each end already evaluated at f = 0 (evaluate(ps, 0.0, ov)): an end whose
+// best is f = 0 returns it instead of evaluating it again.
+[[nodiscard]] inline std::array<ServingPoint, 2> optimise_f_band(const PreparedScenario& ps,
+                                                                 std::array<const ServingPoint*, 2> at_zero = {}) {
     const detail::Scan sc = detail::scan_points(ps);
     std::array<detail::EndSearch, 2> e{{{&ps, 0.0, {}, 0.0, 0.0, false}, {&ps, 1.0, {}, 0.0, 0.0, false}}};
     for (std::size_t i = 0; i < sc.n; ++i) {
@@ -327,8 +362,22 @@ inline void refine(EndSearch& e, const Scan& sc) {
             end.s.add(sc.f[i], scanned);
         }
     }
+    const std::array<double, 2> coarse_best{e[0].best_x, e[1].best_x};
+    for (int i = 0; i < kCoarseSteps; ++i) {
+        const std::array<bool, 2> halve{detail::halve_cell(e[0].s, coarse_best[0], i),
+                                        detail::halve_cell(e[1].s, coarse_best[1], i)};
+        if (!halve[0] && !halve[1]) continue;
+        const double f = detail::midpoint(i);
+        const MixDemand md = mix_demand(ps, f);
+        for (std::size_t j = 0; j < 2; ++j) {
+            if (!halve[j]) continue;
+            auto scanned = [&](double at) { return e[j].take(at, throughput(ps, md, e[j].ov)); };
+            e[j].s.add(f, scanned);
+        }
+    }
     for (auto& end : e) detail::refine(end, sc);
-    return {e[0].best(), e[1].best()};
+    auto best = [&](std::size_t j) { return e[j].best_f == 0.0 && at_zero[j] ? *at_zero[j] : e[j].best(); };
+    return {best(0), best(1)};
 }
 
 }  // namespace kvroof

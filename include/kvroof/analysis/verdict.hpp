@@ -155,7 +155,7 @@ struct VerdictOptions {
     v.idle = scenario.policy.idle;
     v.smallest_f_that_fits = ps.smallest_f_that_fits();
     v.baseline = band(ps, 0.0);
-    const auto best = optimise_f_band(ps);
+    const auto best = optimise_f_band(ps, {&v.baseline.conservative, &v.baseline.optimistic});
     v.best_conservative = best[0];
     v.best_optimistic = best[1];
 
@@ -183,7 +183,13 @@ struct VerdictOptions {
     } else {
         v.f = show_bankable_end(v.gain_bankable, v.gain_pipelined) ? v.best_conservative.f : v.best_optimistic.f;
     }
-    v.at_f = band(ps, v.f);
+    // The end searched at v.f is already evaluated there (the same evaluate).
+    if (!v.f_fixed && v.f == v.best_conservative.f)
+        v.at_f = {v.best_conservative, evaluate(ps, v.f, 1.0)};
+    else if (!v.f_fixed && v.f == v.best_optimistic.f)
+        v.at_f = {evaluate(ps, v.f, 0.0), v.best_optimistic};
+    else
+        v.at_f = band(ps, v.f);
     v.gain_conservative = gain(v.at_f.conservative, base_c);
     v.gain_optimistic = gain(v.at_f.optimistic, base_o);
     if (v.f_fixed) {  // the chosen f is judged, not the best ones
