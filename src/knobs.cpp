@@ -76,7 +76,7 @@ std::vector<Knob> scenario_rows() {
          .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\"", .group = kScenario,
          .list_sep = ';', .decode = io::decode_workload,
          .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
-        {.name = "mix", .column = "mix", .type = KnobType::text,
+        {.name = "mix", .column = "mix", .type = KnobType::text, .shown_default = "none: --workload's classes",
          .help = "concurrent class mix, e.g. \"long:0.7,short:0.3\" (classes: codex long mid short prefill), or a mix file "
                  "FILE.json (kvroof trace writes one); replaces --workload",
          .group = kScenario, .list_sep = ';', .decode = io::decode_mix,

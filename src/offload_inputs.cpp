@@ -69,10 +69,10 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         s.c_eff = FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"));
         s.c_eff_from = "--prefill-flops";
     } else {
-        const FlopPerSecond peak = gemm_peak(s.hardware, math);
-        s.c_eff = peak * s.hardware.eta_compute;
-        s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.eta_compute,
-                                   peak.raw() == s.hardware.gpu_flops.raw() ? "BF16" : to_string(math));
+        // Named by the precision the GEMMs run in on this GPU (MXFP4 runs at the FP4 peak), as the echo says.
+        const DType runs = gemm_math_on(s.hardware, math);
+        s.c_eff = gemm_peak(s.hardware, math) * s.hardware.eta_compute;
+        s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
     }
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);

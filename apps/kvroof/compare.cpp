@@ -129,10 +129,14 @@ Action setup_compare(CLI::App& app) {
         "  kvroof compare --across model=llama-3.1-70b,qwen3-235b-a22b --hardware h200 --gpus 8 --report compare.md\n"
         "  kvroof compare --config h200x8.json --config b200x8.json --model qwen3-235b-a22b");
     add_scenario_flags(*sub, o->scenario);
-    sub->add_option("--across", o->across, "a knob and its values to compare, KNOB=V1,V2,...")
+    sub->add_option(
+           "--across", o->across,
+           with_default("a knob and its values to compare, KNOB=V1,V2,... (repeatable)", "none; compare needs it or --config"))
         ->type_name("KNOB=LIST")
         ->group("Compare");
-    sub->add_option("--config", o->configs, "a scenario file to compare, one column per file (repeatable)")
+    sub->add_option(
+           "--config", o->configs,
+           with_default("a scenario file to compare, one column per file (repeatable)", "none: the command line's scenario"))
         ->type_name("FILE.json")
         ->group("Compare");
     add_output_flags(*sub, o->output);

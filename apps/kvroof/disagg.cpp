@@ -59,17 +59,15 @@ Action setup_disagg(CLI::App& app) {
         "  kvroof disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500");
     add_scenario_flags(*sub, o->scenario);
     sub->add_option("--arch", o->arch,
-                    "cpu-decode: GPUs prefill, CPU sockets decode (the Python reference model's full disaggregation); gpu-pools: "
-                    "prefill and decode on separate GPU "
-                    "instances (DistServe, Dynamo) against the same GPUs aggregated [default: cpu-decode]")
+                    with_default("cpu-decode: GPUs prefill, CPU sockets decode (the Python reference model's full "
+                                 "disaggregation); gpu-pools: prefill and decode on separate GPU instances (DistServe, "
+                                 "Dynamo) against the same GPUs aggregated",
+                                 o->arch))
         ->type_name("ARCH")
         ->group("Disaggregation");
     add_benchmark_workload_flags(*sub, o->bench, "Disaggregation");
-    sub->add_option_function<std::string>(
-           "--prefill-chunk", [o](const std::string& v) { o->chunk = v; },
-           "gpu-pools: prefill tokens per step of a prefill instance [default: 2048]")
-        ->type_name("N")
-        ->group("Disaggregation");
+    add_text_option(*sub, "--prefill-chunk", o->chunk, "N", "Disaggregation",
+                    "gpu-pools: prefill tokens per step of a prefill instance", default_prefill_chunk());
     add_output_flags(*sub, o->output);
     return [o] { run_disagg(*o); };
 }

@@ -54,16 +54,11 @@ Action setup_ladder(CLI::App& app) {
         "  kvroof ladder --hardware h100-sxm --model llama-3.1-70b --gpus 2 --json\n"
         "  kvroof ladder --workload \"s_cached=60000,a_append=2000,o_output=400,idle_gap=10s\" --report ladder.md");
     add_scenario_flags(*sub, o->scenario);
-    sub->add_option_function<std::string>(
-           "--max-gpus", [o](const std::string& v) { o->max_gpus = v; },
-           "the tensor-parallel lever doubles --gpus up to this [default: the NVLink domain, at least --gpus]")
-        ->type_name("N")
-        ->group("Ladder");
-    sub->add_option_function<std::string>(
-           "--lever-sparse", [o](const std::string& v) { o->sparse = v; },
-           "the share of the KV the sparse-attention lever reads per decode token [default: 0.1]")
-        ->type_name("X")
-        ->group("Ladder");
+    add_text_option(*sub, "--max-gpus", o->max_gpus, "N", "Ladder", "the tensor-parallel lever doubles --gpus up to this",
+                    "the NVLink domain, at least --gpus");
+    add_text_option(*sub, "--lever-sparse", o->sparse, "X", "Ladder",
+                    "the share of the KV the sparse-attention lever reads per decode token",
+                    fmt::format("{:g}", LadderOptions{}.sparse));
     add_output_flags(*sub, o->output);
     return [o] { run_ladder(*o); };
 }

@@ -51,6 +51,7 @@ Action setup_layers(CLI::App& app) {
     CLI::App* sub =
         app.add_subcommand("layers", "layer-offload ceiling: resident vs offloaded layers, transfer per token, tok/s bounds");
     const HardwareSpec def_hw = io::load_hardware("--hardware", std::string(knob("hardware").fallback));
+    const auto& seed = io::embedded_config("layers_budget");  // --table seed's scenario
     sub->footer(layers_footer(def_hw));
     sub->add_option_function<std::vector<std::string>>(
            "--checkpoint",
@@ -60,43 +61,43 @@ Action setup_layers(CLI::App& app) {
                    in->given.emplace_back("--checkpoint", c);
                }
            },
-           "checkpoint preset or JSON file (repeatable) [default: one built from --model; --table seed: the paper's four]")
+           with_default("checkpoint preset or JSON file (repeatable)",
+                        fmt::format("one built from --model; --table seed: the paper's {}", seed.at("checkpoints").size())))
         ->type_name("NAME");
-    auto add = [&](const char* flag, std::optional<std::string> io::LayersInputs::*field, const char* help) {
-        add_recorded_option(*sub, in, flag, field, help);
-    };
-    const std::string d_model =
-        fmt::format("build a checkpoint from a model preset / HF config [default: {}]", knob("model").fallback);
-    const std::string d_tp =
-        fmt::format("tensor-parallel degrees, e.g. 1,2,4 [default: the hardware preset's GPUs ({}: {}); --table seed: 1,2,4]",
-                    def_hw.name, def_hw.gpus);
-    const std::string d_hw = fmt::format("card preset [default: {}; --table seed: rtx-2080ti-22g]", def_hw.name);
-    const std::string d_link = fmt::format(
-        "host->device link preset [default: the hardware preset's own, per GPU ({}: {}, {}); --table seed: pcie-gen3-seed002, "
-        "10.5272 GiB/s]",
-        def_hw.name, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()));
-    add("--model", &io::LayersInputs::model, d_model.c_str());
-    add("--weight-bits", &io::LayersInputs::weight_bits,
-        "bits per weight of that checkpoint, e.g. 4.25 [default: the model's checkpoint precision, else 16 (bf16)]");
-    add("--tp", &io::LayersInputs::tp, d_tp.c_str());
-    add("--hardware", &io::LayersInputs::hardware, d_hw.c_str());
-    add("--budget", &io::LayersInputs::budget, "weight budget per card [GiB] [default: the card's memory]");
-    add("--link", &io::LayersInputs::link, d_link.c_str());
+    auto add = [&](const char* flag, std::optional<std::string> io::LayersInputs::*field, std::string_view help,
+                   std::string_view absent) { add_recorded_option(*sub, in, flag, field, help, absent); };
+    const std::string s_link = seed.at("link").get<std::string>();
+    add("--model", &io::LayersInputs::model, "build a checkpoint from a model preset / HF config", knob("model").fallback);
+    add("--weight-bits", &io::LayersInputs::weight_bits, "bits per weight of that checkpoint, e.g. 4.25",
+        "the model's checkpoint precision, else 16 (bf16)");
+    add("--tp", &io::LayersInputs::tp, "tensor-parallel degrees, e.g. 1,2,4",
+        fmt::format("the hardware preset's GPUs ({}: {}); --table seed: {}", def_hw.name, def_hw.gpus,
+                    fmt::join(seed.at("tp").get<std::vector<int>>(), ",")));
+    add("--hardware", &io::LayersInputs::hardware, "card preset",
+        fmt::format("{}; --table seed: {}", def_hw.name, seed.at("hardware").get<std::string>()));
+    add("--budget", &io::LayersInputs::budget, "weight budget per card [GiB]", "the card's memory");
+    add("--link", &io::LayersInputs::link, "host->device link preset",
+        fmt::format("the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, {}", def_hw.name, def_hw.link_name,
+                    io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
+                    io::format_bandwidth(io::load_link("--link", s_link).raw())));
     add("--link-bw", &io::LayersInputs::link_bw,
-        "host->device bandwidth per card [GB/s] (as everywhere; write 10.5GiB/s for binary units), instead of --link");
-    add("--compute-ms", &io::LayersInputs::compute_ms,
-        "compute per offloaded layer per decode token [ms] [default: one whole layer of the first checkpoint read from HBM "
-        "at eta-mem (TP 1); --table seed: 1.18]");
-    add("--copy-ms", &io::LayersInputs::copy_ms, "measured copy time per layer [ms], instead of layer bytes / link");
-    add("--offload-layers", &io::LayersInputs::offload_layers, "force this many offloaded layers instead of the budget's choice");
-    add("--target-tps", &io::LayersInputs::target_tps, "check a decode target: how many layers it lets move");
+        "host->device bandwidth per card [GB/s] (as everywhere; write 10.5GiB/s for binary units), instead of --link",
+        "from --link");
+    add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms]",
+        fmt::format("one whole layer of the first checkpoint read from HBM at eta-mem (TP 1); --table seed: {:g}",
+                    seed.at("compute_ms_per_layer").get<double>()));
+    add("--copy-ms", &io::LayersInputs::copy_ms, "measured copy time per layer [ms], instead of layer bytes / link",
+        "layer bytes / link");
+    add("--offload-layers", &io::LayersInputs::offload_layers, "force this many offloaded layers", "the budget's choice");
+    add("--target-tps", &io::LayersInputs::target_tps, "check a decode target [tok/s]: how many layers it lets move",
+        "none: no check");
     add("--prefill-compute-ms", &io::LayersInputs::prefill_compute_ms,
-        "compute per layer per prefill chunk [ms]: adds the prefill case");
-    add("--rows", &io::LayersInputs::rows, "rows (tokens) per prefill chunk [default: 512]");
+        "compute per layer per prefill chunk [ms]: adds the prefill case", "none: decode only");
+    add("--rows", &io::LayersInputs::rows, "rows (tokens) per prefill chunk", fmt::format("{}", LayersSetup{}.rows));
     const auto table = add_table_switch(
         *sub, in,
         "seed: the measured ceiling's budget table (its checkpoints, TP degrees, card, link and compute time) instead "
-        "of verdict's default scenario, e.g. --table seed [default: none]");
+        "of verdict's default scenario, e.g. --table seed");
     add_output_flags(*sub, *out);
     return [in, table, out] {
         io::LayersInputs run = *in;

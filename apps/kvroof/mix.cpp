@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `kvroof mix`: the concurrent-mix band table over f.
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "commands.hpp"
@@ -10,6 +12,8 @@
 
 namespace kvroof::cli {
 namespace {
+constexpr double kDefaultStep = 0.05;  // the f grid's step
+
 struct MixOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
@@ -18,7 +22,7 @@ struct MixOptionsText {
 
 void run_mix(const MixOptionsText& o) {
     const io::BuiltScenario built = build_scenario_warning(o.scenario);
-    double step = 0.05;
+    double step = kDefaultStep;
     if (o.step) {
         step = io::parse_number("--step", *o.step);
         if (!(step >= 0.001 && step <= 1)) throw InputError("--step: must be in [0.001, 1], got '" + *o.step + "'");
@@ -44,14 +48,9 @@ Action setup_mix(CLI::App& app) {
         "  kvroof mix --mix \"long:0.7,short:0.3\" --gpus 1 --cpus-per-gpu 4 --sparse 0.1\n"
         "  kvroof mix --step 0.1 --ov 0.5 --json");
     add_scenario_flags(*sub, o->scenario);
-    sub->add_option_function<std::string>(
-           "--step", [o](const std::string& v) { o->step = v; }, "f grid step (default 0.05)")
-        ->type_name("X")
-        ->group("Offload");
-    sub->add_option_function<std::string>(
-           "--ov", [o](const std::string& v) { o->ov = v; }, "also find the best f at this overlap")
-        ->type_name("X")
-        ->group("Offload");
+    add_text_option(*sub, "--step", o->step, "X", "Offload", "f grid step, in [0.001, 1]", fmt::format("{:g}", kDefaultStep));
+    add_text_option(*sub, "--ov", o->ov, "X", "Offload", "also find the best f at this overlap, in [0, 1]",
+                    "none: the best f at the band's two ends, ov = 0 and 1");
     add_output_flags(*sub, o->output);
     return [o] { run_mix(*o); };
 }

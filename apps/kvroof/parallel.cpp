@@ -69,19 +69,14 @@ Action setup_parallel(CLI::App& app) {
     add_scenario_flags(*sub, o->scenario);
     const std::string group = "Workload and engine";
     add_benchmark_workload_flags(*sub, o->bench, group);
-    sub->add_option_function<std::string>(
-           "--prefill-chunk", [o](const std::string& v) { o->chunk = v; }, "prefill tokens per step at most [default: 2048]")
-        ->type_name("N")
-        ->group(group);
-    sub->add_option_function<std::string>(
-           "--max-seqs", [o](const std::string& v) { o->max_seqs = v; },
-           "most requests one replica runs at once (vLLM --max-num-seqs); more queue [default: no limit]")
-        ->type_name("N")
-        ->group(group);
-    sub->add_option("--csv", o->csv, "also write every deployment's points as CSV to FILE (atomically)")
+    add_text_option(*sub, "--prefill-chunk", o->chunk, "N", group, "prefill tokens per step at most", default_prefill_chunk());
+    add_text_option(*sub, "--max-seqs", o->max_seqs, "N", group,
+                    "most requests one replica runs at once (vLLM --max-num-seqs); more queue", "no limit");
+    sub->add_option("--csv", o->csv, with_default("also write every deployment's points as CSV to FILE (atomically)", "none"))
         ->type_name("FILE.csv")
         ->group("Output");
-    sub->add_option("--plot", o->plot, "also draw tok/s per GPU against tok/s per user to FILE.svg (needs gnuplot)")
+    sub->add_option("--plot", o->plot,
+                    with_default("also draw tok/s per GPU against tok/s per user to FILE.svg (needs gnuplot)", "none"))
         ->type_name("FILE.svg")
         ->group("Output");
     add_output_flags(*sub, o->output);

@@ -51,43 +51,36 @@ Action setup_prefill(CLI::App& app) {
     const std::string s_hw = single.at("hardware").get<std::string>(), s_link = single.at("link").get<std::string>();
     const int s_gpus = single.value("gpus", 1);
     sub->footer(prefill_footer(def_hw, single));
-    auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, const char* help) {
-        add_recorded_option(*sub, in, flag, field, help);
-    };
-    const std::string d_hw = fmt::format("hardware preset or JSON file [default: {}; --table seed: {}]", hw, s_hw);
-    const std::string d_model = fmt::format("model preset, JSON file or HF config.json [default: {}; --table seed: {}]", model,
-                                            single.at("model").get<std::string>());
-    const std::string d_workload = fmt::format("preset or \"s_cached=K,a_append=T,o_output=O\" [default: {}; --table seed: {}]",
-                                               workload, single.at("workload").get<std::string>());
-    const std::string d_link = fmt::format(
-        "link preset the cached KV is reloaded over [default: the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, "
-        "{}]",
-        hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
-        io::format_bandwidth(io::load_link("--link", s_link).raw()));
-    const std::string d_gpus =
-        fmt::format("tensor-parallel GPUs, each with its own link [default: the hardware preset's ({}: {}); --table seed: {}]",
-                    hw, def_hw.gpus, s_gpus);
-    add("--hardware", &io::PrefillInputs::hardware, d_hw.c_str());
-    add("--model", &io::PrefillInputs::model, d_model.c_str());
-    add("--workload", &io::PrefillInputs::workload, d_workload.c_str());
-    add("--link", &io::PrefillInputs::link, d_link.c_str());
-    add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link");
-    add("--prefill-flops", &io::PrefillInputs::prefill_flops,
-        "effective prefill FLOP/s per GPU, C_eff [TFLOPS] [default: --eta-compute x the dense peak in --compute-dtype]");
-    add("--eta-compute", &io::PrefillInputs::eta_compute,
-        "achievable fraction of the GPU's GEMM peak, as verdict's [default: 0.7]");
-    add("--compute-dtype", &io::PrefillInputs::compute_dtype,
-        "GEMM precision of the prefill: bf16, fp8, int8, fp4 [default: verdict's, following the weights; --table seed: fp8; "
-        "bf16 on a GPU without that math]");
-    add("--kv-dtype", &io::PrefillInputs::kv_dtype, "KV dtype: bf16, fp16, fp8, int8, int4, fp4 (nvfp4), mxfp4 [default: bf16]");
-    add("--gpus", &io::PrefillInputs::gpus, d_gpus.c_str());
-    add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT [default: 0]");
-    add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB] [default: HBM minus reserve minus weights]");
-    add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration [default: 4096]");
-    const auto table = add_table_switch(
-        *sub, in,
-        "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's default scenario, e.g. --table seed "
-        "[default: none]");
+    auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, std::string_view help,
+                   std::string_view absent) { add_recorded_option(*sub, in, flag, field, help, absent); };
+    const std::string seed_gpus = fmt::format("; --table seed: {}", s_gpus);
+    const std::string d_link = fmt::format("the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, {}", hw,
+                                           def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
+                                           io::format_bandwidth(io::load_link("--link", s_link).raw()));
+    add("--hardware", &io::PrefillInputs::hardware, "hardware preset or JSON file",
+        fmt::format("{}; --table seed: {}", hw, s_hw));
+    add("--model", &io::PrefillInputs::model, "model preset, JSON file or HF config.json",
+        fmt::format("{}; --table seed: {}", model, single.at("model").get<std::string>()));
+    add("--workload", &io::PrefillInputs::workload, "preset or \"s_cached=K,a_append=T,o_output=O\"",
+        fmt::format("{}; --table seed: {}", workload, single.at("workload").get<std::string>()));
+    add("--link", &io::PrefillInputs::link, "link preset the cached KV is reloaded over", d_link);
+    add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link", "from --link");
+    add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS]",
+        "--eta-compute x the dense peak in --compute-dtype");
+    add("--eta-compute", &io::PrefillInputs::eta_compute, "achievable fraction of the GPU's GEMM peak, as verdict's",
+        knob("eta-compute").shown_default);
+    add("--compute-dtype", &io::PrefillInputs::compute_dtype, "GEMM precision of the prefill: bf16, fp8, int8, fp4",
+        "verdict's, following the weights; --table seed: fp8; bf16 on a GPU without that math");
+    add("--kv-dtype", &io::PrefillInputs::kv_dtype, knob("kv-dtype").help, knob("kv-dtype").shown_default);
+    add("--gpus", &io::PrefillInputs::gpus, "tensor-parallel GPUs, each with its own link",
+        fmt::format("the hardware preset's ({}: {}){}", hw, def_hw.gpus, seed_gpus));
+    add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT", "0");
+    add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB]", "HBM minus reserve minus weights");
+    add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration",
+        fmt::format("{:g}", PrefillSetup{}.token_budget));
+    const auto table = add_table_switch(*sub, in,
+                                        "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's "
+                                        "default scenario, e.g. --table seed");
     add_output_flags(*sub, *out);
     return [in, table, out] {
         io::PrefillInputs run = *in;

@@ -52,17 +52,17 @@ Action setup_probe(CLI::App& app) {
         "  kvroof probe --cpu\n"
         "  kvroof probe --cpu --threads 8 --size 1024 --seconds 2 --out host.json");
     sub->add_flag("--cpu", o->cpu, "probe the CPU host (required)");
-    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name(type)
-            ->group("Probe");
-    };
-    add("--threads", o->threads, "N", "threads [default: every CPU]");
-    add("--size", o->size, "MB",
-        "the triad's three arrays together, in [1, 1000000] MB; use >= 4x the last-level cache [default: 384]");
-    add("--seconds", o->seconds, "S", "time for each measurement (best of the repetitions), in [0.01, 600] [default: 1]");
-    sub->add_option("--out", o->out, "write the host preset JSON to FILE (atomically)")->type_name("FILE")->group("Probe");
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
+                   std::string_view absent) { add_text_option(*sub, flag, t, type, "Probe", help, absent); };
+    const io::ProbeOptions def;
+    add("--threads", o->threads, "N", "threads", "every CPU");
+    add("--size", o->size, "MB", "the triad's three arrays together, in [1, 1000000] MB; use >= 4x the last-level cache",
+        fmt::format("{:g}", def.size_mb));
+    add("--seconds", o->seconds, "S", "time for each measurement (best of the repetitions), in [0.01, 600]",
+        fmt::format("{:g}", def.seconds));
+    sub->add_option("--out", o->out, with_default("write the host preset JSON to FILE (atomically)", "none"))
+        ->type_name("FILE")
+        ->group("Probe");
     add_output_flags(*sub, o->output);
     return [o] { run_probe(*o); };
 }

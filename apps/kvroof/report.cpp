@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "kvroof/io/report.hpp"
+#include "scenario_flags.hpp"
 
 namespace kvroof::cli {
 
@@ -19,7 +20,7 @@ Action setup_report(CLI::App& app) {
         "Examples:\n"
         "  kvroof report                 # into outputs/\n"
         "  kvroof report --out /tmp/r && diff -r /tmp/r outputs   # what CI checks");
-    sub->add_option("--out", *out, "folder to write into (replaced whole)")->capture_default_str()->type_name("DIR");
+    sub->add_option("--out", *out, with_default("folder to write into (replaced whole)", *out))->type_name("DIR");
     return [out] {
         for (const auto& f : io::write_reports(*out)) std::printf("%s/%s\n", out->c_str(), f.c_str());
     };

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "kvroof/io/scenario_builder.hpp"
 
@@ -17,18 +18,29 @@ void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in);
 // A knob's --help line: its help, [bare unit], [default: …].
 [[nodiscard]] std::string knob_help(const Knob& k);
 
+// Every option's --help line ends the same way: its help, then what the option
+// is when not given — a value ("[default: 2048]") or what absence means
+// ("[default: optimised]", "[default: none: --workload's classes]"). knob_help writes
+// a knob row's this way; tests/cli/help_defaults.sh checks every subcommand.
+[[nodiscard]] std::string with_default(std::string_view help, std::string_view absent);
+
+// Adds a text option that fills `t`: its value's type name ("N", "FILE"), --help
+// group, and its help line with what it is when not given (with_default).
+void add_text_option(CLI::App& app, const char* flag, std::optional<std::string>& t, const char* type, const std::string& group,
+                     std::string_view help, std::string_view absent);
+
 // Adds a text option that fills `inputs->*field` and records (flag, value) in
 // `inputs->given`, so a report can say which flags produced it.
 template <class Inputs>
 void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, const char* flag,
-                         std::optional<std::string> Inputs::*field, const char* help) {
+                         std::optional<std::string> Inputs::*field, std::string_view help, std::string_view absent) {
     app.add_option_function<std::string>(
            flag,
            [inputs, flag, field](const std::string& v) {
                (*inputs).*field = v;
                inputs->given.emplace_back(flag, v);
            },
-           help)
+           with_default(help, absent))
         ->type_name("VALUE");
 }
 
@@ -37,7 +49,7 @@ void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, c
 // lands, for the action to parse (io::parse_table_switch).
 template <class Inputs>
 std::shared_ptr<std::optional<std::string>> add_table_switch(CLI::App& app, const std::shared_ptr<Inputs>& inputs,
-                                                             const char* help) {
+                                                             std::string_view help) {
     auto table = std::make_shared<std::optional<std::string>>();
     app.add_option_function<std::string>(
            "--table",
@@ -45,10 +57,13 @@ std::shared_ptr<std::optional<std::string>> add_table_switch(CLI::App& app, cons
                *table = v;
                inputs->given.emplace_back("--table", v);
            },
-           help)
+           with_default(help, "none"))
         ->type_name("seed");
     return table;
 }
+
+// The default of --prefill-chunk, from the engine's own (LoadSpec::chunk): "2048".
+[[nodiscard]] std::string default_prefill_chunk();
 
 // --isl/--osl/--prefix: one class in a benchmark's words, replacing --workload.
 struct BenchmarkWorkloadText {

@@ -105,29 +105,29 @@ Action setup_sim(CLI::App& app) {
         "  kvroof sim --request-rate 0.05 --calls 5000 --json\n"
         "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md --plot sim.svg");
     add_scenario_flags(*sub, o->scenario);
-    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name(type)
-            ->group("Simulation");
-    };
-    add("--concurrency", o->concurrency, "N",
-        "C closed-loop clients, each sending its next call after its idle gap [default: 32]");
-    add("--request-rate", o->rate, "R", "calls per second arriving (open loop) instead of clients");
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
+                   std::string_view absent) { add_text_option(*sub, flag, t, type, "Simulation", help, absent); };
+    const SimSpec def;
+    add("--concurrency", o->concurrency, "N", "C closed-loop clients, each sending its next call after its idle gap",
+        fmt::format("{:g}", kDefaultClients));
+    add("--request-rate", o->rate, "R", "calls per second arriving (open loop) instead of clients", "none: closed-loop clients");
     add_benchmark_workload_flags(*sub, o->bench, "Simulation");
-    add("--prefill-chunk", o->chunk, "N", "prefill tokens per step at most [default: 2048]");
-    add("--max-seqs", o->max_seqs, "N", "most calls running at once; more wait in the queue [default: no limit]");
-    add("--f", o->f, "X", "offload fraction: the CPU's share of each call's KV and decode attention [default: 0]");
-    add("--ov", o->ov, "X", "overlap of the offloaded path with the GPU's work, in [0, 1] [default: 0]");
-    add("--calls", o->calls, "N", "calls to simulate; the run ends when all have completed [default: 20000]");
-    add("--seed", o->seed, "N", "seed of the random draws (classes, gaps, arrivals) [default: 1]");
-    add("--warmup", o->warmup, "X",
-        "share of the calls, first completed, left out of the statistics, in [0, 0.9] [default: 0.1]");
+    add("--prefill-chunk", o->chunk, "N", "prefill tokens per step at most", default_prefill_chunk());
+    add("--max-seqs", o->max_seqs, "N", "most calls running at once; more wait in the queue", "no limit");
+    add("--f", o->f, "X", "offload fraction: the CPU's share of each call's KV and decode attention", fmt::format("{:g}", def.f));
+    add("--ov", o->ov, "X", "overlap of the offloaded path with the GPU's work, in [0, 1]", fmt::format("{:g}", def.ov));
+    add("--calls", o->calls, "N", "calls to simulate; the run ends when all have completed", fmt::format("{:g}", def.calls));
+    add("--seed", o->seed, "N", "seed of the random draws (classes, gaps, arrivals)", fmt::format("{}", def.seed));
+    add("--warmup", o->warmup, "X", "share of the calls, first completed, left out of the statistics, in [0, 0.9]",
+        fmt::format("{:g}", def.warmup));
     add("--gap-dist", o->gaps, "NAME",
         "idle gaps (closed loop) and interarrival times (open loop) around their mean: exponential, deterministic, or "
-        "lognormal (the codex shape: median 5.2 s, P99 81.4 s, scaled to the mean) [default: exponential]");
+        "lognormal (the codex shape: median 5.2 s, P99 81.4 s, scaled to the mean)",
+        name(def.gaps));
     sub->add_option("--plot", o->plot,
-                    "also draw HBM used and each link direction's busy share over time to FILE.svg (needs gnuplot)")
+                    with_default("also draw HBM used and each link direction's busy share over time to FILE.svg (needs "
+                                 "gnuplot)",
+                                 "none"))
         ->type_name("FILE.svg")
         ->group("Output");
     add_output_flags(*sub, o->output);

@@ -188,28 +188,36 @@ Action setup_sweep(CLI::App& app) {
         "part-$SLURM_ARRAY_TASK_ID.csv'\n"
         "  parallel kvroof sweep --config big.json --shard {}/8 --out part-{}.csv ::: 1 2 3 4 5 6 7 8");
     add_scenario_flags(*sub, o->fixed);
-    sub->add_option("--grid", o->grid, "knob=values (repeatable)")->group("Sweep");
-    sub->add_option("--config", o->config, "sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json")
+    sub->add_option("--grid", o->grid, with_default("knob=values (repeatable)", "none: one point, the fixed scenario"))
         ->group("Sweep");
-    sub->add_option("--format", o->format, "csv (header with units) or jsonl")->capture_default_str()->group("Sweep");
     sub->add_option(
-           "--out", o->out,
-           "write to FILE instead of stdout: atomically, through a link to its target, directly to a device (/dev/stdout)")
+           "--config", o->config,
+           with_default("sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json", "none: the flags alone"))
+        ->group("Sweep");
+    sub->add_option("--format", o->format, with_default("csv (header with units) or jsonl", o->format))->group("Sweep");
+    sub->add_option("--out", o->out,
+                    with_default("write to FILE instead of stdout: atomically, through a link to its target, directly to a "
+                                 "device (/dev/stdout)",
+                                 "stdout"))
         ->type_name("FILE")
         ->group("Sweep");
-    sub->add_option_function<std::string>(
-           "--threads", [o](const std::string& v) { o->threads = v; }, "worker threads [default: all cores]")
-        ->type_name("N")
-        ->group("Sweep");
-    sub->add_option("--shard", o->shard, "run shard K of N (1-based): concatenated shards equal the whole sweep")
+    add_text_option(*sub, "--threads", o->threads, "N", "Sweep", "worker threads", "all cores");
+    sub->add_option("--shard", o->shard,
+                    with_default("run shard K of N (1-based): concatenated shards equal the whole sweep", "1/1, the whole sweep"))
         ->type_name("K/N")
         ->group("Sweep");
-    sub->add_option("--plot", o->plot, "also draw --y against --x as an SVG (gnuplot)")->type_name("FILE.svg")->group("Plot");
-    sub->add_option("--x", o->x, "x axis: a numeric --grid knob, the last one")->type_name("KNOB")->group("Plot");
-    sub->add_option("--y", o->y, "y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt")->type_name("COLUMN")->group("Plot");
+    sub->add_option("--plot", o->plot, with_default("also draw --y against --x as an SVG (gnuplot)", "none"))
+        ->type_name("FILE.svg")
+        ->group("Plot");
+    sub->add_option("--x", o->x, with_default("x axis: a numeric --grid knob, the last one", "none; --plot needs it"))
+        ->type_name("KNOB")
+        ->group("Plot");
+    sub->add_option("--y", o->y, with_default("y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt", "none; --plot needs it"))
+        ->type_name("COLUMN")
+        ->group("Plot");
     sub->add_option("--meta", o->meta,
-                    "write the provenance (version, fixed inputs and where each came from, grid) to FILE "
-                    "[default: OUT.meta.json next to --out]")
+                    with_default("write the provenance (version, fixed inputs and where each came from, grid) to FILE",
+                                 "OUT.meta.json next to --out"))
         ->type_name("FILE.json")
         ->group("Sweep");
     sub->add_flag("--no-meta", o->no_meta, "do not write OUT.meta.json next to --out")->group("Sweep");

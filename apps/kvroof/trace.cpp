@@ -19,6 +19,8 @@ namespace {
 constexpr double kMaxSeed = 9007199254740992.0;  // 2^53: every whole number up to it reads back exactly
 constexpr double kMaxBins = 1000;
 constexpr double kMaxSynthCalls = 1e7;
+constexpr int kDefaultClasses = 3;  // context bins
+constexpr int kDefaultOutputBins = 1;  // output-token bins per context bin
 
 struct TraceOptionsText {
     OutputOptions output;
@@ -69,8 +71,8 @@ void run_trace(const TraceOptionsText& o) {
     if (!o.synthesize.empty()) return run_synthesize(o);
     if (o.trace.empty()) throw InputError("trace: give a trace file to read (or --synthesize CLASSES.json)");
     if (o.calls || o.seed || o.spread) throw InputError("--calls, --seed and --spread go with --synthesize");
-    const int k = o.classes ? static_cast<int>(whole("--classes", *o.classes, 1, kMaxBins)) : 3;
-    const int m = o.output_bins ? static_cast<int>(whole("--output-bins", *o.output_bins, 1, kMaxBins)) : 1;
+    const int k = o.classes ? static_cast<int>(whole("--classes", *o.classes, 1, kMaxBins)) : kDefaultClasses;
+    const int m = o.output_bins ? static_cast<int>(whole("--output-bins", *o.output_bins, 1, kMaxBins)) : kDefaultOutputBins;
     io::TraceReport r;
     r.trace = o.trace;
     r.out = o.out;
@@ -97,33 +99,30 @@ Action setup_trace(CLI::App& app) {
         "  kvroof verdict --mix classes.json                  # the classes as a concurrent mix\n"
         "  kvroof trace --synthesize classes.json --calls 300 --seed 7 --out synth.jsonl");
     sub->add_option("trace", o->trace, "the trace file to read (JSON Lines, or CSV by its .csv extension)")->type_name("FILE");
-    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name(type)
-            ->group("Classes");
-    };
-    add("--classes", o->classes, "K", "context (input-token) bins [default: 3]");
-    add("--output-bins", o->output_bins, "M", "output-token quantile bins within each context bin [default: 1]");
+    auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
+                   std::string_view absent) { add_text_option(*sub, flag, t, type, "Classes", help, absent); };
+    add("--classes", o->classes, "K", "context (input-token) bins", fmt::format("{}", kDefaultClasses));
+    add("--output-bins", o->output_bins, "M", "output-token quantile bins within each context bin",
+        fmt::format("{}", kDefaultOutputBins));
     add("--method", o->method, "NAME",
-        "context binning: quantile (equal call counts) or kmeans (1-D k-means on ln(1+input), from the widest gaps) "
-        "[default: quantile]");
-    sub->add_option("--out", o->out, "write the classes (a mix file), or with --synthesize the trace, to FILE (atomically)")
+        "context binning: quantile (equal call counts) or kmeans (1-D k-means on ln(1+input), from the widest gaps)", "quantile");
+    sub->add_option("--out", o->out,
+                    with_default("write the classes (a mix file), or with --synthesize the trace, to FILE (atomically)",
+                                 "none: the classes are not written; --synthesize: stdout"))
         ->type_name("FILE")
         ->group("Classes");
-    sub->add_option("--synthesize", o->synthesize, "write a trace (JSON Lines) drawn from the classes of a mix file")
+    sub->add_option("--synthesize", o->synthesize,
+                    with_default("write a trace (JSON Lines) drawn from the classes of a mix file", "none: read a trace"))
         ->type_name("CLASSES.json")
         ->group("Synthesis");
-    auto add_s = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name(type)
-            ->group("Synthesis");
-    };
-    add_s("--calls", o->calls, "N", "calls to synthesize (required with --synthesize)");
-    add_s("--seed", o->seed, "N", "seed of the draws (class, tokens, gaps, session lengths) [default: 1]");
+    auto add_s = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
+                     std::string_view absent) { add_text_option(*sub, flag, t, type, "Synthesis", help, absent); };
+    const SynthSpec def;
+    add_s("--calls", o->calls, "N", "calls to synthesize", "none; --synthesize needs it");
+    add_s("--seed", o->seed, "N", "seed of the draws (class, tokens, gaps, session lengths)", fmt::format("{}", def.seed));
     add_s("--spread", o->spread, "X",
-          "token counts uniform in mean x (1 +- X), in [0, 1] (ASSUMED shape: a class file holds only means) [default: 0.2]");
+          "token counts uniform in mean x (1 +- X), in [0, 1] (ASSUMED shape: a class file holds only means)",
+          fmt::format("{:g}", def.spread));
     add_output_flags(*sub, o->output);
     return [o] { run_trace(*o); };
 }

@@ -46,14 +46,11 @@ Action setup_validate(CLI::App& app) {
         "  kvroof validate                                  # the shipped points of data/measurements/\n"
         "  kvroof validate --out fit.json                   # then: kvroof verdict --calibration fit.json\n"
         "  kvroof validate --points my_runs.json --json     # your own runs, schema in data/measurements/README.md");
-    sub->add_option_function<std::string>(
-           "--points", [o](const std::string& v) { o->points = v; },
-           "measured points in serving_points.json's schema (data/measurements/README.md) [default: the shipped 63]")
-        ->type_name("FILE");
-    sub->add_option_function<std::string>(
-           "--out", [o](const std::string& v) { o->out = v; },
-           "write the fit and its intervals as JSON, for kvroof verdict --calibration")
-        ->type_name("FIT.json");
+    add_text_option(*sub, "--points", o->points, "FILE", "Options",
+                    "measured points in serving_points.json's schema (data/measurements/README.md)",
+                    fmt::format("the shipped {}", io::measured_points().size()));
+    add_text_option(*sub, "--out", o->out, "FIT.json", "Options",
+                    "write the fit and its intervals as JSON, for kvroof verdict --calibration", "none");
     add_output_flags(*sub, o->output);
     return [o] { run_validate(*o); };
 }

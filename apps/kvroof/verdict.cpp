@@ -208,48 +208,50 @@ Action setup_verdict(CLI::App& app) {
         "  kvroof verdict --solve c2c-bw --target-gain 1.2 --cpus-per-gpu 1 --sparse 0.1   # the link a 1.2x gain needs\n"
         "  kvroof verdict --solve context --target fits --workload \"s_cached=60000,a_append=2000,o_output=400\"");
     add_scenario_flags(*sub, o->scenario);
-    auto add_in = [&](const char* group, const char* type, const char* flag, std::optional<std::string>& t, const char* help) {
-        sub->add_option_function<std::string>(
-               flag, [&t](const std::string& v) { t = v; }, help)
-            ->type_name(type)
-            ->group(group);
+    auto add_in = [&](const char* group, const char* type, const char* flag, std::optional<std::string>& t, std::string_view help,
+                      std::string_view absent) { add_text_option(*sub, flag, t, type, group, help, absent); };
+    auto add = [&](const char* flag, std::optional<std::string>& t, std::string_view help, std::string_view absent) {
+        add_in("Offload", "X", flag, t, help, absent);
     };
-    auto add = [&](const char* flag, std::optional<std::string>& t, const char* help) { add_in("Offload", "X", flag, t, help); };
-    add("--f", o->f, "evaluate this offload fraction instead of optimising f");
-    add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]");
-    add("--measured-tps", o->measured_tps, "one measured co-execution throughput [tok/s]: fit ov to it");
-    auto add_point = [&](const char* flag, std::optional<std::string>& t, const char* help) {
-        add_in("Operating point (a benchmark's load)", "N", flag, t, help);
+    add("--f", o->f, "evaluate this offload fraction instead of optimising f", "optimised");
+    add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]", "none: the band's two ends, ov = 0 and 1");
+    add("--measured-tps", o->measured_tps, "one measured co-execution throughput [tok/s]: fit ov to it", "none");
+    const std::string point = "Operating point (a benchmark's load)";
+    const std::string solved = "none: the solved batch (what memory and the SLO allow)";
+    auto add_point = [&](const char* flag, std::optional<std::string>& t, std::string_view help, std::string_view absent) {
+        add_in(point.c_str(), "N", flag, t, help, absent);
     };
-    add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes");
+    add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes", solved);
     add_point("--concurrency", o->concurrency,
               "C closed-loop clients, each sending its next request when the last completes; max: as many as fit in memory "
-              "(an offline benchmark submitting every request at once)");
-    add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate");
-    add_benchmark_workload_flags(*sub, o->bench, "Operating point (a benchmark's load)");
-    add_point(
-        "--prefill", o->prefill,
-        "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes [default: chunked with a load; "
-        "without one, separate (the Python reference model's solved mode); --prefill chunked alone solves for the best load]");
-    add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked) [default: 2048]");
+              "(an offline benchmark submitting every request at once)",
+              solved);
+    add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate",
+              solved);
+    add_benchmark_workload_flags(*sub, o->bench, point);
+    add_point("--prefill", o->prefill, "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes",
+              "chunked with a load; without one, separate (the Python reference model's solved mode); --prefill chunked "
+              "alone solves for the best load");
+    add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked)", default_prefill_chunk());
     add_point("--max-seqs", o->max_seqs,
-              "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue [default: "
-              "no limit]");
-    auto add_solve = [&](const char* flag, std::optional<std::string>& t, const char* type, const char* help) {
-        add_in("Break-even (solve for one knob)", type, flag, t, help);
-    };
+              "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
+    auto add_solve = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
+                         std::string_view absent) { add_in("Break-even (solve for one knob)", type, flag, t, help, absent); };
     add_solve("--solve", o->solve, "KNOB",
               "find the least (or greatest) value of this knob that meets --target: any numeric scenario knob "
-              "(cpus-per-gpu, c2c-bw, hbm-cap, gpus, …) or context (the tokens a session holds at its prefill)");
+              "(cpus-per-gpu, c2c-bw, hbm-cap, gpus, …) or context (the tokens a session holds at its prefill)",
+              "none: no search");
     add_solve("--target", o->solve_text.target, "T",
               "fits (without offload), gain=X (bankable offload gain, ov = 0), pipelined-gain=X (ov = 1) or tps=X (best "
-              "bankable tok/s)");
-    add_solve("--target-gain", o->solve_text.target_gain, "X", "shorthand for --target gain=X; 1 = offload helps at all");
-    add_solve("--range", o->solve_text.range, "LO:HI",
-              "values to search, in the knob's unit [default: the scenario's value / 64 .. x 64 within the knob's bounds]");
+              "bankable tok/s); --solve needs it or --target-gain",
+              "none");
+    add_solve("--target-gain", o->solve_text.target_gain, "X", "shorthand for --target gain=X; 1 = offload helps at all", "none");
+    add_solve("--range", o->solve_text.range, "LO:HI", "values to search, in the knob's unit",
+              "the scenario's value / 64 .. x 64 within the knob's bounds");
     add_in("Calibration", "FIT.json", "--calibration", o->calibration,
            "apply the efficiencies `kvroof validate --out` fitted, and print each throughput and gain with its 90 % "
-           "interval; the solved verdict's MARGINAL class uses the fit's gain band");
+           "interval; the solved verdict's MARGINAL class uses the fit's gain band",
+           "none: the scenario's efficiencies (--eta-*)");
     add_output_flags(*sub, o->output);
     return [o] { run_verdict(*o); };
 }

@@ -74,6 +74,9 @@ echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens
 "$kvroof" prefill | grep -q 'GB200 unified HBM' && bad "plain prefill prints the paper's kappa table" || ok
 "$kvroof" prefill --workload "s_cached=100,a_append=4000,o_output=1" | tail -n 1 | grep -q '^PREFILL: compute-bound' && ok || bad "compute-bound prefill"
 "$kvroof" prefill --json | grep -q '"answer": "PREFILL: ' && ok || bad "prefill --json"
+# C_eff is named by the precision the GEMMs run in: MXFP4 runs at B200's FP4 peak (0.7 x 9 PFLOPS), on H100 (no FP4 math) at BF16's.
+"$kvroof" prefill --compute-dtype mxfp4 --hardware b200 | grep -q 'C_eff 6.3 PFLOPS per GPU: 0.7 × fp4 peak)' && ok || bad "prefill --compute-dtype mxfp4: C_eff not named fp4 peak"
+"$kvroof" prefill --compute-dtype mxfp4 --hardware h100-sxm | grep -q 'C_eff 692.6 TFLOPS per GPU: 0.7 × BF16 peak)' && ok || bad "prefill --compute-dtype mxfp4 on h100: C_eff not the BF16 peak"
 "$kvroof" layers | tail -n 1 | grep -q '^LAYERS: ' && ok || bad "default layers answer line"
 "$kvroof" layers --table seed --report "$tmp/lb.md" >/dev/null && cmp -s "$tmp/lb.md" "$(dirname "$0")/../../outputs/layers_budget.md" && ok || bad "layers --table seed differs from outputs/layers_budget.md"
 "$kvroof" layers --table seed | grep -q '^glm-5.2-q4 *1 *5.47 *3 *76 *415.75 *0.02526 *0.02532' && ok || bad "layers table GLM TP1 row"
