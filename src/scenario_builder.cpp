@@ -98,6 +98,10 @@ void check_scenario(const Scenario& s) {
         if (s.hardware.ep > 1 && !s.model.is_moe())
             throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
                              std::to_string(s.hardware.ep));
+        if (s.hardware.attention_dp == 1 && s.model.attention != Attention::mla)
+            throw InputError(
+                "attention-dp: the model's attention is GQA (its KV heads shard over the group); data-parallel "
+                "attention is modelled for MLA models only, so only 0 is allowed, got 1");
     } catch (const InputError& e) {
         throw InputError(std::string("--") + e.what());
     }

@@ -55,12 +55,16 @@ void run_parallel(const ParallelOptionsText& o) {
 
 Action setup_parallel(CLI::App& app) {
     auto o = std::make_shared<ParallelOptionsText>();
-    CLI::App* sub = app.add_subcommand(
-        "parallel", "deployments of --gpus GPUs (tensor parallel x replicas) ranked by tok/s per GPU, and the Pareto frontier");
+    CLI::App* sub = app.add_subcommand("parallel",
+                                       "deployments of --gpus GPUs (tensor, expert and attention-data parallel x replicas) "
+                                       "ranked by tok/s per GPU, and the Pareto frontier");
     sub->footer(
         "--gpus is the total; every tensor-parallel size that divides it, fits the NVLink domain (--nvlink-domain) and\n"
-        "divides the attention heads is tried, with --gpus / TP replicas. Each deployment is run at 1, 2, 4, ... closed-loop\n"
-        "clients per replica and memory-full, prefill chunked, KV on the GPU; its best point within the SLOs ranks it.\n\n"
+        "divides the attention heads is tried, with --gpus / TP replicas; for MoE models every expert-parallel degree\n"
+        "that divides the group and the routed experts, and for MLA models data-parallel attention over the group\n"
+        "(ADP, with EP 1 or the group); --ep and --attention-dp are chosen here, not taken from the flags.\n"
+        "Each deployment is run at 1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked, KV on the GPU; "
+        "its best point within the SLOs ranks it.\n\n"
         "Examples:\n"
         "  kvroof parallel --hardware h100-sxm --gpus 8 --model qwen3-235b-a22b --isl 2000 --osl 500\n"
         "  kvroof parallel --hardware h200 --gpus 8 --model llama-3.1-405b --weight-dtype fp8 --slo-tpot 30ms --json\n"

@@ -14,7 +14,11 @@ namespace kvroof::io {
 using nlohmann::json;
 
 namespace {
-std::string label(Deployment d) { return fmt::format("TP{} x DP{}", d.tp, d.dp); }
+// "TP8 x DP9"; with expert parallelism "TP8 EP8 x DP9"; with data-parallel attention "ADP8 EP8 x DP9" (the FFN TP over the same 8).
+std::string label(Deployment d) {
+    const std::string ep = d.ep > 1 ? fmt::format(" EP{}", d.ep) : std::string();
+    return fmt::format("{}{}{} x DP{}", d.attention_dp ? "ADP" : "TP", d.tp, ep, d.dp);
+}
 
 std::string clients_text(const DeploymentPoint& x) {
     return x.memory_full ? fmt::format("max ({:.0f})", x.clients) : fmt::format("{:.0f}", x.clients);
@@ -32,14 +36,14 @@ std::string ranking(const ParallelStudy& s, bool markdown) {
     std::string out =
         markdown ? "| rank | deployment | tok/s per GPU | tok/s per user | ITL | TTFT | clients per replica | "
                    "batch | step bound by |\n|---|---|---|---|---|---|---|---|---|\n"
-                 : fmt::format("  {:<5}{:<13}{:>14}{:>15}{:>11}{:>12}{:>20}{:>9}  {}\n", "rank", "deployment", "tok/s/GPU",
+                 : fmt::format("  {:<5}{:<18}{:>14}{:>15}{:>11}{:>12}{:>20}{:>9}  {}\n", "rank", "deployment", "tok/s/GPU",
                                "tok/s/user", "ITL ms", "TTFT ms", "clients/replica", "batch", "step bound by");
     int rank = 0;
     for (const DeploymentResult& r : s.deployments) {
         const DeploymentPoint* b = r.best_point();
         if (!b) {
             out += markdown ? fmt::format("| — | {} | {} | | | | | | |\n", label(r.d), why_none(r))
-                            : fmt::format("  {:<5}{:<13}{}\n", "-", label(r.d), why_none(r));
+                            : fmt::format("  {:<5}{:<18}{}\n", "-", label(r.d), why_none(r));
             continue;
         }
         const OperatingPoint& p = b->p;
@@ -47,7 +51,7 @@ std::string ranking(const ParallelStudy& s, bool markdown) {
         out += markdown
                    ? fmt::format("| {} | {} | {:.0f} | {:.1f} | {:.1f} ms | {:.0f} ms | {} | {:.1f} | {} |\n", ++rank, label(r.d),
                                  b->per_gpu, b->per_user, p.itl * 1e3, p.ttft * 1e3, clients_text(*b), p.batch, bound)
-                   : fmt::format("  {:<5}{:<13}{:>14.0f}{:>15.1f}{:>11.1f}{:>12.0f}{:>20}{:>9.1f}  {}\n", ++rank, label(r.d),
+                   : fmt::format("  {:<5}{:<18}{:>14.0f}{:>15.1f}{:>11.1f}{:>12.0f}{:>20}{:>9.1f}  {}\n", ++rank, label(r.d),
                                  b->per_gpu, b->per_user, p.itl * 1e3, p.ttft * 1e3, clients_text(*b), p.batch, bound);
     }
     return out;
@@ -56,19 +60,20 @@ std::string ranking(const ParallelStudy& s, bool markdown) {
 std::string frontier(const ParallelStudy& s, bool markdown) {
     std::string out = markdown
                           ? "| tok/s per user | tok/s per GPU | deployment | clients per replica | ITL |\n|---|---|---|---|---|\n"
-                          : fmt::format("  {:>14}{:>15}  {:<13}{:>20}{:>10}\n", "tok/s/user", "tok/s/GPU", "deployment",
+                          : fmt::format("  {:>14}{:>15}  {:<18}{:>20}{:>10}\n", "tok/s/user", "tok/s/GPU", "deployment",
                                         "clients/replica", "ITL ms");
     for (const DeploymentPoint& x : s.pareto)
         out += markdown ? fmt::format("| {:.1f} | {:.0f} | {} | {} | {:.1f} ms |\n", x.per_user, x.per_gpu, label(x.d),
                                       clients_text(x), x.p.itl * 1e3)
-                        : fmt::format("  {:>14.1f}{:>15.0f}  {:<13}{:>20}{:>10.1f}\n", x.per_user, x.per_gpu, label(x.d),
+                        : fmt::format("  {:>14.1f}{:>15.0f}  {:<18}{:>20}{:>10.1f}\n", x.per_user, x.per_gpu, label(x.d),
                                       clients_text(x), x.p.itl * 1e3);
     return out;
 }
 
 std::string heading(const ParallelStudy& s) {
     return fmt::format(
-        "Deployments of {} GPUs (tensor-parallel groups up to the NVLink domain of {}, replicas for the rest), each run at "
+        "Deployments of {} GPUs (groups up to the NVLink domain of {}: tensor-parallel, with expert parallelism EP for MoE "
+        "models and data-parallel attention ADP for MLA models; replicas DP for the rest), each run at "
         "1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked ({:g} tokens per step), KV on the GPU",
         s.gpus, s.nvlink_domain, s.load.chunk);
 }
@@ -76,6 +81,8 @@ std::string heading(const ParallelStudy& s) {
 json point_json(const DeploymentPoint& x) {
     return json{{"tp", x.d.tp},
                 {"dp", x.d.dp},
+                {"ep", x.d.ep},
+                {"attention_dp", x.d.attention_dp},
                 {"clients_per_replica", x.clients},
                 {"memory_full", x.memory_full},
                 {"tok_s_per_gpu", x.per_gpu},
@@ -90,6 +97,8 @@ ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load) {
     ParallelReport r{parallel_study(sc, load), {}};
     Scenario one = sc;
     one.hardware.gpus = 1;
+    one.hardware.ep = 1;  // each deployment sets its own
+    one.hardware.attention_dp = 0;
     r.facts = scenario_facts(PreparedScenario(one));
     return r;
 }
@@ -129,6 +138,8 @@ json parallel_json(const ParallelReport& r, const BuiltScenario& built) {
         for (const DeploymentPoint& x : d.points) pts.push_back(point_json(x));
         ds.push_back({{"tp", d.d.tp},
                       {"dp", d.d.dp},
+                      {"ep", d.d.ep},
+                      {"attention_dp", d.d.attention_dp},
                       {"weights_fit", d.weights_fit},
                       {"session_fits", d.session_fits},
                       {"weights_per_gpu_bytes", d.weights_per_gpu},
@@ -150,7 +161,8 @@ std::string parallel_ranking_markdown(const ParallelStudy& s) { return ranking(s
 std::string parallel_frontier_markdown(const ParallelStudy& s) { return frontier(s, true); }
 
 std::string parallel_csv_header() {
-    return "scenario,tp,dp,clients_per_replica,memory_full,tok_s_per_gpu,tok_s_per_user,tok_s_total,itl_ms,ttft_ms,batch,"
+    return "scenario,tp,dp,ep,attention_dp,clients_per_replica,memory_full,tok_s_per_gpu,tok_s_per_user,tok_s_total,itl_ms,ttft_"
+           "ms,batch,"
            "step_allreduce_ms,within_slos,on_frontier,step_bound_by\n";
 }
 
@@ -159,12 +171,12 @@ std::string parallel_csv_rows(const ParallelStudy& s, const std::string& scenari
     for (const DeploymentResult& d : s.deployments)
         for (const DeploymentPoint& x : d.points) {
             const bool front = std::any_of(s.pareto.begin(), s.pareto.end(), [&](const DeploymentPoint& f) {
-                return f.d.tp == x.d.tp && f.clients == x.clients && f.memory_full == x.memory_full;
+                return f.d == x.d && f.clients == x.clients && f.memory_full == x.memory_full;
             });
-            out += fmt::format("{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", scenario, x.d.tp,
-                               x.d.dp, x.clients, x.memory_full ? 1 : 0, x.per_gpu, x.per_user, x.total, x.p.itl * 1e3,
-                               x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3, x.within_slos ? 1 : 0, front ? 1 : 0,
-                               name(x.p.binding));
+            out += fmt::format("{},{},{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", scenario,
+                               x.d.tp, x.d.dp, x.d.ep, x.d.attention_dp ? 1 : 0, x.clients, x.memory_full ? 1 : 0, x.per_gpu,
+                               x.per_user, x.total, x.p.itl * 1e3, x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3,
+                               x.within_slos ? 1 : 0, front ? 1 : 0, name(x.p.binding));
         }
     return out;
 }

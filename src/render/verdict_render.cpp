@@ -37,8 +37,10 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
                 ? fmt::format("CPU DRAM {} (idle sessions are parked there whole)", format_bytes(facts.cpu_memory.raw()))
                 : fmt::format("free HBM {} + CPU DRAM {} at any f", format_bytes(facts.hbm_free.raw()),
                               format_bytes(facts.cpu_memory.raw()));
-        const std::string copies =
-            facts.kv_replication > 1 ? fmt::format(" (held {:.3g} times in HBM)", facts.kv_replication) : std::string();
+        const std::string copies = facts.kv_replication > 1 ? fmt::format(" (held {:.3g} times in HBM)", facts.kv_replication)
+                                   : facts.kv_session_span > 1
+                                       ? fmt::format(" (held by one GPU of {}: data-parallel attention)", facts.kv_session_span)
+                                       : std::string();
         return fmt::format("VERDICT: DOES NOT FIT — one session's KV {}{} exceeds {}", format_bytes(facts.session_kv_max.raw()),
                            copies, where);
     }
@@ -59,6 +61,12 @@ std::string capacity_text(const ScenarioFacts& facts) {
                  : fmt::format("  HBM holds each token's KV {} times: each of the {} GPUs holds the whole MLA latent\n", gpus,
                                gpus);
     }
+    if (facts.weights_replicated.raw() > 0)
+        s += fmt::format(
+            "  data-parallel attention: each GPU holds only its own sessions' latent; the weights include {} "
+            "of attention (and shared-expert) copies, {} per GPU\n",
+            format_bytes(facts.weights_replicated.raw()),
+            format_bytes(facts.weights_replicated.raw() / facts.scenario.hardware.gpus));
     for (const ClassFit& c : facts.classes)
         s += fmt::format("  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n",
                          c.name, c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);

@@ -122,14 +122,17 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
             if (rng.uniform() < 0.5) base.hardware.nvlink_domain = 1 + static_cast<int>(rng.index(2));
             base.hardware.expert_imbalance = 1.0 + rng.uniform();
         }
+        // Half the MLA scenarios on several GPUs run attention data-parallel (EP, when drawn, spans the group).
+        if (base.model.attention == Attention::mla && base.hardware.gpus > 1 && rng.uniform() < 0.5)
+            base.hardware.attention_dp = 1;
         const double fixed_f = rng.uniform();
         const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
         const double factor = 1.05 + 3.0 * rng.uniform();
         Scenario better = base;
         knob.scale(better.hardware, factor);
         INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.ep << ", nvlink domain " << base.hardware.nvlink_domain
-                               << ", expert imbalance " << base.hardware.expert_imbalance << ")  then " << knob.name << " x"
-                               << factor << ", f=" << fixed_f);
+                               << ", expert imbalance " << base.hardware.expert_imbalance << ", attention-dp "
+                               << base.hardware.attention_dp << ")  then " << knob.name << " x" << factor << ", f=" << fixed_f);
 
         const PreparedScenario pa(base), pb(better);
         for (double f : {0.0, fixed_f}) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `kvroof parallel`: which deployments are tried, what each point means, and
 // the frontier's invariants.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -130,4 +131,54 @@ TEST_CASE("the SLO edge below a fractional memory-full point is found (once an e
     const DeploymentPoint& b = top.points[static_cast<std::size_t>(top.best)];
     CHECK(b.within_slos);
     CHECK(b.clients == std::floor(b.clients));  // a whole number of clients
+}
+
+TEST_CASE("deployments tried: EP degrees for MoE models, data-parallel attention for MLA models", "[parallel]") {
+    // Dense GQA: tensor parallelism only, as before.
+    const ModelSpec llama = io::load_model("--model", "llama-3.1-70b");
+    CHECK(deployments_of(llama, 8, 8).size() == 4);
+    // Qwen3-235B-A22B (GQA, 64 heads, 128 routed experts) on 8: TP 1, 2, 4, 8
+    // with every EP dividing the group: 1 + 2 + 3 + 4 = 10 deployments; no
+    // data-parallel attention (GQA).
+    const ModelSpec qwen = io::load_model("--model", "qwen3-235b-a22b");
+    const std::vector<Deployment> q = deployments_of(qwen, 8, 8);
+    CHECK(q.size() == 10);
+    CHECK(std::count_if(q.begin(), q.end(), [](const Deployment& d) { return d.attention_dp; }) == 0);
+    CHECK(std::count(q.begin(), q.end(), Deployment{8, 1, 8, false}) == 1);
+    // DeepSeek-V3 (MLA, 128 heads, 256 routed experts) on a GB200 NVL72:
+    // tensor-parallel attention on 1, 2, 4, 8 GPUs (128 heads) with EP dividing
+    // them: 1 + 2 + 3 + 4 = 10; data-parallel attention on every divisor of 72
+    // above 1 (11 of them), with EP = the group where it divides 256 (2, 4,
+    // 8): 14.
+    const ModelSpec dsv3 = io::load_model("--model", "deepseek-v3");
+    const std::vector<Deployment> d = deployments_of(dsv3, 72, 72);
+    CHECK(d.size() == 24);
+    CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 8, true}) == 1);
+    CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 1, true}) == 1);
+    CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 72, true}) == 0);  // 72 does not divide 256 experts
+    CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 4, true}) == 0);  // ADP dispatches from every GPU: EP 1 or 8
+    CHECK(expert_parallel_degrees(dsv3, 8, false) == std::vector<int>{1, 2, 4, 8});
+    CHECK(expert_parallel_degrees(dsv3, 8, true) == std::vector<int>{1, 8});
+    CHECK(expert_parallel_degrees(llama, 8, false) == std::vector<int>{1});
+}
+
+TEST_CASE("a data-parallel-attention deployment holds the replicated attention weights and one copy of the latent",
+          "[parallel]") {
+    io::ScenarioInputs in;
+    in.set("hardware", "h200");
+    in.set("model", "deepseek-v3");
+    in.set("gpus", "8");
+    in.set("weight-dtype", "fp8");
+    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    const Scenario s = io::build_scenario(in).scenario;
+    const DeploymentResult tp = detail::run_deployment(s, LoadSpec{}, Deployment{8, 1, 1, false});
+    const DeploymentResult adp = detail::run_deployment(s, LoadSpec{}, Deployment{8, 1, 1, true});
+    // 7 more copies of the 11,413,422,080 B of FP8 attention weights, spread over
+    // the 8 GPUs.
+    CHECK(adp.weights_per_gpu - tp.weights_per_gpu == Approx(7 * 11'413'422'080.0 / 8).epsilon(1e-12));
+    REQUIRE(tp.best_point());
+    REQUIRE(adp.best_point());
+    // The latent held once instead of 8 times: the memory-full point runs more
+    // requests.
+    CHECK(adp.points.back().clients > tp.points.back().clients);
 }

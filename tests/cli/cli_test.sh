@@ -204,9 +204,9 @@ done
 "$kvroof" parallel --help | grep -q 'Examples' && ok || bad "parallel --help has examples"
 par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" parallel $par | grep -qE '^VERDICT: TP[0-9]+ x DP[0-9]+ — [0-9]+ tok/s per GPU' && ok || bad "parallel: no VERDICT line"
-"$kvroof" parallel $par | grep -q 'TP1 x DP8    weights 141.1 GB per GPU exceed 78 GB of HBM' && ok || bad "parallel: TP1 does not say why it cannot run"
+"$kvroof" parallel $par | grep -q -E 'TP1 x DP8 +weights 141.1 GB per GPU exceed 78 GB of HBM' && ok || bad "parallel: TP1 does not say why it cannot run"
 "$kvroof" parallel $par --json | grep -q '"pareto": \[' && ok || bad "parallel --json lacks the frontier"
-"$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,dp,clients_per_replica,' \
+"$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,dp,ep,attention_dp,clients_per_replica,' \
     && [ "$(grep -c '^llama-3.1-70b,' "$tmp/par.csv")" -ge 10 ] && ok || bad "parallel --csv: header or rows missing"
 "$kvroof" parallel $par --json >"$tmp/p1.json" && "$kvroof" parallel $par --json | cmp -s - "$tmp/p1.json" && ok || bad "parallel --json not deterministic"
 

@@ -174,6 +174,7 @@ struct PreparedScenario {
     double session_kv_max = 0;  // bytes, one session of the longest class: max kv_held(S) (one copy)
     double session_kv_peak = 0;  // bytes, the same at the end of its output: max kv_held(S + O)
     double kv_replication = 1;  // copies of each token's KV in HBM (tensor parallelism, ModelConstants)
+    double kv_session_span = 1;  // one session fits when its KV times this fits the free HBM (ModelConstants)
     // The idle policy evaluated: the scenario's own, or the other one for the
     // parking comparison (see with_idle).
     IdlePolicy idle = IdlePolicy::hold;
@@ -191,8 +192,10 @@ struct PreparedScenario {
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
           sys(system_rates(s.hardware, gemm_dtype(s.policy))),
-          mc(model_constants(s.model, s.policy, s.hardware.gpus, {s.hardware.ep, s.hardware.expert_imbalance})),
+          mc(model_constants(s.model, s.policy, s.hardware.gpus, {s.hardware.ep, s.hardware.expert_imbalance},
+                             s.hardware.attention_dp == 1)),
           kv_replication(mc.kv_replication),
+          kv_session_span(mc.kv_session_span),
           idle(p),
           offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
           step_overhead(s.hardware.step_overhead.raw()),
@@ -224,7 +227,7 @@ struct PreparedScenario {
     // below one is a time average (a session decoding part of the time); a
     // session that fits nowhere cannot be served at all.
     [[nodiscard]] bool session_fits_hbm(double f) const noexcept {
-        return (1.0 - f) * session_kv_max * kv_replication <= hbm_free_bytes();
+        return (1.0 - f) * session_kv_max * kv_session_span <= hbm_free_bytes();
     }
     [[nodiscard]] bool session_fits_dram(double f) const noexcept {
         const double share = idle == IdlePolicy::park ? 1.0 : f;
@@ -233,7 +236,7 @@ struct PreparedScenario {
     // The same with the context grown by the whole output (operating points,
     // which model context growth).
     [[nodiscard]] bool session_fits_hbm_peak(double f) const noexcept {
-        return (1.0 - f) * session_kv_peak * kv_replication <= hbm_free_bytes();
+        return (1.0 - f) * session_kv_peak * kv_session_span <= hbm_free_bytes();
     }
     [[nodiscard]] bool session_fits_dram_peak(double f) const noexcept {
         return (idle == IdlePolicy::park ? 1.0 : f) * session_kv_peak <= sys.cpu_memory.raw();
@@ -242,7 +245,7 @@ struct PreparedScenario {
     [[nodiscard]] std::optional<double> smallest_f_that_fits() const noexcept {
         const double free = hbm_free_bytes();
         if (free <= 0) return std::nullopt;
-        const double gpu_copies = session_kv_max * kv_replication;
+        const double gpu_copies = session_kv_max * kv_session_span;
         const double f = gpu_copies > free ? 1.0 - free / gpu_copies : 0.0;
         if (!session_fits_dram(f)) return std::nullopt;
         return f;

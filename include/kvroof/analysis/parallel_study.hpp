@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // `kvroof parallel`: how to deploy a model on N GPUs. Each deployment is a
-// tensor-parallel group of t GPUs (its all-reduces and KV replication as in
+// group of t GPUs (its all-reduces, all-to-alls and KV replication as in
 // every analysis: call_demand.hpp) copied d = N / t times (data parallel: the
 // replicas share nothing, requests split evenly). t ranges over the divisors
-// of N within the NVLink domain that divide the attention heads (an engine
-// splits heads evenly over the group).
+// of N within the NVLink domain: with tensor-parallel attention those that
+// divide the attention heads (an engine splits heads evenly over the group);
+// with data-parallel attention (MLA models) any of them above 1. MoE models
+// also try every expert-parallel degree e of the group that divides t and the
+// routed experts (with data-parallel attention e = 1 or t: each GPU
+// dispatches its own tokens).
 //
 // Each deployment is run as a benchmark would: C closed-loop clients per
 // replica on the ladder 1, 2, 4, … until the replica's memory is full, plus
@@ -29,8 +33,11 @@
 namespace kvroof {
 
 struct Deployment {
-    int tp = 1;  // GPUs in one tensor-parallel group
+    int tp = 1;  // GPUs in one group (tensor-parallel, or data-parallel attention with a TP/EP FFN)
     int dp = 1;  // replicas
+    int ep = 1;  // GPUs of the group the routed experts are sharded over (MoE models)
+    bool attention_dp = false;  // attention data-parallel over the group (MLA models)
+    friend bool operator==(const Deployment&, const Deployment&) = default;
 };
 
 struct DeploymentPoint {
@@ -70,6 +77,38 @@ struct ParallelStudy {
     std::vector<int> out;
     for (int t = 1; t <= std::min(gpus, domain); ++t)
         if (gpus % t == 0 && m.heads % t == 0) out.push_back(t);
+    return out;
+}
+
+// The group sizes with data-parallel attention (MLA models): every divisor of
+// the GPUs above 1 within the NVLink domain (each GPU runs whole attention, so
+// the heads need not split).
+[[nodiscard]] inline std::vector<int> attention_dp_group_sizes(const ModelSpec& m, int gpus, int domain) {
+    std::vector<int> out;
+    if (m.attention != Attention::mla) return out;
+    for (int t = 2; t <= std::min(gpus, domain); ++t)
+        if (gpus % t == 0) out.push_back(t);
+    return out;
+}
+
+// The expert-parallel degrees of a group of t: 1, and for MoE models the
+// divisors of t that divide the routed experts; with data-parallel attention
+// only t (SGLang's DeepEP sets ep = tp).
+[[nodiscard]] inline std::vector<int> expert_parallel_degrees(const ModelSpec& m, int t, bool attention_dp) {
+    std::vector<int> out{1};
+    if (!m.is_moe()) return out;
+    for (int e = 2; e <= t; ++e)
+        if (t % e == 0 && m.experts % e == 0 && (!attention_dp || e == t)) out.push_back(e);
+    return out;
+}
+
+// Every deployment tried: tensor-parallel attention first, then data-parallel.
+[[nodiscard]] inline std::vector<Deployment> deployments_of(const ModelSpec& m, int gpus, int domain) {
+    std::vector<Deployment> out;
+    for (int t : tensor_parallel_sizes(m, gpus, domain))
+        for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / t, e, false});
+    for (int t : attention_dp_group_sizes(m, gpus, domain))
+        for (int e : expert_parallel_degrees(m, t, true)) out.push_back({t, gpus / t, e, true});
     return out;
 }
 
@@ -116,6 +155,8 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
 [[nodiscard]] inline DeploymentResult run_deployment(const Scenario& sc, const LoadSpec& base, Deployment d) {
     Scenario s = sc;
     s.hardware.gpus = d.tp;
+    s.hardware.ep = d.ep;
+    s.hardware.attention_dp = d.attention_dp ? 1 : 0;
     const PreparedScenario ps(s);
     DeploymentResult r;
     r.d = d;
@@ -168,8 +209,8 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     s.gpus = sc.hardware.gpus;
     s.nvlink_domain = sc.hardware.nvlink_domain;
     s.load = load;
-    for (int t : tensor_parallel_sizes(sc.model, s.gpus, s.nvlink_domain))
-        s.deployments.push_back(detail::run_deployment(sc, load, Deployment{t, s.gpus / t}));
+    for (const Deployment& d : deployments_of(sc.model, s.gpus, s.nvlink_domain))
+        s.deployments.push_back(detail::run_deployment(sc, load, d));
     auto best = [](const DeploymentResult& r) { return r.best_point() ? r.best_point()->per_gpu : -1.0; };
     std::stable_sort(s.deployments.begin(), s.deployments.end(),
                      [&](const DeploymentResult& a, const DeploymentResult& b) { return best(a) > best(b); });

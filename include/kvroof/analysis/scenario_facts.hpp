@@ -28,6 +28,8 @@ struct ScenarioFacts {
     Bytes weights;  // all weights at the weight dtype
     Bytes kv_per_token;  // at the KV dtype, one copy
     double kv_replication = 1;  // copies HBM holds across the tensor-parallel GPUs (ModelConstants)
+    double kv_session_span = 1;  // one session fits when its KV times this fits the free HBM (ModelConstants)
+    Bytes weights_replicated{0.0};  // data-parallel attention's extra weight copies, part of `weights`
     Bytes hbm_usable;  // GPUs × (HBM − reserve)
     Bytes hbm_free;  // hbm_usable − weights (negative when they do not fit)
     Bytes cpu_memory;  // CPU DRAM of every socket
@@ -44,6 +46,8 @@ struct ScenarioFacts {
     f.weights = ps.mc.weights;
     f.kv_per_token = ps.mc.kv_per_token;
     f.kv_replication = ps.kv_replication;
+    f.kv_session_span = ps.kv_session_span;
+    f.weights_replicated = Bytes(ps.mc.weights_replicated);
     f.hbm_usable = ps.sys.hbm_capacity;
     f.hbm_free = Bytes(ps.hbm_free_bytes());
     f.cpu_memory = ps.sys.cpu_memory;

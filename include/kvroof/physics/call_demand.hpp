@@ -23,6 +23,11 @@
 // under it): per decode token the bandwidth part, per pass of A tokens the whole.
 // Expert parallelism adds its all-to-alls (dispatch and combine per MoE layer)
 // the same way, and scales the routed experts' FLOP by the load imbalance λ.
+// Data-parallel attention (MLA, attention_dp): each GPU holds one copy of the
+// attention weights and only its own sequences' latent (replication 1); the
+// attention all-reduce is gone and each FFN block is entered by an all-gather
+// and left by a reduce-scatter of the hidden states (MoE layers under EP: the
+// all-to-alls instead, the shared experts then data-parallel too).
 
 #include <algorithm>
 #include <cmath>
@@ -43,12 +48,23 @@ struct ModelConstants {
     // kv_per_token × kv_replication (see kv_replication below).
     Bytes kv_gpu_per_token;
     double kv_replication = 1.0;
+    // One session fits when its KV (one copy) times this is within the group's
+    // free HBM: kv_replication under tensor-parallel attention (each GPU holds
+    // its share of every sequence); the group size under data-parallel
+    // attention (a sequence's KV lives on one GPU, which has 1/t of the free HBM).
+    double kv_session_span = 1.0;
+    // Weight bytes held (and streamed) beyond one copy: data-parallel attention
+    // holds the attention weights (and, under EP, the shared experts) on each of
+    // the t GPUs, (t − 1) extra copies. Part of `weights` and `weights_non_routed`.
+    double weights_replicated = 0;
     // How much of kv a sequence holds and reads at context S (window and
     // linear layers); the functions kv_held and kv_tokens_held below.
     AttentionLayout layout;
     // Tensor-parallel all-reduces: two per layer per forward pass (after the
     // attention output projection and after the MLP), each of one hidden
-    // vector per token in BF16.
+    // vector per token in BF16. Under data-parallel attention these count the
+    // FFN blocks' all-gathers and reduce-scatters, each moving half a ring
+    // all-reduce's bytes: allreduce_bytes_per_token is then h·1 B (half of h·2 B).
     double allreduces_per_pass = 0;
     double allreduce_bytes_per_token = 0;
     // Expert-parallel all-to-alls: a dispatch and a combine per MoE layer per
@@ -81,8 +97,9 @@ struct ModelConstants {
 // head is replicated (t / kv_heads copies); MLA: the latent is shared by all
 // heads, so every GPU holds all of it (t copies), as vLLM and SGLang store it
 // without data-parallel attention.
-[[nodiscard]] inline double kv_replication(const ModelSpec& m, int t) noexcept {
+[[nodiscard]] inline double kv_replication(const ModelSpec& m, int t, bool attention_dp = false) noexcept {
     if (t <= 1) return 1.0;
+    if (attention_dp && m.attention == Attention::mla) return 1.0;  // each GPU holds its own sequences' latent
     if (m.attention != Attention::gqa) return t;
     const double heads = m.kv_heads, per_gpu = std::ceil(heads / t);
     return per_gpu * t / heads;
@@ -95,13 +112,30 @@ struct ExpertParallel {
     double imbalance = 1.0;
 };
 
-[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1,
-                                                    ExpertParallel ep = {}) noexcept {
+namespace detail {
+// Data-parallel attention over t GPUs (docs/model.md, "Data-parallel
+// attention"): replicated weights, the KV on one GPU per sequence, and the
+// FFN blocks' all-gather + reduce-scatter instead of the two all-reduces.
+inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const PolicySpec& p, int t, int ep, int moe_layers,
+                               double per_expert, double attention_bytes) noexcept {
+    const double copies = t - 1.0;
+    const double shared = ep > 1 ? moe_layers * m.shared_experts * per_expert * weight_bytes_per_element(p.weight_dtype) : 0.0;
+    c.weights_replicated = copies * (attention_bytes + shared);
+    c.kv_session_span = t;
+    const int ffn_blocks = m.layers - m.mlp_free_layers, gathered = ep > 1 ? ffn_blocks - moe_layers : ffn_blocks;
+    c.allreduces_per_pass = 2.0 * gathered;  // an all-gather before and a reduce-scatter after each TP FFN block
+    c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16) / 2.0;
+}
+}  // namespace detail
+
+[[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1, ExpertParallel ep = {},
+                                                    bool attention_dp = false) noexcept {
     ModelConstants c;
     const auto pc = param_counts(m);
     const WeightBytes w = weight_bytes_by_group(m, p.weight_dtype);
     c.kv_per_token = kv_bytes_per_token(m, p.kv_dtype);
-    c.kv_replication = kv_replication(m, tp);
+    c.kv_replication = kv_replication(m, tp, attention_dp);
+    c.kv_session_span = c.kv_replication;
     c.kv_gpu_per_token = c.kv_per_token * c.kv_replication;
     c.layout = attention_layout(m, p.kv_dtype);
     // One all-reduce after each attention (or linear) block and each MLP: 2 per layer, fewer with MLP-only or MLP-free layers.
@@ -117,11 +151,13 @@ struct ExpertParallel {
     }
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
-    c.weights = Bytes(w.total);
+    if (attention_dp && tp > 1 && m.attention == Attention::mla)
+        detail::apply_attention_dp(c, m, p, tp, ep.ep, pc.moe_layers, pc.per_expert, w.attention);
+    c.weights = Bytes(w.total + c.weights_replicated);
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
-    c.weights_non_routed = Bytes(w.total - w.routed - lookup_only);
+    c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
     return c;

@@ -123,6 +123,7 @@ struct WeightBytes {
     double total = 0;
     double routed = 0;  // routed experts (MoE)
     double embedding = 0;  // the input embedding table
+    double attention = 0;  // attention (and linear-attention) projections of every layer
 };
 [[nodiscard]] inline bool stored_as_checkpoint(const ModelSpec& m, DType weights) noexcept {
     return m.checkpoint_weights && *m.checkpoint_weights == weights && weights != DType::bf16;
@@ -130,10 +131,11 @@ struct WeightBytes {
 [[nodiscard]] inline WeightBytes weight_bytes_by_group(const ModelSpec& m, DType weights) noexcept {
     const ParamCounts p = param_counts(m);
     const double q = weight_bytes_per_element(weights);
-    if (!stored_as_checkpoint(m, weights)) return {p.total * q, p.routed * q, p.embedding * q};
+    if (!stored_as_checkpoint(m, weights)) return {p.total * q, p.routed * q, p.embedding * q, p.attention * q};
     const double b = weight_bytes_per_element(DType::bf16);
     const double kept = p.embedding + p.lm_head + p.router + m.checkpoint_bf16_attention * p.attention;
-    return {(p.total - kept) * q + kept * b, p.routed * q, p.embedding * b};
+    const double attention = p.attention * (m.checkpoint_bf16_attention * b + (1.0 - m.checkpoint_bf16_attention) * q);
+    return {(p.total - kept) * q + kept * b, p.routed * q, p.embedding * b, attention};
 }
 [[nodiscard]] inline Bytes weight_bytes(const ModelSpec& m, DType weights) noexcept {
     return Bytes(weight_bytes_by_group(m, weights).total);

@@ -50,6 +50,11 @@ struct HardwareSpec {
     // EPLB's redundant experts aim at): no published max/mean figure found.
     int ep = 1;
     double expert_imbalance = 1.0;
+    // Data-parallel attention over the group (MLA models; SGLang's
+    // --enable-dp-attention, vLLM's data-parallel attention): 1 = each GPU runs
+    // attention, and holds the latent KV, for its own sequences only; the
+    // FFN/MoE stays tensor- (or expert-) parallel over the group. 0 = off.
+    int attention_dp = 0;
     // Scale-out network per GPU, per direction, for traffic leaving the NVLink
     // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
     // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
@@ -103,6 +108,11 @@ inline void HardwareSpec::check_validity() const {
     if (ep < 1 || ep > gpus || gpus % ep != 0)
         throw InputError("ep: must divide gpus (" + std::to_string(gpus) + "), got " + std::to_string(ep));
     check::in_range("expert-imbalance", expert_imbalance, 1.0, static_cast<double>(kMaxGpus));
+    if (attention_dp != 0 && attention_dp != 1)
+        throw InputError("attention-dp: must be 0 (off) or 1 (on), got " + std::to_string(attention_dp));
+    if (attention_dp == 1 && ep > 1 && ep != gpus)
+        throw InputError("ep: with attention-dp 1, must be 1 or gpus (" + std::to_string(gpus) +
+                         ": every GPU dispatches its own tokens), got " + std::to_string(ep));
     rate("net-bw", net_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     check::non_negative("net-latency", net_latency.raw());
     check::in_range("net-latency", net_latency.raw(), 0.0, kMaxLinkLatency);
