@@ -59,7 +59,8 @@ TEST_CASE("a kvroof probe host file round-trips: gb200's half Grace becomes half
     CHECK(sc.hardware.link_bandwidth.raw() == gb.hardware.link_bandwidth.raw());
 }
 
-TEST_CASE("--host replaces every host figure: absent keys are the spec's defaults, not the old host's", "[presets][host]") {
+TEST_CASE("a host after the hardware replaces every host figure, absent keys as defaults, not the old host's",
+          "[presets][host]") {
     // rtx-4090's host is desktop-ddr5 (no eta_dram: the default 0.5); gb200's is grace (eta_dram 0.85).
     const HardwareSpec want = with_host("rtx-4090", "").hardware;
     const HardwareSpec got = with_host("gb200", "desktop-ddr5").hardware;
