@@ -97,6 +97,16 @@ std::vector<Knob> hardware_rows() {
                         s.hardware.link_name = l.name;
                     },
                     nullptr}},
+        {.name = "host", .column = "host", .type = KnobType::text, .shown_default = "from --hardware",
+         .help = "CPU host preset (see `kvroof presets`) or a host JSON file, e.g. from `kvroof probe --cpu --out FILE` (a value "
+                 "with '/' or ending in .json is a file); sets every host figure, replacing the hardware preset's host",
+         .group = kHardware, .decode = io::decode_host,
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        const LinkPreset& h = *std::get<std::shared_ptr<const LinkPreset>>(v);
+                        for (const auto& [k, si] : h.figures) k->access.apply(s, si);
+                        s.hardware.cpu_name = h.name;
+                    },
+                    nullptr}},
         {.name = "gpus", .column = "gpus", .type = KnobType::whole, .shown_default = "from --hardware", .lo = 1, .hi = kMaxGpus,
          .help = "GPUs in one tensor-parallel group (HBM, bandwidth and FLOP/s pooled)", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_hardware<&HardwareSpec::gpus>()},

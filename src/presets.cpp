@@ -154,6 +154,32 @@ LinkPreset link_from_json(std::string_view where, const json& l, std::string nam
     return p;
 }
 
+// Every host knob from one hosts.json-shaped entry, in table order, each within
+// its knob's range; an absent optional key is the spec's default, so a host
+// given after a hardware preset replaces every figure of the preset's host.
+LinkPreset host_from_json(std::string_view where, const json& c, std::string name) {
+    LinkPreset p{std::move(name), {}};
+    std::set<std::string> keys;
+    const Scenario defaults;
+    for (const Knob& k : knobs()) {
+        if (k.preset != PresetFile::host) continue;
+        const std::string key(k.preset_key);
+        keys.emplace(key);
+        if (!k.preset_required && (!c.contains(key) || c.at(key).is_null())) {
+            p.figures.emplace_back(&k, k.access.get(defaults));
+            continue;
+        }
+        const double v = knob_from_json(where, c, k);
+        const double bare = bare_si(k);
+        if (!(v >= k.lo && v <= k.hi))
+            throw InputError(
+                fmt::format("{}: '{}' must be in [{:g}, {:g}], got {:g}", where, key, k.lo / bare, k.hi / bare, v / bare));
+        p.figures.emplace_back(&k, v);
+    }
+    only_keys(where, c, with_meta(keys));
+    return p;
+}
+
 HardwareSpec hardware_from_json(std::string_view where, const json& h, std::string name) {
     std::set<std::string> keys = {"prefill_flops_TFLOPS", "link", "link_shared_by_gpus", "host", "memory_type"};
     for (const Knob& k : knobs())
@@ -171,11 +197,9 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
     knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
     hw.link_bandwidth = hw.link_bandwidth / shared;
-    const std::string host = string(where, h, "host");
-    const json& c = find_preset(fmt::format("{}: host", where), "hosts", host);
-    const std::string cw = fmt::format("hosts.{}", host);
-    only_keys(cw, c, with_meta(apply_preset_knobs(cw, c, PresetFile::host, s)));
-    hw.cpu_name = host;
+    const LinkPreset& host = *load_host_preset(fmt::format("{}: host", where), string(where, h, "host"));
+    for (const auto& [k, si] : host.figures) k->access.apply(s, si);
+    hw.cpu_name = host.name;
     return hw;
 }
 
@@ -184,6 +208,17 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
 std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name) {
     return cached<LinkPreset>(
         name, [&] { return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name)); });
+}
+
+std::shared_ptr<const LinkPreset> load_host_preset(std::string_view flag, std::string_view name_or_path) {
+    return cached<LinkPreset>(name_or_path, [&] {
+        if (!is_path(name_or_path))
+            return host_from_json(fmt::format("hosts.{}", name_or_path), find_preset(flag, "hosts", name_or_path),
+                                  std::string(name_or_path));
+        const json j = read_json_file(flag, name_or_path);
+        const Entry e = single_entry(flag, name_or_path, j, "cpu_flops_TFLOPS");
+        return host_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+    });
 }
 
 BytesPerSecond load_link(std::string_view flag, std::string_view name) {

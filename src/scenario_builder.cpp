@@ -195,6 +195,7 @@ KnobValue decode_mix(std::string_view flag, std::string_view text) {
 }
 
 KnobValue decode_link(std::string_view flag, std::string_view text) { return load_link_preset(flag, text); }
+KnobValue decode_host(std::string_view flag, std::string_view text) { return load_host_preset(flag, text); }
 
 KnobValue decode_dtype(std::string_view flag, std::string_view text) { return parse_dtype(flag, text); }
 

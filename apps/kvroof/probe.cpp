@@ -46,11 +46,13 @@ Action setup_probe(CLI::App& app) {
     sub->footer(
         "The triad runs on all threads, and on each NUMA node's CPUs when /sys shows more than one node. The attention\n"
         "kernel is GQA (8 KV heads x 8 queries, head dim 128), FP32, at contexts 1k, 8k and 32k. The preset has\n"
-        "data/hosts.json's entry schema; kvroof has no --host-file, so add it to data/hosts.json (or a hardware entry's\n"
-        "\"host\") to use it. A GPU probe (HBM, host-to-device, GEMM) is out of scope: no CUDA compiler here.\n"
+        "data/hosts.json's entry schema: give the file to any scenario command as --host FILE.json (it replaces the\n"
+        "hardware preset's host), or name it as a hardware file's \"host\". A GPU probe (HBM, host-to-device, GEMM)\n"
+        "is out of scope: no CUDA compiler here.\n"
         "Examples:\n"
         "  kvroof probe --cpu\n"
-        "  kvroof probe --cpu --threads 8 --size 1024 --seconds 2 --out host.json");
+        "  kvroof probe --cpu --threads 8 --size 1024 --seconds 2 --out host.json\n"
+        "  kvroof verdict --hardware h200 --host host.json");
     sub->add_flag("--cpu", o->cpu, "probe the CPU host (required)");
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
                    std::string_view absent) { add_text_option(*sub, flag, t, type, "Probe", help, absent); };

@@ -31,14 +31,15 @@ nlohmann::ordered_json probe_host_preset(const ProbeResult& r) {
     e["cpu_flops_TFLOPS"] = sig4(best_attention_flops(r) / 1e12);
     e["cpu_dram_bandwidth_GBps"] = sig4(r.triad.front().bandwidth() / 1e9);
     e["cpu_memory_GB"] = sig4(r.memory_bytes / 1e9);
+    e["eta_cpu_compute"] = 1.0;
     e["eta_dram"] = 1.0;
     e["source"] = nlohmann::ordered_json::array({by});
     e["note"] = fmt::format(
         "Measured {}. cpu_dram_bandwidth_GBps: the best STREAM-style triad over {} threads (24 bytes per element, no "
         "write-allocate counted), an achieved figure, so eta_dram is 1. cpu_flops_TFLOPS: the best achieved FP32 GQA "
         "decode-attention rate (contexts 1k/8k/32k) of kvroof's portable kernel (plain loops, no BLAS, AMX or "
-        "hand-written SIMD): a lower bound on what the CPU's attention reaches, not its BF16/AMX peak. cpu_memory_GB: "
-        "MemTotal. {}.",
+        "hand-written SIMD): a lower bound on what the CPU's attention reaches, not its BF16/AMX peak; achieved, so "
+        "eta_cpu_compute is 1. cpu_memory_GB: MemTotal. {}. Use it with --host FILE.",
         r.date, r.threads, nodes_line(r));
     nlohmann::ordered_json out;
     out["probe-" + r.hostname] = std::move(e);

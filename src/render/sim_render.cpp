@@ -139,6 +139,9 @@ std::string notes(const SimResult& r) {
             "Link {}: busy {:.1f} % of the window; {:.0f} reloads or saves queued, wait mean {:.2f} ms, P99 {:.2f} ms.\n", dir,
             u->utilisation * 100, u->transfers, u->wait.mean * 1e3, u->wait.p99 * 1e3);
     if (r.link_stall > 0) s += fmt::format("Steps waited for the link's queue {:.2f} % of their time.\n", r.link_stall * 100);
+    if (r.spec.f > 0)
+        s += fmt::format("CPU: busy {:.1f} % of the window with the steps' offloaded attention (compute or DRAM, the larger).\n",
+                         r.cpu_utilisation * 100);
     s += fmt::format("Little's law: {:.3f} calls in the system, {:.3f}/s × {:.3f} s = {:.3f} (off by {:.2f} %).\n", r.in_system,
                      r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system,
                      std::abs(r.littles_law_error()) * 100);
@@ -280,7 +283,8 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
                       {"expected_prefill_tokens", x.expected_prefill_tokens},
                       {"littles_law_error", x.littles_law_error()},
                       {"loading", x.loading},
-                      {"link_stall_share", x.link_stall}};
+                      {"link_stall_share", x.link_stall},
+                      {"cpu_utilisation", x.cpu_utilisation}};
     auto link = [](const SimLinkUse& u) {
         return json{{"busy_s", u.busy},
                     {"utilisation", u.utilisation},

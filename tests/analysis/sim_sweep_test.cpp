@@ -3,6 +3,8 @@
 // exact the two agree, and every gap over 10 % is named.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "../test_support.hpp"
 #include "kvroof/analysis/sim_sweep.hpp"
@@ -61,6 +63,31 @@ TEST_CASE("sim sweep: every row of the report's sweeps names its gap when it is 
         }
         CHECK(sw.facts.agree == agree);
     }
+}
+
+TEST_CASE("sim sweep: the report's codex rows decode more calls at once when idle sessions park than when they hold", "[sim]") {
+    // What the park scenario's description says: parked sessions leave HBM to the running calls.
+    const nlohmann::json& sec = io::embedded_config("report").at("sim_vs_closed_form");
+    std::map<std::string, SimSweep> by_name;
+    for (const auto& s : sec.at("scenarios")) {
+        const std::string name = s.at("name").get<std::string>();
+        if (name != "llama-3.1-8b-h200-codex-hold" && name != "llama-3.1-8b-h200-codex-park") continue;
+        io::ScenarioInputs in;
+        for (const auto& [k, v] : s.at("flags").items()) io::set_scenario_flag(in, k, v.get<std::string>(), "test");
+        by_name.emplace(name, sim_sweep(io::build_scenario(in).scenario, sweep_of(sec, s)));
+    }
+    REQUIRE(by_name.size() == 2);
+    const SimSweep& hold = by_name.at("llama-3.1-8b-h200-codex-hold");
+    const SimSweep& park = by_name.at("llama-3.1-8b-h200-codex-park");
+    REQUIRE(hold.rows.size() == park.rows.size());
+    const SimResult& h = hold.rows.back();
+    const SimResult& p = park.rows.back();  // the most clients: HBM is full in both
+    CHECK(h.max_running <= 13);  // 13 peak KVs (68,849 tokens x 128 KiB) fit in the 122.9 GB beside the weights
+    CHECK(p.max_running <= 13);
+    CHECK(p.batch > 1.5 * h.batch);  // idle holds take about half the places under hold
+    CHECK(p.throughput > h.throughput);
+    CHECK(p.h2d.transfers > 0);  // every parked call's reload went through the link's queue
+    CHECK(h.h2d.transfers == 0);
 }
 
 }  // namespace kvroof

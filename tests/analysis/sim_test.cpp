@@ -147,4 +147,24 @@ TEST_CASE("a model with sliding-window layers is refused by name, not simulated 
     CHECK_THROWS_WITH(simulate(sc, closed_loop(4, 100)), Catch::Contains("sliding-window") && Catch::Contains("not simulated"));
 }
 
+TEST_CASE("offload with the CPU binding the step: the limiting case still agrees within 2 percent, and the CPU is the busy one",
+          "[sim]") {
+    // All the KV on the CPU (f = 1) of an H200's quarter Xeon socket: each step reads ~73 GB of KV
+    // from ~47 GB/s of DRAM, so the CPU part is nearly all of the step. Every step carries the same
+    // content (C = O clients, A = chunk), so the closed form is exact here too.
+    const Scenario sc = bench("h200", "llama-3.1-8b", 2048, 256);
+    SimSpec spec = closed_loop(256, 4000, GapDist::deterministic);
+    spec.f = 1;
+    const SimResult r = simulate(sc, spec);
+    REQUIRE(r.feasible);
+    CHECK(r.throughput == Approx(r.closed.throughput).epsilon(0.02));
+    CHECK(r.itl.mean == Approx(r.closed.itl).epsilon(0.02));
+    CHECK(std::abs(r.littles_law_error()) < 0.015);
+    CHECK(r.cpu_utilisation > 0.9);
+    CHECK(r.cpu_utilisation <= 1.0);
+    // No offload, no CPU work.
+    const SimResult g = simulate(sc, closed_loop(256, 4000, GapDist::deterministic));
+    CHECK(g.cpu_utilisation == 0);
+}
+
 }  // namespace kvroof

@@ -73,6 +73,7 @@ struct SimResult {
     SimLinkUse h2d, d2h;
     double loading = 0;  // time mean of calls admitted and waiting for their reload
     double link_stall = 0;  // share of the steps' time spent waiting for the link's queue
+    double cpu_utilisation = 0;  // share of the window the CPU sockets spent on the steps' offloaded attention
     std::vector<SimSample> timeline;  // the whole run, in windows of equal width (the last cut at the end)
     double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
     double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
@@ -154,6 +155,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.itl = t.itl.summary();
     r.loading = t.loading / T;
     r.link_stall = t.step_time > 0 ? t.link_stall / t.step_time : 0.0;
+    r.cpu_utilisation = t.cpu_busy / T;
     for (auto [out, in] : {std::pair{&r.h2d, &e.h2d}, std::pair{&r.d2h, &e.d2h}}) {
         out->busy = in->busy;
         out->utilisation = in->busy / T;

@@ -90,6 +90,7 @@ struct SimTally {
     double queue_max = 0, tokens_out = 0, completed = 0, sojourn = 0, steps = 0, step_time = 0;
     double loading = 0;  // ∫ calls admitted, waiting for their reload, dt
     double link_stall = 0;  // s the steps were lengthened waiting for the link's queue
+    double cpu_busy = 0;  // s the CPU sockets spent on the steps' offloaded attention (compute or DRAM, the larger)
     LogHistogram ttft;  // s, of the calls completed in the window
     LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
     StepContent content;  // Σ over the window's steps of what each carried

@@ -228,6 +228,7 @@ inline void SimEngine::step() {
         tally.step_time += dt;
         tally.tokens_out += n;
         if (n > 0) tally.itl.add(dt, n);
+        tally.cpu_busy += std::max(s.cpu_c, s.cpu_d);
         add_content(tally.content, s);
     }
     now += dt;

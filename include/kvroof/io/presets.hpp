@@ -49,6 +49,10 @@ inline constexpr int kMaxJsonDepth = 64;
 // A link preset: its name and the value of every knob data/links.json gives it
 // (each knob row with PresetFile::link; a new key needs a row, not loader code).
 [[nodiscard]] std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name);
+// A host preset (data/hosts.json) or a file of its entry schema (what `kvroof
+// probe --cpu --out FILE` writes; a name with '/' or ending in .json, is_path):
+// every knob with PresetFile::host, an absent optional key as the spec's default.
+[[nodiscard]] std::shared_ptr<const LinkPreset> load_host_preset(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] ModelSpec load_model(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] CallClass load_workload(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] BytesPerSecond load_link(std::string_view flag, std::string_view name);

@@ -56,7 +56,8 @@ enum class KnobType {
 // Where a knob's value may come from besides the command line.
 enum class PresetFile { none, hardware, host, link };
 
-// A link preset decoded once: its name and the SI value of every knob it sets.
+// A link or host preset decoded once: its name and the SI value of every knob
+// it sets (a host gives every host knob: an absent key is the spec's default).
 struct LinkPreset {
     std::string name;
     std::vector<std::pair<const Knob*, double>> figures;

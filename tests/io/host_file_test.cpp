@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// --host: a host preset or a host file (what `kvroof probe --cpu --out FILE`
+// writes) replaces every figure of the hardware preset's host.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kvroof/error.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/io/probe.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+namespace {
+std::string temp_file(const std::string& stem, const std::string& text) {
+    static int n = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("kvroof_" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+Scenario with_host(const std::string& hardware, const std::string& host) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    if (!host.empty()) in.set("host", host);
+    return io::build_scenario(in).scenario;
+}
+}  // namespace
+
+TEST_CASE("a kvroof probe host file round-trips: gb200's half Grace becomes half the probed host", "[presets][host]") {
+    io::ProbeResult r;
+    r.hostname = "box";
+    r.date = "2026-12-01";
+    r.threads = 4;
+    r.memory_bytes = 64e9;
+    io::TriadRun t;
+    t.scope = "all", t.threads = 4, t.elements = 1'000'000, t.repetitions = 3, t.best_s = 0.001;  // 24e6 B / 1 ms = 24 GB/s
+    r.triad = {t};
+    io::AttentionRun a;
+    a.shape.context = 1000, a.repetitions = 3, a.best_s = 0.001;  // 4·64·1000·128 FLOP / 1 ms = 32.768 GFLOP/s
+    r.attention = {a};
+    const std::string path = temp_file("probe_host", io::probe_host_preset(r).dump(2) + "\n");
+
+    const Scenario sc = with_host("gb200", path);
+    CHECK(sc.hardware.cpu_name == "probe-box");
+    // Measured figures are achieved rates: the probe writes both efficiencies as 1.
+    const SystemRates sys = system_rates(sc.hardware);
+    CHECK(sys.cpu_dram_bandwidth.raw() == Approx(0.5 * 24e9).epsilon(1e-12));  // gb200: 0.5 CPU per GPU
+    CHECK(sys.cpu_flops.raw() == Approx(0.5 * 32.77e9).epsilon(1e-12));  // written to 4 significant digits
+    CHECK(sys.cpu_memory.raw() == Approx(0.5 * 64e9).epsilon(1e-12));
+    // Everything else is gb200's.
+    const Scenario gb = with_host("gb200", "");
+    CHECK(sc.hardware.hbm_bandwidth.raw() == gb.hardware.hbm_bandwidth.raw());
+    CHECK(sc.hardware.link_bandwidth.raw() == gb.hardware.link_bandwidth.raw());
+}
+
+TEST_CASE("a host after the hardware replaces every host figure, absent keys as defaults, not the old host's",
+          "[presets][host]") {
+    // rtx-4090's host is desktop-ddr5 (no eta_dram: the default 0.5); gb200's is grace (eta_dram 0.85).
+    const HardwareSpec want = with_host("rtx-4090", "").hardware;
+    const HardwareSpec got = with_host("gb200", "desktop-ddr5").hardware;
+    CHECK(got.cpu_name == "desktop-ddr5");
+    CHECK(got.cpu_flops.raw() == want.cpu_flops.raw());
+    CHECK(got.cpu_dram_bandwidth.raw() == want.cpu_dram_bandwidth.raw());
+    CHECK(got.cpu_memory.raw() == want.cpu_memory.raw());
+    CHECK(got.eta_cpu_dram == 0.5);
+    CHECK(got.eta_cpu_compute == want.eta_cpu_compute);
+    // The hardware preset's own host changes nothing.
+    const HardwareSpec same = with_host("gb200", "grace").hardware;
+    const HardwareSpec gb = with_host("gb200", "").hardware;
+    CHECK(same.cpu_dram_bandwidth.raw() == gb.cpu_dram_bandwidth.raw());
+    CHECK(same.eta_cpu_dram == gb.eta_cpu_dram);
+    CHECK(same.cpu_name == gb.cpu_name);
+}
+
+TEST_CASE("a host file is validated like a preset, each error naming the flag and the file", "[presets][host]") {
+    CHECK_THROWS_WITH(with_host("gb200", "gracee"),
+                      Catch::Contains("--host: unknown hosts preset 'gracee'; did you mean 'grace'?"));
+    const std::string typo = temp_file("host_typo", R"({"cpu_flops_TFLOPS": 1, "cpu_dram_bw_GBps": 100, "cpu_memory_GB": 64})");
+    CHECK_THROWS_WITH(with_host("gb200", typo), Catch::Contains("missing required key 'cpu_dram_bandwidth_GBps'"));
+    const std::string far = temp_file(
+        "host_range", R"({"h": {"cpu_flops_TFLOPS": 1, "cpu_dram_bandwidth_GBps": 100, "cpu_memory_GB": 64, "eta_dram": 2}})");
+    CHECK_THROWS_WITH(with_host("gb200", far), Catch::Contains("'eta_dram' must be in [0.001, 1], got 2"));
+    CHECK_THROWS_WITH(with_host("gb200", "missing/host.json"), Catch::Contains("--host: cannot open file 'missing/host.json'"));
+}
