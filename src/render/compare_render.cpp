@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kvroof/analysis/report_study.hpp"
+#include "kvroof/io/ladder_render.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
 
@@ -14,44 +15,63 @@ namespace {
 std::string gain(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : std::string("—"); }
 
 struct Cells {
-    std::string base, per_gpu, bankable, overlap, parking, time_bound, batch_limit, kind;
+    std::string base, per_gpu, per_user, bankable, overlap, parking, lever, time_bound, batch_limit, kind;
 };
 
+// The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; "--gpus 2 fits" where the
+// scenario serves nothing without it), or "none" when no lever gains.
+std::string best_lever(const CompareRow& r) {
+    if (r.levers.empty() || !(r.levers.front().gain > 1.0)) return "none";
+    const LadderRung& l = r.levers.front();
+    return std::isfinite(l.gain) ? fmt::format("{} {}", rung_flag(l), gain(l.gain)) : rung_flag(l) + " fits";
+}
+
+// A row that serves nothing at f = 0 (does not fit) shows "—" where a number does not exist.
 Cells cells(const CompareRow& r) {
     const Verdict& v = r.verdict;
     const ServingPoint& b = v.baseline.conservative;
     const BestGains g = best_gains(v);
-    return {fmt::format("{:.1f}", b.throughput),
-            fmt::format("{:.1f}", r.baseline_per_gpu),
-            fmt::format("f={:.2f} {:.1f} ({})", v.best_conservative.f, v.best_conservative.throughput, gain(g.conservative)),
-            fmt::format("f={:.2f} {:.1f} ({})", v.best_optimistic.f, v.best_optimistic.throughput, gain(g.optimistic)),
-            gain(v.parking_gain_conservative),
+    const bool served = b.throughput > 0;
+    const std::string none = "—";
+    auto best = [&](const ServingPoint& p, double gn) {
+        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, p.throughput, gain(gn)) : none;
+    };
+    return {served ? fmt::format("{:.1f}", b.throughput) : none,
+            served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
+            served ? fmt::format("{:.1f}", r.baseline_per_user) : none,
+            best(v.best_conservative, g.conservative),
+            best(v.best_optimistic, g.optimistic),
+            served ? gain(v.parking_gain_conservative) : none,
+            best_lever(r),
             std::string(name(b.binding)),
             std::string(name(b.batch_limit)),
             std::string(name(v.kind))};
 }
 
 std::string table(const CompareStudy& s, bool markdown) {
-    std::string out =
-        markdown
-            ? "| scenario | tok/s at f=0 | per GPU | best f, no overlap | best f, perfect overlap | parking alone | time bound "
-              "by | batch limited by | verdict |\n|---|---|---|---|---|---|---|---|---|\n"
-            : fmt::format("  {:<30}{:>10}{:>9}  {:<26}{:<26}{:>8}  {:<14}{:<15}{}\n", "scenario", "tok/s f=0", "per GPU",
-                          "best f, ov=0", "best f, ov=1", "parking", "time bound", "batch limit", "verdict");
+    constexpr const char* kText = "  {:<30}{:>10}{:>9}{:>9}  {:<26}{:<26}{:>8}  {:<22}{:<14}{:<15}{}\n";
+    std::string out = markdown
+                          ? "| scenario | tok/s at f=0 | per GPU | per user | best f, no overlap | best f, perfect overlap | "
+                            "parking alone | best lever | time bound by | batch limited by | verdict |\n"
+                            "|---|---|---|---|---|---|---|---|---|---|---|\n"
+                          : fmt::format(kText, "scenario", "tok/s f=0", "per GPU", "per user", "best f, ov=0", "best f, ov=1",
+                                        "parking", "best lever", "time bound", "batch limit", "verdict");
     for (const CompareRow& r : s.rows) {
         const Cells c = cells(r);
-        out += markdown ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.label, c.base, c.per_gpu, c.bankable,
-                                      c.overlap, c.parking, c.time_bound, c.batch_limit, c.kind)
-                        : fmt::format("  {:<30}{:>10}{:>9}  {:<26}{:<26}{:>8}  {:<14}{:<15}{}\n", r.label, c.base, c.per_gpu,
-                                      c.bankable, c.overlap, c.parking, c.time_bound, c.batch_limit, c.kind);
+        out += markdown ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | `{}` | {} | {} | {} |\n", r.label, c.base, c.per_gpu,
+                                      c.per_user, c.bankable, c.overlap, c.parking, c.lever, c.time_bound, c.batch_limit, c.kind)
+                        : fmt::format(kText, r.label, c.base, c.per_gpu, c.per_user, c.bankable, c.overlap, c.parking, c.lever,
+                                      c.time_bound, c.batch_limit, c.kind);
     }
     return out;
 }
 
 const char* kNote =
-    "Each row is `kvroof verdict` for that scenario: tok/s at f = 0, the best f and its throughput and gain at each end of "
-    "the band (ov = 0: no overlap, bankable; ov = 1: a perfect layer-ahead pipeline), parking idle sessions alone (f = 0, "
-    "ov = 0), what bounds the step's time and what limits the batch at f = 0.\n";
+    "Each row is `kvroof verdict` for that scenario: tok/s at f = 0 (all GPUs, per GPU, and per user: 1 / the inter-token "
+    "time a user sees), the best f and its throughput and gain at each end of the band (ov = 0: no overlap, bankable; "
+    "ov = 1: a perfect layer-ahead pipeline), parking idle sessions alone (f = 0, ov = 0), the best single lever (its flag "
+    "and per-GPU gain at ov = 0, as `kvroof verdict` lists them), what bounds the step's time and what limits the batch at "
+    "f = 0. A — is a number that does not exist (nothing is served).\n";
 }  // namespace
 
 std::string compare_line(const CompareStudy& s) {
@@ -88,6 +108,11 @@ json compare_json(const CompareStudy& s, const std::string& base_flags) {
                         {"best_optimistic", point_json(v.best_optimistic)},
                         {"baseline_per_gpu_tok_s", r.baseline_per_gpu},
                         {"best_per_gpu_tok_s", r.best_per_gpu},
+                        {"baseline_per_user_tok_s", r.baseline_per_user},
+                        {"best_lever", r.levers.empty() || !(r.levers.front().gain > 1.0)
+                                           ? json(nullptr)
+                                           : json{{"flag", rung_flag(r.levers.front())},
+                                                  {"gain_per_gpu", render::finite_or_null(r.levers.front().gain)}}},
                         {"parking_gain_conservative", render::finite_or_null(v.parking_gain_conservative)}});
     }
     const std::string l = compare_line(s);

@@ -30,3 +30,29 @@ TEST_CASE("compare: each row is the scenario's own verdict, divided per GPU, and
     }
     for (const CompareRow& r : st.rows) CHECK(r.best_per_gpu <= st.rows[st.best].best_per_gpu);
 }
+
+TEST_CASE("compare: a row's per-user tokens/s is 1 / the inter-token time, and its levers are the verdict's", "[compare]") {
+    io::ScenarioInputs s;  // the default scenario: HBM capacity binds, a second GPU is the best lever (README)
+    const Scenario sc = io::build_scenario(s).scenario;
+    const CompareStudy st = compare_study({{"default", sc}});
+    REQUIRE(st.rows.size() == 1);
+    const CompareRow& r = st.rows[0];
+    const ServingPoint& b = r.verdict.baseline.conservative;
+    CHECK(r.baseline_per_user == Approx(1.0 / b.tpot_observed));
+    CHECK(r.baseline_per_user == Approx(b.throughput / b.batch));  // B sequences share the throughput
+    const std::vector<LadderRung> levers = single_levers(sc, r.verdict);
+    REQUIRE(r.levers.size() == levers.size());
+    REQUIRE_FALSE(r.levers.empty());
+    CHECK(r.levers.front().gain == levers.front().gain);
+    CHECK(r.levers.front().gain > 1.0);
+}
+
+TEST_CASE("compare: a scenario that does not fit serves nothing per GPU or per user", "[compare]") {
+    io::ScenarioInputs s;
+    s.set("hardware", "h100-sxm");  // llama-3.1-70b's 141 GB of bf16 weights exceed one H100's 80 GB
+    const CompareStudy st = compare_study({{"h100", io::build_scenario(s).scenario}});
+    REQUIRE(st.rows.size() == 1);
+    CHECK(st.rows[0].verdict.kind == VerdictKind::does_not_fit);
+    CHECK(st.rows[0].baseline_per_gpu == 0.0);
+    CHECK(st.rows[0].baseline_per_user == 0.0);
+}

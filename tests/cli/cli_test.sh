@@ -231,6 +231,10 @@ out=$("$kvroof" compare --across hardware=h200,b200 --across gpus=1,2)
 echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep -qx 'hardware=h200, gpus=1;hardware=h200, gpus=2;hardware=b200, gpus=1;hardware=b200, gpus=2;' \
     && ok || bad "compare: rows are not every combination in order"
 echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
+# a row that does not fit shows dashes, not 0.0, and every row names its best lever
+out=$("$kvroof" compare --across hardware=h100-sxm,b200)
+echo "$out" | grep -E '^  hardware=h100-sxm ' | grep -q '—' && ok || bad "compare: a row that does not fit prints numbers"
+echo "$out" | grep -E '^  hardware=b200 ' | grep -qE -- '--[a-z-]+ [a-z0-9.-]+ [0-9.]+×' && ok || bad "compare: no best lever on a row that fits"
 "$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
 # compare --config: one row per file, named by its stem, the same numbers as the same scenarios given by flags;
 # the command line overrides every file.

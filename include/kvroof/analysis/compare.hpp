@@ -2,13 +2,16 @@
 #pragma once
 // `kvroof compare`: the same question for several scenarios side by side
 // (H100 vs H200 vs B200 for one workload, or any knob's values). Each
-// scenario gets the full verdict (verdict.hpp); the comparison adds only the
-// per-GPU view, so rows with different GPU counts compare fairly.
+// scenario gets the full verdict (verdict.hpp) and each lever alone
+// (ladder.hpp's single_levers, as `kvroof verdict` lists them); the comparison
+// adds the per-GPU view, so rows with different GPU counts compare fairly, and
+// the per-user view (a user's tokens/s, 1 / the inter-token time they see).
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "kvroof/analysis/ladder.hpp"
 #include "kvroof/analysis/verdict.hpp"
 
 namespace kvroof {
@@ -19,6 +22,8 @@ struct CompareRow {
     Verdict verdict;
     double baseline_per_gpu = 0;  // output tokens/s per GPU at f = 0, ov = 0
     double best_per_gpu = 0;  // the same at the best bankable f (ov = 0)
+    double baseline_per_user = 0;  // output tokens/s one user sees at f = 0, ov = 0: 1 / tpot_observed (0: nothing served)
+    std::vector<LadderRung> levers;  // each lever alone, best first (empty: none applies)
 };
 
 struct CompareStudy {
@@ -34,6 +39,9 @@ struct CompareStudy {
         const double g = sc.hardware.gpus;
         r.baseline_per_gpu = r.verdict.baseline.conservative.throughput / g;
         r.best_per_gpu = std::max(r.baseline_per_gpu, r.verdict.best_conservative.throughput / g);
+        const ServingPoint& b = r.verdict.baseline.conservative;
+        r.baseline_per_user = b.throughput > 0 && b.tpot_observed > 0 ? 1.0 / b.tpot_observed : 0.0;
+        r.levers = single_levers(sc, r.verdict);
         r.label = label;
         r.scenario = sc;
         s.rows.push_back(std::move(r));
