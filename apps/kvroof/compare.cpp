@@ -136,7 +136,7 @@ Action setup_compare(CLI::App& app) {
         ->group("Compare");
     sub->add_option(
            "--config", o->configs,
-           with_default("a scenario file to compare, one column per file (repeatable)", "none: the command line's scenario"))
+           with_default("a scenario file to compare, one row per file, named by its stem (repeatable)", "none: the command line's scenario"))
         ->type_name("FILE.json")
         ->group("Compare");
     add_output_flags(*sub, o->output);

@@ -147,7 +147,7 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), math_words(hw, gemm_dtype(p)), hw.memory_type,
                      format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
                      format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
-    s += fmt::format("            host {} x{:g} per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
+    s += fmt::format("            host {} x{:g} sockets per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
                      format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
                      format_bandwidth(hw.cpu_dram_bandwidth.raw()));
     s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms\n",

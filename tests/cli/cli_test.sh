@@ -231,6 +231,8 @@ out=$("$kvroof" compare --across hardware=h200,b200 --across gpus=1,2)
 echo "$out" | grep -E '^  hardware=' | awk '{print $1, $2}' | tr '\n' ';' | grep -qx 'hardware=h200, gpus=1;hardware=h200, gpus=2;hardware=b200, gpus=1;hardware=b200, gpus=2;' \
     && ok || bad "compare: rows are not every combination in order"
 echo "$out" | grep -qE '^COMPARE: .* serves the most per GPU' && ok || bad "compare: no COMPARE line"
+# --cpus-per-gpu counts CPU sockets, and the inputs echo says so
+"$kvroof" verdict | grep -qE '^ +host grace x0\.5 sockets per GPU:' && ok || bad "verdict echo does not count the host in sockets per GPU"
 # a row that does not fit shows dashes, not 0.0, and every row names its best lever
 out=$("$kvroof" compare --across hardware=h100-sxm,b200)
 echo "$out" | grep -E '^  hardware=h100-sxm ' | grep -q '—' && ok || bad "compare: a row that does not fit prints numbers"
