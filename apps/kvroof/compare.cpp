@@ -134,9 +134,9 @@ Action setup_compare(CLI::App& app) {
            with_default("a knob and its values to compare, KNOB=V1,V2,... (repeatable)", "none; compare needs it or --config"))
         ->type_name("KNOB=LIST")
         ->group("Compare");
-    sub->add_option(
-           "--config", o->configs,
-           with_default("a scenario file to compare, one row per file, named by its stem (repeatable)", "none: the command line's scenario"))
+    sub->add_option("--config", o->configs,
+                    with_default("a scenario file to compare, one row per file, named by its stem (repeatable)",
+                                 "none: the command line's scenario"))
         ->type_name("FILE.json")
         ->group("Compare");
     add_output_flags(*sub, o->output);
