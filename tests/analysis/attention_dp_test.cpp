@@ -66,7 +66,8 @@ TEST_CASE("DeepSeek-V3 on 8 GPUs: latent bytes per token per GPU and weight byte
 }
 
 TEST_CASE("attention-DP on one GPU, or off, changes nothing", "[attention-dp]") {
-    const PreparedScenario one_off(on("deepseek-v3", 1, 0)), one_on(on("deepseek-v3", 1, 1));
+    const Scenario s_off = on("deepseek-v3", 1, 0), s_on = on("deepseek-v3", 1, 1);  // PreparedScenario points at them
+    const PreparedScenario one_off(s_off), one_on(s_on);
     CHECK(one_on.mc.weights.raw() == one_off.mc.weights.raw());
     CHECK(one_on.mc.kv_gpu_per_token.raw() == one_off.mc.kv_gpu_per_token.raw());
     for (double f : {0.0, 0.5}) {
@@ -79,7 +80,8 @@ TEST_CASE("attention-DP lets DeepSeek-V3 on 8 H200s hold 6.5 times the KV tokens
     // 8 · (141 − 2) GB of HBM less the FP8 weights leaves 439 GB for KV under tensor-parallel
     // attention, 8 copies of each token's latent (562,176 B); data-parallel attention leaves 79.9 GB
     // less (the attention copies) but holds one copy (70,272 B): 8 · 359/439 = 6.5 times the tokens.
-    const PreparedScenario a(on("deepseek-v3", 8, 0)), b(on("deepseek-v3", 8, 1));
+    const Scenario s_a = on("deepseek-v3", 8, 0), s_b = on("deepseek-v3", 8, 1);  // PreparedScenario points at them
+    const PreparedScenario a(s_a), b(s_b);
     const double free_a = a.hbm_free_bytes(), free_b = b.hbm_free_bytes();
     CHECK(free_a - free_b == Approx(7 * 11'413'422'080.0).epsilon(1e-12));
     const double tokens_a = free_a / a.mc.kv_gpu_per_token.raw(), tokens_b = free_b / b.mc.kv_gpu_per_token.raw();
