@@ -197,9 +197,7 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
     knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
     hw.link_bandwidth = hw.link_bandwidth / shared;
-    const LinkPreset& host = *load_host_preset(fmt::format("{}: host", where), string(where, h, "host"));
-    for (const auto& [k, si] : host.figures) k->access.apply(s, si);
-    hw.cpu_name = host.name;
+    knob("host").access.apply(s, load_host_preset(fmt::format("{}: host", where), string(where, h, "host")));
     return hw;
 }
 

@@ -53,17 +53,22 @@ inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
     return s;
 }
 
+// A new file kvroof_<stem>_<pid>_<n>.json in the temp folder holding `text`; its path.
+inline std::string temp_json_file(const std::string& stem, const std::string& text) {
+    static int n = 0;
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("kvroof_" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
+    std::ofstream(path) << text;
+    return path.string();
+}
+
 // A Llama-3.1-8B-shaped Hugging Face config.json with `extra` keys added, in
 // a file of its own (load_model caches by path).
 inline std::string hf_config_file(const std::string& extra, const std::string& model_type = "llama") {
-    static int n = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("kvroof_hf_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
-    std::ofstream(path) << R"({"model_type": ")" << model_type
-                        << R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)"
-                        << (extra.empty() ? "" : ", " + extra) << "}";
-    return path.string();
+    return temp_json_file("hf", R"({"model_type": ")" + model_type +
+                                    R"(", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072)" +
+                                    (extra.empty() ? "" : ", " + extra) + "}");
 }
 
 }  // namespace kvroof::test

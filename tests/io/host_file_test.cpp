@@ -1,29 +1,19 @@
 // SPDX-License-Identifier: MIT
 // --host: a host preset or a host file (what `kvroof probe --cpu --out FILE`
 // writes) replaces every figure of the hardware preset's host.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
+#include "../test_support.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/probe.hpp"
 #include "kvroof/io/scenario_builder.hpp"
+#include "probe_support.hpp"
 
 using namespace kvroof;
 
 namespace {
-std::string temp_file(const std::string& stem, const std::string& text) {
-    static int n = 0;
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("kvroof_" + stem + "_" + std::to_string(::getpid()) + "_" + std::to_string(++n) + ".json");
-    std::ofstream(path) << text;
-    return path.string();
-}
-
 Scenario with_host(const std::string& hardware, const std::string& host) {
     io::ScenarioInputs in;
     in.set("hardware", hardware);
@@ -33,18 +23,9 @@ Scenario with_host(const std::string& hardware, const std::string& host) {
 }  // namespace
 
 TEST_CASE("a kvroof probe host file round-trips: gb200's half Grace becomes half the probed host", "[presets][host]") {
-    io::ProbeResult r;
-    r.hostname = "box";
-    r.date = "2026-12-01";
-    r.threads = 4;
-    r.memory_bytes = 64e9;
-    io::TriadRun t;
-    t.scope = "all", t.threads = 4, t.elements = 1'000'000, t.repetitions = 3, t.best_s = 0.001;  // 24e6 B / 1 ms = 24 GB/s
-    r.triad = {t};
-    io::AttentionRun a;
-    a.shape.context = 1000, a.repetitions = 3, a.best_s = 0.001;  // 4·64·1000·128 FLOP / 1 ms = 32.768 GFLOP/s
-    r.attention = {a};
-    const std::string path = temp_file("probe_host", io::probe_host_preset(r).dump(2) + "\n");
+    // 24 GB/s of triad; 4·64·1000·128 FLOP of attention in 1 ms = 32.768 GFLOP/s
+    const io::ProbeResult r = test::probe_box(1000, 0.001);
+    const std::string path = test::temp_json_file("probe_host", io::probe_host_preset(r).dump(2) + "\n");
 
     const Scenario sc = with_host("gb200", path);
     CHECK(sc.hardware.cpu_name == "probe-box");
@@ -81,9 +62,10 @@ TEST_CASE("a host after the hardware replaces every host figure, absent keys as 
 TEST_CASE("a host file is validated like a preset, each error naming the flag and the file", "[presets][host]") {
     CHECK_THROWS_WITH(with_host("gb200", "gracee"),
                       Catch::Contains("--host: unknown hosts preset 'gracee'; did you mean 'grace'?"));
-    const std::string typo = temp_file("host_typo", R"({"cpu_flops_TFLOPS": 1, "cpu_dram_bw_GBps": 100, "cpu_memory_GB": 64})");
+    const std::string typo =
+        test::temp_json_file("host_typo", R"({"cpu_flops_TFLOPS": 1, "cpu_dram_bw_GBps": 100, "cpu_memory_GB": 64})");
     CHECK_THROWS_WITH(with_host("gb200", typo), Catch::Contains("missing required key 'cpu_dram_bandwidth_GBps'"));
-    const std::string far = temp_file(
+    const std::string far = test::temp_json_file(
         "host_range", R"({"h": {"cpu_flops_TFLOPS": 1, "cpu_dram_bandwidth_GBps": 100, "cpu_memory_GB": 64, "eta_dram": 2}})");
     CHECK_THROWS_WITH(with_host("gb200", far), Catch::Contains("'eta_dram' must be in [0.001, 1], got 2"));
     CHECK_THROWS_WITH(with_host("gb200", "missing/host.json"), Catch::Contains("--host: cannot open file 'missing/host.json'"));

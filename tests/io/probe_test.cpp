@@ -10,6 +10,7 @@
 #include "kvroof/io/probe.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/spec/knobs.hpp"
+#include "probe_support.hpp"
 
 using namespace kvroof;
 
@@ -79,17 +80,7 @@ TEST_CASE("attention with one token returns its value row, and the accounting is
 }
 
 TEST_CASE("the probe's host preset has data/hosts.json's entry schema and values in the knobs' ranges") {
-    io::ProbeResult r;
-    r.hostname = "box";
-    r.date = "2026-12-01";
-    r.threads = 4;
-    r.memory_bytes = 64e9;
-    io::TriadRun t;
-    t.scope = "all", t.threads = 4, t.elements = 1'000'000, t.repetitions = 3, t.best_s = 0.001;  // 24 GB/s
-    r.triad = {t};
-    io::AttentionRun a;
-    a.shape.context = 1024, a.repetitions = 3, a.best_s = 0.002;
-    r.attention = {a};
+    const io::ProbeResult r = test::probe_box(1024, 0.002);  // 24 GB/s of triad
     const auto j = io::probe_host_preset(r);
     REQUIRE(j.size() == 1);
     REQUIRE(j.contains("probe-box"));
@@ -108,7 +99,8 @@ TEST_CASE("the probe's host preset has data/hosts.json's entry schema and values
     }
     for (const auto& [key, value] : e.items()) CHECK(allowed.count(key) == 1);
     CHECK(e.at("cpu_dram_bandwidth_GBps").get<double>() == Approx(24.0));
-    CHECK(e.at("cpu_flops_TFLOPS").get<double>() == Approx(io::attention_flops(a.shape) / 0.002 / 1e12).epsilon(1e-3));
+    CHECK(e.at("cpu_flops_TFLOPS").get<double>() ==
+          Approx(io::attention_flops(r.attention.front().shape) / 0.002 / 1e12).epsilon(1e-3));
     CHECK(e.at("source").at(0).get<std::string>() == "measured by kvroof probe on box");
     CHECK(e.at("note").get<std::string>().find("2026-12-01") != std::string::npos);
 }
