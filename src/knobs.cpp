@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "kvroof/analysis/point_step.hpp"
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
@@ -275,10 +276,17 @@ std::vector<Knob> policy_rows() {
          .help = "idle sessions: hold (KV stays in HBM) or park (KV moves to CPU DRAM)", .group = kPolicy, .decode = io::decode_idle,
          .access = on_policy_enum<&PolicySpec::idle, IdlePolicy>()},
         {.name = "f", .column = "f", .type = KnobType::number, .lo = 0, .hi = 1,
-         .help = "offload fraction: with an f axis each row is the band at that f, else the verdict's best f", .group = kSweep,
-         .grid_only = true},
-        {.name = "ov", .column = "ov", .type = KnobType::number, .lo = 0, .hi = 1, .help = "overlap inside the band: adds tps_ov and gain_ov",
+         .help = "offload fraction: with an f axis each row is the band (or, with a load, the operating point) at that f, else the verdict's best f (with a load, f = 0)",
          .group = kSweep, .grid_only = true},
+        {.name = "ov", .column = "ov", .type = KnobType::number, .lo = 0, .hi = 1, .help = "overlap inside the band: adds tps_ov and gain_ov (with a load: the points' ov)",
+         .group = kSweep, .grid_only = true},
+        // A load axis makes every row an operating point (analysis/operating_point.hpp) instead of a verdict.
+        {.name = "batch", .column = "load_batch_seq", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
+         .help = "operating points at a fixed decode batch of B sequences", .group = kSweep, .grid_only = true},
+        {.name = "concurrency", .column = "load_clients", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
+         .help = "operating points at C closed-loop clients", .group = kSweep, .grid_only = true},
+        {.name = "request-rate", .column = "load_request_rate_per_s", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
+         .help = "operating points at R requests per second arriving (open loop)", .group = kSweep, .grid_only = true},
     };
 }
 

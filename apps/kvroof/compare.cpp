@@ -84,6 +84,8 @@ void run_compare(const CompareOptionsText& o) {
         io::GridAxis a = io::parse_grid_entry(e);
         if (a.knob == "f" || a.knob == "ov")
             throw InputError(fmt::format("--across: '{}': f and ov are what the verdict chooses; compare scenarios", e));
+        if (a.row->grid_only)
+            throw InputError(fmt::format("--across: '{}': a load is a sweep's axis (kvroof sweep --grid); compare scenarios", e));
         n *= a.size();
         if (n > kMaxVariants) throw InputError(fmt::format("--across: at most {} scenarios, got more", kMaxVariants));
         axes.push_back(std::move(a));

@@ -67,12 +67,12 @@ void add_benchmark_workload_flags(CLI::App& app, BenchmarkWorkloadText& w, const
     add_text_option(app, "--prefix", w.prefix, "N", group, "tokens of the input already cached (prefix hit)", "0");
 }
 
-void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built) {
-    if (!w.isl && !w.osl && !w.prefix) return;
+namespace {
+// The class --isl/--osl/--prefix describe, each checked; none when none is given.
+std::optional<CallClass> benchmark_class(const BenchmarkWorkloadText& w) {
+    if (!w.isl && !w.osl && !w.prefix) return std::nullopt;
     if (!w.isl || !w.osl)
         throw InputError(fmt::format("{}: needs both --isl and --osl", w.isl ? "--isl" : w.osl ? "--osl" : "--prefix"));
-    if (in.given("workload") || in.given("mix"))
-        throw InputError(fmt::format("--isl: replaces --{}; give one of them", in.given("mix") ? "mix" : "workload"));
     const double isl = whole_tokens("--isl", *w.isl, 1), osl = whole_tokens("--osl", *w.osl, 1);
     const double prefix = w.prefix ? whole_tokens("--prefix", *w.prefix, 0) : 0.0;
     if (prefix > isl) throw InputError(fmt::format("--prefix: must be <= --isl ({:g}), got '{}'", isl, *w.prefix));
@@ -81,20 +81,40 @@ void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::Scenario
     c.s_cached = prefix;
     c.a_append = isl - prefix;
     c.o_output = osl;
-    built.scenario.mix = Mix{{MixEntry{c, 1.0}}};
-    built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", isl, osl, prefix);
-}
-
-double prefill_chunk(const std::string& text) {
-    const double c = io::parse_number("--prefill-chunk", text);
-    check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
     return c;
 }
+}  // namespace
 
-double max_seqs(const std::string& text) {
-    const double n = io::parse_number("--max-seqs", text);
-    check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
-    return n;
+void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built) {
+    const std::optional<CallClass> c = benchmark_class(w);
+    if (!c) return;
+    if (in.given("workload") || in.given("mix"))
+        throw InputError(fmt::format("--isl: replaces --{}; give one of them", in.given("mix") ? "mix" : "workload"));
+    built.scenario.mix = Mix{{MixEntry{*c, 1.0}}};
+    built.workload_label = fmt::format("isl={:g},osl={:g},prefix={:g}", c->s_cached + c->a_append, c->o_output, c->s_cached);
+}
+
+std::optional<std::string> benchmark_workload(const BenchmarkWorkloadText& w) {
+    const std::optional<CallClass> c = benchmark_class(w);
+    if (!c) return std::nullopt;
+    return fmt::format("s_cached={:g},a_append={:g},o_output={:g},idle_gap=0s", c->s_cached, c->a_append, c->o_output);
+}
+
+void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, std::string_view absent,
+                    std::string_view prefill_absent) {
+    auto add = [&](const char* flag, std::optional<std::string>& v, std::string_view help, std::string_view none) {
+        add_text_option(app, flag, v, "N", group, help, none);
+    };
+    add("--batch", t.batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes", absent);
+    add("--concurrency", t.concurrency,
+        "C closed-loop clients, each sending its next request when the last completes; max: as many as fit in memory "
+        "(an offline benchmark submitting every request at once)",
+        absent);
+    add("--request-rate", t.rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate", absent);
+    add("--prefill", t.prefill, "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes", prefill_absent);
+    add("--prefill-chunk", t.chunk, "prefill tokens per step at most (chunked)", default_prefill_chunk());
+    add("--max-seqs", t.max_seqs,
+        "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
 }
 
 io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {

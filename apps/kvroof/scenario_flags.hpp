@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "kvroof/io/load_text.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::cli {
@@ -75,8 +76,17 @@ void add_benchmark_workload_flags(CLI::App& app, BenchmarkWorkloadText& w, const
 void apply_benchmark_workload(const BenchmarkWorkloadText& w, const io::ScenarioInputs& in, io::BuiltScenario& built);
 
 // --prefill-chunk and --max-seqs as numbers, each within its range (operating_point.hpp's limits).
-[[nodiscard]] double prefill_chunk(const std::string& text);
-[[nodiscard]] double max_seqs(const std::string& text);
+using io::max_seqs;
+using io::prefill_chunk;
+
+// --batch, --concurrency, --request-rate, --prefill, --prefill-chunk and
+// --max-seqs into `t` (parsed by io::parse_load), under `group`; `absent` says
+// what no load means, `prefill_absent` what no --prefill means.
+void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, std::string_view absent,
+                    std::string_view prefill_absent);
+// The one class --isl/--osl/--prefix describe, as a --workload value
+// ("s_cached=P,a_append=I-P,o_output=O,idle_gap=0s"), or none when none is given.
+[[nodiscard]] std::optional<std::string> benchmark_workload(const BenchmarkWorkloadText& w);
 
 // Adds --json and --report FILE.md.
 struct OutputOptions {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +25,8 @@ namespace {
 
 struct SweepOptions {
     io::ScenarioInputs fixed;  // the scenario flags given on the command line
+    io::LoadText load;  // a benchmark's load: operating-point rows
+    BenchmarkWorkloadText bench;  // --isl/--osl/--prefix: one class, set as --workload
     std::vector<std::string> grid;
     std::string config, format = "csv", out, shard, plot, x, y, meta;
     std::optional<std::string> threads;
@@ -62,7 +65,14 @@ private:
 io::SweepSpec spec_from(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
     spec.fixed.override_with(o.fixed);
+    spec.load.override_with(o.load);
     for (const auto& g : o.grid) spec.axes.push_back(io::parse_grid_entry(g));
+    if (const std::optional<std::string> w = benchmark_workload(o.bench)) {
+        for (const char* k : {"workload", "mix"})
+            if (o.fixed.given(k) || std::any_of(spec.axes.begin(), spec.axes.end(), [k](const auto& a) { return a.knob == k; }))
+                throw InputError(fmt::format("--isl: replaces --{}; give one of them", k));
+        spec.fixed.set("workload", *w);
+    }
     if (o.format == "csv")
         spec.format = io::SweepFormat::csv;
     else if (o.format == "jsonl")
@@ -174,6 +184,8 @@ Action setup_sweep(CLI::App& app) {
         knobs +
         "\n"
         "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
+        "With a load (--batch, --concurrency, --request-rate, or a --grid of one) each row is the operating point a\n"
+        "benchmark measures (ITL, TTFT, throughput), at f = 0 or at each f of an f grid.\n"
         "A flag given on the command line overrides the same key of a --config file.\n"
         "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
         "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config FILE.meta.json`\n"
@@ -182,12 +194,17 @@ Action setup_sweep(CLI::App& app) {
         "  kvroof sweep --grid \"sparse=0.05,0.1,1\" --grid \"f=0:1:0.05\"\n"
         "  kvroof sweep --grid \"c2c-bw=64GB/s,450GB/s\" --grid \"model=llama-3.1-70b,qwen3-235b-a22b\" --format jsonl\n"
         "  kvroof sweep --config configs/sweep_cpus_per_gpu.json --out sweep.csv\n"
+        "  kvroof sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 "
+        "--grid \"concurrency=1,2,4,8,16,32,64,128\"\n"
         "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
         "Cluster job arrays: each task runs one shard; `cat` the shards in order to get the whole sweep:\n"
         "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out "
         "part-$SLURM_ARRAY_TASK_ID.csv'\n"
         "  parallel kvroof sweep --config big.json --shard {}/8 --out part-{}.csv ::: 1 2 3 4 5 6 7 8");
     add_scenario_flags(*sub, o->fixed);
+    const std::string point = "Operating point (a benchmark's load)";
+    add_load_flags(*sub, o->load, point, "none: verdict rows", "chunked, with a load");
+    add_benchmark_workload_flags(*sub, o->bench, point);
     sub->add_option("--grid", o->grid, with_default("knob=values (repeatable)", "none: one point, the fixed scenario"))
         ->group("Sweep");
     sub->add_option(

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 
 #include "kvroof/analysis/verdict_report.hpp"
+#include "kvroof/io/load_text.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/point_render.hpp"
 #include "kvroof/io/presets.hpp"
@@ -27,57 +28,20 @@ struct VerdictOptionsText {
     OutputOptions output;
     std::optional<std::string> f, ov, measured_tps;
     // The operating point and the benchmark's single-class workload.
-    std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs;
+    io::LoadText load;
     BenchmarkWorkloadText bench;
     std::optional<std::string> solve;  // --solve KNOB with --target / --target-gain / --range
     std::optional<std::string> calibration;  // --calibration FIT.json (kvroof validate --out)
     io::SolveText solve_text;
 };
 
-// --batch / --concurrency / --request-rate with --prefill and --prefill-chunk;
-// without a load, the solved mode (empty: seed 000's; LoadMode::best with --prefill chunked).
+// The load flags (io::parse_load), with what the verdict cannot combine with a load.
 std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
-    if ((o.batch ? 1 : 0) + (o.concurrency ? 1 : 0) + (o.rate ? 1 : 0) > 1)
-        throw InputError(
-            fmt::format("{}: give one of --batch, --concurrency, --request-rate", o.batch ? "--batch" : "--concurrency"));
-    std::optional<PrefillMode> prefill;
-    if (o.prefill) {
-        if (*o.prefill != "chunked" && *o.prefill != "separate")
-            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *o.prefill));
-        prefill = *o.prefill == "chunked" ? PrefillMode::chunked : PrefillMode::separate;
-    }
-    LoadSpec l;
-    std::string flag;  // what the load is named by in errors
-    if (!o.batch && !o.concurrency && !o.rate) {
-        // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
-        if (!prefill && !o.chunk) {
-            if (o.max_seqs) throw InputError("--max-seqs: needs a load (--concurrency, --request-rate) or --prefill chunked");
-            return std::nullopt;
-        }
-        if (prefill == PrefillMode::separate) {
-            if (o.chunk) throw InputError("--prefill-chunk: needs --prefill chunked");
-            return std::nullopt;
-        }
-        l.mode = LoadMode::best;
-        flag = "--prefill chunked";
-    } else {
-        l.mode = o.batch ? LoadMode::batch : o.rate ? LoadMode::request_rate : LoadMode::concurrency;
-        flag = o.batch ? "--batch" : o.rate ? "--request-rate" : "--concurrency";
-        const std::string& text = o.batch ? *o.batch : o.rate ? *o.rate : *o.concurrency;
-        if (o.concurrency && text == "max") {
-            l.mode = LoadMode::saturate;
-        } else {
-            l.value = io::parse_number(flag, text);
-            check::positive(flag, l.value);
-            check::in_range(flag, l.value, 0.0, limits::kMaxLoad);
-        }
-        if (prefill) l.prefill = *prefill;
-    }
-    if (o.chunk) l.chunk = prefill_chunk(*o.chunk);
-    if (o.max_seqs) l.max_seqs = max_seqs(*o.max_seqs);
-    if (o.measured_tps) throw InputError(fmt::format("--measured-tps: not available with {}", flag));
-    if (o.ov) throw InputError(fmt::format("--ov: not available with {} (the point is shown at both ends of the band)", flag));
-    return l;
+    const io::ParsedLoad p = io::parse_load(o.load);
+    if (!p.load) return std::nullopt;
+    if (o.measured_tps) throw InputError(fmt::format("--measured-tps: not available with {}", p.flag));
+    if (o.ov) throw InputError(fmt::format("--ov: not available with {} (the point is shown at both ends of the band)", p.flag));
+    return p.load;
 }
 
 // --calibration: the fit read and its efficiencies applied to the scenario.
@@ -217,24 +181,10 @@ Action setup_verdict(CLI::App& app) {
     add("--ov", o->ov, "also report the point at this overlap inside the band [0, 1]", "none: the band's two ends, ov = 0 and 1");
     add("--measured-tps", o->measured_tps, "one measured co-execution throughput [tok/s]: fit ov to it", "none");
     const std::string point = "Operating point (a benchmark's load)";
-    const std::string solved = "none: the solved batch (what memory and the SLO allow)";
-    auto add_point = [&](const char* flag, std::optional<std::string>& t, std::string_view help, std::string_view absent) {
-        add_in(point.c_str(), "N", flag, t, help, absent);
-    };
-    add_point("--batch", o->batch, "fixed decode batch: B sequences decoding together, each replaced when it finishes", solved);
-    add_point("--concurrency", o->concurrency,
-              "C closed-loop clients, each sending its next request when the last completes; max: as many as fit in memory "
-              "(an offline benchmark submitting every request at once)",
-              solved);
-    add_point("--request-rate", o->rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate",
-              solved);
+    add_load_flags(*sub, o->load, point, "none: the solved batch (what memory and the SLO allow)",
+                   "chunked with a load; without one, separate (the Python reference model's solved mode); --prefill chunked "
+                   "alone solves for the best load");
     add_benchmark_workload_flags(*sub, o->bench, point);
-    add_point("--prefill", o->prefill, "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes",
-              "chunked with a load; without one, separate (the Python reference model's solved mode); --prefill chunked "
-              "alone solves for the best load");
-    add_point("--prefill-chunk", o->chunk, "prefill tokens per step at most (chunked)", default_prefill_chunk());
-    add_point("--max-seqs", o->max_seqs,
-              "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
     auto add_solve = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
                          std::string_view absent) { add_in("Break-even (solve for one knob)", type, flag, t, help, absent); };
     add_solve("--solve", o->solve, "KNOB",

@@ -34,8 +34,8 @@ SweepSpec load_sweep_file(std::string_view given) {
     const std::string where = fmt::format("--config {}", path);
     if (!j.is_object()) throw InputError(where + ": expected a JSON object");
     for (const auto& [k, _] : j.items())
-        if (k != "fixed" && k != "grid" && k != "description" && k != "kvroof")
-            throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed, grid, kvroof", where, k));
+        if (k != "fixed" && k != "grid" && k != "load" && k != "description" && k != "kvroof")
+            throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed, load, grid, kvroof", where, k));
     SweepSpec spec;
     if (j.contains("description")) {
         if (!j.at("description").is_string())
@@ -51,6 +51,7 @@ SweepSpec load_sweep_file(std::string_view given) {
             set_scenario_flag(spec.fixed, k, v.get<std::string>(), where, Origin::config);
         }
     }
+    if (j.contains("load")) spec.load = load_text_from_json(where, j.at("load"));  // a benchmark's load: operating-point rows
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
     for (const auto& g : j.at("grid")) {
         if (!g.is_string())
@@ -88,6 +89,7 @@ nlohmann::json sweep_provenance(const SweepSpec& spec) {
                             {"rows", range.second - range.first},
                             {"inputs", inputs},
                             {"defaults", resolved}}}};
+    if (!spec.load.empty()) out["load"] = load_text_json(spec.load);
     if (!spec.description.empty()) out["description"] = spec.description;
     return out;
 }

@@ -109,6 +109,11 @@ std::string sweep_header(const SweepSpec& spec) {
     std::string h;
     for (const auto& a : spec.axes)
         if (!sweep_detail::is_f_or_ov(a)) h += a.column + ",";
+    if (sweep_detail::sweep_load(spec)) {  // operating-point rows
+        for (const char* c : sweep_detail::kPointColumns) h += std::string(c) + ",";
+        h.back() = '\n';
+        return h;
+    }
     for (const char* c : sweep_detail::kResultColumns) h += std::string(c) + ",";
     if (sweep_detail::axis_of(spec, "ov") >= 0) h += "ov,tps_ov_tok_per_s,gain_ov,";
     h.back() = '\n';
@@ -136,6 +141,21 @@ std::string sweep_column_label(std::string_view column) {
         {"ov", "overlap ov"},
         {"tps_ov_tok_per_s", "throughput at ov (tok/s)"},
         {"gain_ov", "gain over f = 0 at ov (x)"},
+        // Operating-point rows (a load) and their load axes.
+        {"load_batch_seq", "fixed batch (sequences)"},
+        {"load_clients", "concurrency (clients)"},
+        {"load_request_rate_per_s", "request rate (requests/s)"},
+        {"batch_seq", "sequences decoding (mean)"},
+        {"running_req", "requests running"},
+        {"itl_ms", "ITL (ms)"},
+        {"step_ms", "decode step with its prefill (ms)"},
+        {"ttft_ms", "TTFT (ms)"},
+        {"e2e_ms", "end-to-end latency (ms)"},
+        {"tps_tok_per_s", "throughput (tok/s)"},
+        {"tps_per_gpu_tok_per_s", "throughput per GPU (tok/s)"},
+        {"tps_per_user_tok_per_s", "throughput per user (tok/s)"},
+        {"requests_per_s", "requests per second"},
+        {"hbm_used_GB", "HBM used (GB)"},
     };
     for (const auto& [c, label] : kResults)
         if (c == column) return std::string(label);

@@ -102,7 +102,7 @@ namespace sweep_detail {
 TypedGrid::TypedGrid(const SweepSpec& spec) : spec_(&spec), fixed_(decode_inputs(spec.fixed)), axis_of_knob_(knobs().size(), -1) {
     for (size_t i = 0; i < spec.axes.size(); ++i) {
         const GridAxis& a = spec.axes[i];
-        if (is_f_or_ov(a)) continue;
+        if (a.row->grid_only) continue;  // f, ov and a load never reach the scenario
         TypedAxis t{i, a.row, {}};
         if (!a.is_range) {
             for (size_t v = 0; v < a.values.size(); ++v) {
@@ -173,6 +173,44 @@ void decompose(const SweepSpec& spec, std::uint64_t point, std::vector<std::uint
         idx[i] = point % n;
         point /= n;
     }
+}
+
+int load_axis(const SweepSpec& spec) {
+    int found = -1;
+    for (size_t i = 0; i < spec.axes.size(); ++i) {
+        if (!is_load_axis(spec.axes[i])) continue;
+        if (found >= 0)
+            throw InputError(fmt::format("--grid {}: one load axis at most, got {} too", spec.axes[i].knob,
+                                         spec.axes[static_cast<size_t>(found)].knob));
+        found = static_cast<int>(i);
+    }
+    return found;
+}
+
+std::optional<LoadSpec> sweep_load(const SweepSpec& spec) {
+    const int axis = load_axis(spec);
+    LoadText t = spec.load;
+    if (axis >= 0) {
+        const std::string& knob = spec.axes[static_cast<size_t>(axis)].knob;
+        if (t.any_load())
+            throw InputError(fmt::format("--grid {}: a second load beside --{}; give one", knob,
+                                         t.batch  ? "batch"
+                                         : t.rate ? "request-rate"
+                                                  : "concurrency"));
+        t.concurrency = "1";  // the axis sets the mode and the value; the flags set the engine
+    } else if (!t.any_load()) {
+        if (t.empty()) return std::nullopt;  // verdict rows
+        throw InputError(fmt::format("{}: needs a load: --batch, --concurrency, --request-rate, or a --grid of one",
+                                     t.prefill ? "--prefill"
+                                     : t.chunk ? "--prefill-chunk"
+                                               : "--max-seqs"));
+    }
+    LoadSpec l = *parse_load(t).load;
+    if (axis >= 0) {
+        const std::string& knob = spec.axes[static_cast<size_t>(axis)].knob;
+        l.mode = knob == "batch" ? LoadMode::batch : knob == "concurrency" ? LoadMode::concurrency : LoadMode::request_rate;
+    }
+    return l;
 }
 
 int axis_of(const SweepSpec& spec, std::string_view knob) {

@@ -21,7 +21,7 @@ constexpr std::uint64_t kChunk = 4096;
 
 // A chunk's text into `out`, whose buffer is reused from chunk to chunk
 // instead of a fresh ~650 kB allocation per chunk.
-void compute_chunk(RowWorker& w, std::uint64_t begin, std::uint64_t end, std::string& out) {
+void compute_chunk(RowSource& w, std::uint64_t begin, std::uint64_t end, std::string& out) {
     out.clear();
     out.reserve((end - begin) * 160);
     w.rows(begin, end, out);
@@ -46,10 +46,10 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
     auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
 
     if (spec.threads == 1 || chunks <= 1) {
-        RowWorker w(spec, grid);
+        const std::unique_ptr<RowSource> w = make_row_source(spec, grid);
         std::string text;
         for (std::uint64_t c = 0; c < chunks; ++c) {
-            compute_chunk(w, chunk_begin(c), chunk_end(c), text);
+            compute_chunk(*w, chunk_begin(c), chunk_end(c), text);
             write(text);
             if (progress) progress(chunk_end(c) - begin, total);
         }
@@ -78,7 +78,7 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
     std::exception_ptr failure;
     bool stop = false;
     auto worker = [&] {
-        RowWorker w(spec, grid);
+        const std::unique_ptr<RowSource> w = make_row_source(spec, grid);
         std::string text;
         while (true) {
             std::uint64_t c;
@@ -93,7 +93,7 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
                 }
             }
             try {
-                compute_chunk(w, chunk_begin(c), chunk_end(c), text);
+                compute_chunk(*w, chunk_begin(c), chunk_end(c), text);
             } catch (...) {
                 std::lock_guard lock(m);
                 if (!failure) failure = std::current_exception();

@@ -79,17 +79,43 @@ struct CachedPoint {
     std::string fstar;
 };
 
+// What a worker thread holds: it computes and formats rows [begin, end) in order.
+class RowSource {
+public:
+    virtual ~RowSource() = default;
+    virtual void rows(std::uint64_t begin, std::uint64_t end, std::string& out) = 0;
+};
+// The worker for this sweep's rows: verdicts, or operating points under a load.
+[[nodiscard]] std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid);
+
+// The columns of an operating-point row after its axes (docs/model.md, "Sweeps and reports").
+inline constexpr const char* kPointColumns[] = {"f",
+                                                "ov",
+                                                "status",
+                                                "batch_seq",
+                                                "running_req",
+                                                "itl_ms",
+                                                "step_ms",
+                                                "ttft_ms",
+                                                "e2e_ms",
+                                                "tps_tok_per_s",
+                                                "tps_per_gpu_tok_per_s",
+                                                "tps_per_user_tok_per_s",
+                                                "requests_per_s",
+                                                "hbm_used_GB",
+                                                "binding"};
+
 // One worker: computes and formats rows in order. Points are kept by their
 // non-f/ov index, so a row costs the same in any axis order (with f the slow
 // axis a chunk revisits the same few non-f points): in a direct table when
 // the non-f grid is small, else in a hash map cleared when full (the values do
 // not depend on what is kept). Without an f or ov axis no point repeats and
 // nothing is kept.
-class RowWorker {
+class RowWorker final : public RowSource {
 public:
     RowWorker(const SweepSpec& spec, const TypedGrid& grid);
     // Appends the rows of points [begin, end) to `out`.
-    void rows(std::uint64_t begin, std::uint64_t end, std::string& out);
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out) override;
 
 private:
     const CachedPoint& point();

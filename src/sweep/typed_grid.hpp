@@ -7,6 +7,7 @@
 // table's accessors, in table order: no text is parsed per point.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,5 +55,14 @@ private:
 void decompose(const SweepSpec& spec, std::uint64_t point, std::vector<std::uint64_t>& idx);
 [[nodiscard]] int axis_of(const SweepSpec& spec, std::string_view knob);
 [[nodiscard]] inline bool is_f_or_ov(const GridAxis& a) { return a.knob == "f" || a.knob == "ov"; }
+// A load axis (batch, concurrency, request-rate): it makes every row an operating point.
+[[nodiscard]] inline bool is_load_axis(const GridAxis& a) { return a.row->grid_only && !is_f_or_ov(a); }
+// The index of the sweep's load axis, or -1.
+[[nodiscard]] int load_axis(const SweepSpec& spec);
+// The load of a sweep whose rows are operating points (load flags, or a load
+// axis, which sets the mode), or none for verdict rows. Throws InputError for
+// two loads (two load axes, or a load flag beside a load axis) and for engine
+// flags (--prefill, --prefill-chunk, --max-seqs) without a load.
+[[nodiscard]] std::optional<LoadSpec> sweep_load(const SweepSpec& spec);
 
 }  // namespace kvroof::io::sweep_detail

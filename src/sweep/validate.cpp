@@ -69,15 +69,21 @@ void check_items(const SweepSpec& spec, const TypedGrid& grid, const std::vector
     }
 }
 
-// f and ov never reach the scenario: their one rule is [0, 1], checked on
-// every value of a list and on both ends of a range, whose values rise with the index.
+// f, ov and a load never reach the scenario: their one rule is their range
+// ([0, 1]; a load > 0 and at most limits::kMaxLoad), checked on every value of
+// a list and on both ends of a range, whose values rise with the index.
 void check_f_and_ov(const SweepSpec& spec) {
     for (const GridAxis& a : spec.axes) {
-        if (!is_f_or_ov(a)) continue;
+        if (!a.row->grid_only) continue;
         for (std::uint64_t v = 0; v < a.size(); ++v) {
             if (a.is_range && v > 0 && v + 1 < a.size()) v = a.size() - 1;
             try {
-                check::unit_interval(a.knob, a.number(v));
+                if (is_f_or_ov(a)) {
+                    check::unit_interval(a.knob, a.number(v));
+                } else {
+                    check::positive(a.knob, a.number(v));
+                    check::in_range(a.knob, a.number(v), 0.0, limits::kMaxLoad);
+                }
             } catch (const InputError& e) {
                 throw InputError(fmt::format("--grid {}={}: {}", a.knob, a.value(v), e.what()));
             }
@@ -185,6 +191,7 @@ void validate_sweep(const SweepSpec& spec) {
         if (!a.row->grid_only && spec.fixed.get(*a.row))
             throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
     }
+    (void)sweep_load(spec);  // the load flags, and at most one load
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))
         throw InputError("--grid mix: cannot be combined with a workload; give one of them");

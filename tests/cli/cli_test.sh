@@ -96,6 +96,14 @@ head -n 1 "$tmp/s1.csv" | grep -q '^cpus_per_gpu,f,status,f_star_con,f_star_opt,
     && grep -q '^186,0.5,ok,' "$tmp/fit.csv" && ok || bad "sweep: a point that does not fit has no status or numbers: $(cat "$tmp/fit.csv")"
 "$kvroof" sweep --grid "hbm-cap=10" --grid "f=0.5" --format jsonl | grep -q '"status":"does_not_fit",.*"tps_con_tok_per_s":null,.*"gain_con":null' && ok || bad "sweep jsonl: no null where nothing fits"
 "$kvroof" sweep --grid "f=0,0.5" --format jsonl | head -n 1 | grep -q '^{"f":0,' && ok || bad "sweep jsonl"
+# A benchmark's curve: --isl/--osl and a concurrency grid give operating-point rows, the same as verdict --concurrency.
+"$kvroof" sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 --grid "concurrency=1,32" >"$tmp/load.csv" \
+    && head -n 1 "$tmp/load.csv" | grep -q '^load_clients,f,ov,status,batch_seq,running_req,itl_ms,' && [ "$(wc -l <"$tmp/load.csv")" -eq 3 ] \
+    && ok || bad "sweep under a load: $(cat "$tmp/load.csv")"
+# (--f 0: the JSON's first "itl_s" is the point at f = 0, ov = 0; the sweep prints %.6g.)
+itl=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 --concurrency 32 --f 0 --json \
+    | grep -m1 '"itl_s"' | awk -F': ' '{ gsub(",", "", $2); printf "%.6g", $2 * 1000 }')
+[ -n "$itl" ] && grep -q "^32,0,0,ok,[^,]*,[^,]*,$itl," "$tmp/load.csv" && ok || bad "sweep --grid concurrency=32 row's ITL is not verdict --concurrency 32's ($itl): $(tail -n 1 "$tmp/load.csv")"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
 # Axis labels with units from the knob table, never a raw column name; a 1x line on a gain plot.

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kvroof/io/load_text.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
@@ -55,6 +56,9 @@ enum class SweepFormat { csv, jsonl };
 
 struct SweepSpec {
     ScenarioInputs fixed;
+    // The load flags: with a load (or a load axis) every row is an operating
+    // point at it (analysis/operating_point.hpp) instead of a verdict.
+    LoadText load;
     std::vector<GridAxis> axes;
     SweepFormat format = SweepFormat::csv;
     int threads = 1;

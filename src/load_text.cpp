@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+#include "kvroof/io/load_text.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+#include "kvroof/io/parse.hpp"
+
+namespace kvroof::io {
+namespace {
+// Each field of LoadText with its flag name (without dashes), in flag order.
+using Field = std::optional<std::string> LoadText::*;
+constexpr std::array<std::pair<const char*, Field>, 6> kFields{{{"batch", &LoadText::batch},
+                                                                {"concurrency", &LoadText::concurrency},
+                                                                {"request-rate", &LoadText::rate},
+                                                                {"prefill", &LoadText::prefill},
+                                                                {"prefill-chunk", &LoadText::chunk},
+                                                                {"max-seqs", &LoadText::max_seqs}}};
+}  // namespace
+
+double prefill_chunk(const std::string& text) {
+    const double c = parse_number("--prefill-chunk", text);
+    check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
+    return c;
+}
+
+double max_seqs(const std::string& text) {
+    const double n = parse_number("--max-seqs", text);
+    check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
+    return n;
+}
+
+ParsedLoad parse_load(const LoadText& t) {
+    if ((t.batch ? 1 : 0) + (t.concurrency ? 1 : 0) + (t.rate ? 1 : 0) > 1)
+        throw InputError(
+            fmt::format("{}: give one of --batch, --concurrency, --request-rate", t.batch ? "--batch" : "--concurrency"));
+    std::optional<PrefillMode> prefill;
+    if (t.prefill) {
+        if (*t.prefill != "chunked" && *t.prefill != "separate")
+            throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *t.prefill));
+        prefill = *t.prefill == "chunked" ? PrefillMode::chunked : PrefillMode::separate;
+    }
+    ParsedLoad r;
+    LoadSpec l;
+    if (!t.any_load()) {
+        // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
+        if (!prefill && !t.chunk) {
+            if (t.max_seqs) throw InputError("--max-seqs: needs a load (--concurrency, --request-rate) or --prefill chunked");
+            return r;
+        }
+        if (prefill == PrefillMode::separate) {
+            if (t.chunk) throw InputError("--prefill-chunk: needs --prefill chunked");
+            return r;
+        }
+        l.mode = LoadMode::best;
+        r.flag = "--prefill chunked";
+    } else {
+        l.mode = t.batch ? LoadMode::batch : t.rate ? LoadMode::request_rate : LoadMode::concurrency;
+        r.flag = t.batch ? "--batch" : t.rate ? "--request-rate" : "--concurrency";
+        const std::string& text = t.batch ? *t.batch : t.rate ? *t.rate : *t.concurrency;
+        if (t.concurrency && text == "max") {
+            l.mode = LoadMode::saturate;
+        } else {
+            l.value = parse_number(r.flag, text);
+            check::positive(r.flag, l.value);
+            check::in_range(r.flag, l.value, 0.0, limits::kMaxLoad);
+        }
+        if (prefill) l.prefill = *prefill;
+    }
+    if (t.chunk) l.chunk = prefill_chunk(*t.chunk);
+    if (t.max_seqs) l.max_seqs = max_seqs(*t.max_seqs);
+    r.load = l;
+    return r;
+}
+
+nlohmann::json load_text_json(const LoadText& t) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [name, field] : kFields)
+        if (t.*field) j[name] = *(t.*field);
+    return j;
+}
+
+LoadText load_text_from_json(std::string_view where, const nlohmann::json& j) {
+    if (!j.is_object()) throw InputError(fmt::format("{}: 'load' must be an object, got {}", where, j.type_name()));
+    LoadText t;
+    for (const auto& [key, value] : j.items()) {
+        Field field = nullptr;
+        for (const auto& [name, f] : kFields)
+            if (key == name) field = f;
+        if (!field)
+            throw InputError(fmt::format(
+                "{}: load: unknown key '{}'; allowed: batch, concurrency, request-rate, prefill, prefill-chunk, max-seqs", where,
+                key));
+        if (value.is_string())
+            t.*field = value.get<std::string>();
+        else if (value.is_number())
+            t.*field = value.dump();
+        else
+            throw InputError(fmt::format("{}: load: '{}' must be a string or a number, got {}", where, key, value.type_name()));
+    }
+    return t;
+}
+
+}  // namespace kvroof::io

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT
+// Sweep rows under a load: each row is the operating point of its scenario at
+// its load, f and ov (analysis/operating_point.hpp), the same function
+// `kvroof verdict --concurrency N` shows.
+#include <algorithm>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "kvroof/analysis/operating_point.hpp"
+#include "sweep_rows.hpp"
+
+namespace kvroof::io::sweep_detail {
+namespace {
+
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+// A row's status: no_decode (a fixed batch of calls with one output token),
+// does_not_fit (weights, one session or the occupancy exceed memory),
+// saturated (requests arrive faster than the system serves them: shown as full
+// as memory allows), over_slo (outside --slo-tpot or --slo-ttft), ok.
+std::string_view point_status(const OperatingPoint& r) noexcept {
+    if (!r.fits) return "does_not_fit";
+    if (r.saturated) return "saturated";
+    if (!r.within_slo_tpot || !r.within_slo_ttft) return "over_slo";
+    return "ok";
+}
+
+class PointRowWorker final : public RowSource {
+public:
+    PointRowWorker(const SweepSpec& spec, const TypedGrid& grid, const LoadSpec& load)
+        : spec_(spec),
+          grid_(grid),
+          load_(load),
+          f_axis_(axis_of(spec, "f")),
+          ov_axis_(axis_of(spec, "ov")),
+          load_axis_(load_axis(spec)),
+          csv_(spec.format == SweepFormat::csv),
+          idx_(spec.axes.size()) {
+        for (size_t i = 0; i < spec.axes.size(); ++i)
+            if (!spec.axes[i].row->grid_only) scenario_axes_.push_back(i);
+    }
+
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out) override {
+        for (std::uint64_t p = begin; p < end; ++p) {
+            decompose(spec_, p, idx_);
+            append_row(out);
+        }
+    }
+
+private:
+    // The scenario of the current point, prepared again only when a scenario axis moved.
+    const PreparedScenario& prepared() {
+        bool moved = !prepared_;
+        for (size_t i : scenario_axes_) moved = moved || work_idx_[i] != idx_[i];
+        if (moved) {
+            prepared_.reset();
+            grid_.update(idx_, work_idx_, fresh_, scenario_);
+            prepared_.emplace(scenario_);
+        }
+        return *prepared_;
+    }
+
+    [[nodiscard]] double axis_value(int axis, double absent) const {
+        return axis < 0 ? absent : spec_.axes[static_cast<size_t>(axis)].number(idx_[static_cast<size_t>(axis)]);
+    }
+
+    void append_cell(std::string& out, std::string_view column, double v, bool& first) const {
+        if (!first) out += ',';
+        first = false;
+        if (csv_) {
+            append_number(out, v);
+            return;
+        }
+        out.append("\"").append(column).append("\":");
+        append_json_number(out, v);
+    }
+    void append_text(std::string& out, std::string_view column, std::string_view v, bool& first) const {
+        if (!first) out += ',';
+        first = false;
+        if (csv_)
+            append_csv_text(out, std::string(v));
+        else
+            out.append("\"").append(column).append("\":").append(nlohmann::json(std::string(v)).dump());
+    }
+
+    void append_row(std::string& out) {
+        const PreparedScenario& ps = prepared();
+        LoadSpec load = load_;
+        if (load_axis_ >= 0) load.value = axis_value(load_axis_, load.value);
+        const double f = axis_value(f_axis_, 0.0), ov = axis_value(ov_axis_, 0.0);
+        const auto& classes = scenario_.mix.entries;
+        const bool no_decode = load.mode == LoadMode::batch &&
+                               std::all_of(classes.begin(), classes.end(), [](const MixEntry& e) { return e.cls.o_output <= 1; });
+        OperatingPoint r;
+        if (!no_decode) r = operating_point(ps, load, f, ov);
+        const bool shown = !no_decode && r.fits;
+        const auto cell = [shown](double v) { return shown ? v : kNone; };
+        if (!csv_) out += '{';
+        bool first = true;
+        for (size_t i = 0; i < spec_.axes.size(); ++i) {
+            const GridAxis& a = spec_.axes[i];
+            if (is_f_or_ov(a)) continue;
+            if (a.text())
+                append_text(out, a.column, a.values[idx_[i]], first);
+            else
+                append_cell(out, a.column, a.number(idx_[i]), first);
+        }
+        append_cell(out, "f", f, first);
+        append_cell(out, "ov", ov, first);
+        append_text(out, "status", no_decode ? "no_decode" : point_status(r), first);
+        const double gpus = scenario_.hardware.gpus;
+        const double nums[] = {cell(r.batch),
+                               cell(r.running),
+                               cell(r.itl * 1e3),
+                               cell(r.step * 1e3),
+                               cell(r.ttft * 1e3),
+                               cell(r.e2e * 1e3),
+                               cell(r.throughput),
+                               cell(r.throughput / gpus),
+                               cell(r.throughput_per_user),
+                               cell(r.requests_per_s),
+                               no_decode ? kNone : r.hbm_used / 1e9};
+        for (size_t i = 0; i < std::size(nums); ++i) append_cell(out, kPointColumns[3 + i], nums[i], first);
+        append_text(out, "binding", shown ? name(r.binding) : "", first);
+        if (!csv_) out += '}';
+        out += '\n';
+    }
+
+    const SweepSpec& spec_;
+    const TypedGrid& grid_;
+    const LoadSpec load_;
+    int f_axis_, ov_axis_, load_axis_;
+    bool csv_;
+    std::vector<std::uint64_t> idx_, work_idx_;
+    std::vector<size_t> scenario_axes_;
+    bool fresh_ = true;
+    Scenario scenario_;
+    std::optional<PreparedScenario> prepared_;  // points into scenario_: the worker never moves (held by unique_ptr)
+};
+
+}  // namespace
+
+std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid) {
+    if (const std::optional<LoadSpec> load = sweep_load(spec)) return std::make_unique<PointRowWorker>(spec, grid, *load);
+    return std::make_unique<RowWorker>(spec, grid);
+}
+
+}  // namespace kvroof::io::sweep_detail
