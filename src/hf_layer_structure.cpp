@@ -130,14 +130,18 @@ void read_llama4_moe(std::string_view where, const json& m, ModelSpec& s) {
     s.first_dense_layers = s.layers - moe;  // where they are does not matter: a count
 }
 
-// Chunked local attention (Llama-4): the layers with RoPE (no_rope_layers 1;
-// transformers' default: all but every 4th) attend within their chunk of
+// Chunked local attention (Llama-4): the layers layer_types marks
+// chunked_attention, else those with RoPE (no_rope_layers 1; transformers'
+// default: all but every 4th), attend within their chunk of
 // attention_chunk_size tokens, modelled as a window of that size (an upper bound).
 void read_chunked_attention(std::string_view where, const json& m, ModelSpec& s) {
     const int chunk = field(where, m, "attention_chunk_size", "window");
     const int every = integer_or(where, m, "no_rope_layer_interval", 1, s.layers, 4);
     int chunked = s.layers - s.layers / every;  // Llama4TextConfig's default: (i + 1) % every != 0 keeps RoPE
-    if (present(m, "no_rope_layers") && !(m.at("no_rope_layers").is_array() && m.at("no_rope_layers").empty())) {
+    if (present(m, "layer_types") && m.at("layer_types").is_array()) {  // its length checked by read_layer_kinds
+        chunked = 0;
+        for (const json& t : m.at("layer_types")) chunked += t == "chunked_attention" ? 1 : 0;
+    } else if (present(m, "no_rope_layers") && !(m.at("no_rope_layers").is_array() && m.at("no_rope_layers").empty())) {
         const json& rope = m.at("no_rope_layers");
         if (!rope.is_array() || rope.size() != static_cast<std::size_t>(s.layers))
             throw InputError(fmt::format("{}: no_rope_layers: must list num_hidden_layers ({}) entries", where, s.layers));

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "hf_families.hpp"
 #include "hf_layer_structure.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
@@ -66,6 +67,7 @@ void read_mlp_and_layer_kinds(std::string_view where, const json& m, ModelSpec& 
     if (kind != "gated_deltanet" && kind != "mamba2")
         throw InputError(fmt::format("{}: 'linear_kind' must be gated_deltanet or mamba2, got '{}'", where, kind));
     s.linear_kind = kind == "mamba2" ? LinearKind::mamba2 : LinearKind::gated_deltanet;
+    s.linear_state_fp32 = boolean_or(where, m, "linear_state_fp32", false);
 }
 }  // namespace
 
@@ -104,6 +106,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "linear_value_head_dim",
                          "linear_conv_kernel",
                          "linear_kind",
+                         "linear_state_fp32",
                          "mlp_only_layers",
                          "mlp_free_layers",
                          "mlp_gated",
@@ -211,7 +214,8 @@ int active_window(std::string_view where, const json& m) {
 }
 
 // Layers by attention kind (docs/model.md, "Per-layer attention"): from
-// `layer_types` (full_attention, sliding_attention, linear_attention) when
+// `layer_types` (full_attention, sliding_attention, linear_attention;
+// chunked_attention is Llama-4's, counted in hf_layer_structure.cpp) when
 // present, else from the keys each family uses: full_attention_interval
 // (Qwen3-Next: every N-th layer full, the rest linear), sliding_window with
 // sliding_window_pattern (Gemma-3: every P-th layer global), gemma2 (every
@@ -219,7 +223,7 @@ int active_window(std::string_view where, const json& m) {
 // every attention layer (Mistral, Phi-3).
 void read_layer_kinds(std::string_view where, const json& in, const json& m, ModelSpec& s) {
     const int L = s.layers, W = active_window(where, m);
-    bool typed = false;
+    bool typed = false, chunked = false;
     int sliding = 0;
     if (m.contains("layer_types") && m.at("layer_types").is_array()) {
         typed = true;
@@ -232,11 +236,16 @@ void read_layer_kinds(std::string_view where, const json& in, const json& m, Mod
                 ++sliding;
             else if (kind == "linear_attention")
                 ++s.linear_layers;
+            else if (kind == "chunked_attention")  // Llama-4: a window of attention_chunk_size (hf_layer_structure.cpp)
+                chunked = true;
             else if (kind != "full_attention")
-                throw InputError(fmt::format(
-                    "{}: layer_types: '{}' layers are not modelled (full_attention, sliding_attention, linear_attention)", where,
-                    kind));
+                throw InputError(
+                    fmt::format("{}: layer_types: '{}' layers are not modelled (full_attention, sliding_attention, "
+                                "chunked_attention, linear_attention)",
+                                where, kind));
         }
+        if (chunked && !(m.contains("attention_chunk_size") && m.at("attention_chunk_size").is_number()))
+            throw InputError(fmt::format("{}: attention_chunk_size: missing for the chunked_attention layers", where));
         if (sliding > 0 && W == 0 && !(m.contains("sliding_window") && m.at("sliding_window").is_number()))
             throw InputError(fmt::format("{}: sliding_window: missing for {} sliding_attention layers", where, sliding));
     } else if (m.contains("full_attention_interval") && !m.at("full_attention_interval").is_null()) {
@@ -274,8 +283,9 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     const bool nested = in.contains("text_config") && !in.at("text_config").is_null();
     if (nested && !in.at("text_config").is_object())
         throw InputError(fmt::format("{}: 'text_config' must be an object, got {}", where, found(in.at("text_config"))));
-    const json& m = nested ? in.at("text_config") : in;
-    refuse_unmodelled_layers(where, in, m);
+    refuse_unmodelled_layers(where, in, nested ? in.at("text_config") : in);
+    refuse_unmodelled_features(where, nested ? in.at("text_config") : in);
+    const json m = with_family_defaults(in, nested ? in.at("text_config") : in);
     ModelSpec s;
     s.name = std::move(name);
     s.layers = field(where, m, "num_hidden_layers", "layers");
@@ -285,7 +295,6 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     s.vocab = field(where, m, "vocab_size", "vocab");
     s.intermediate = field_or(where, m, "intermediate_size", "intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tie_word_embeddings", false);
-    s.attention_output_gate = model_type(in, m) == "qwen3_next";  // transformers' Qwen3NextAttention gates every head
     read_layer_kinds(where, in, m, s);
     if (m.contains("kv_lora_rank") && !m.at("kv_lora_rank").is_null()) {
         s.attention = Attention::mla;
@@ -330,6 +339,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         s.first_dense_layers = field_or(where, m, "first_k_dense_replace", "first_dense_layers", 0);
     }
     read_hf_layer_structure(where, in, m, s);
+    read_family_keys(where, in, m, s);
     return s;
 }
 

@@ -168,9 +168,9 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
         s += fmt::format("            layers {} full attention", m.attention_layers() - m.window_layers);
         if (m.window_layers > 0) s += fmt::format(", {} sliding window of {} tokens", m.window_layers, m.window);
         if (m.linear_layers > 0)
-            s += fmt::format(", {} {} (state {} per sequence, bf16)", m.linear_layers,
+            s += fmt::format(", {} {} (state {} per sequence, {})", m.linear_layers,
                              m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention",
-                             format_bytes(linear_state_bytes(m).raw()));
+                             format_bytes(linear_state_bytes(m).raw()), m.linear_state_fp32 ? "recurrent fp32" : "bf16");
         if (m.mlp_only_layers > 0) s += fmt::format(", {} MLP only", m.mlp_only_layers);
         if (m.index_topk > 0)
             s += fmt::format(

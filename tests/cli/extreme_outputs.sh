@@ -58,7 +58,7 @@ for m in $models; do
 done
 # Per-layer attention (window, linear and Mamba-2 state, DSA, MLP-only layers) from the Hugging Face corpus, at tiny and huge contexts.
 hf=$(cd "$(dirname "$0")/../data/hf" && pwd)
-for m in gpt-oss-20b gpt-oss-120b qwen3-next-80b-a3b-thinking deepseek-v3.2 nemotron-h-56b-base-8k llama-3.3-nemotron-super-49b-v1 llama-4-maverick-17b-128e-instruct; do
+for m in gpt-oss-20b gpt-oss-120b qwen3-next-80b-a3b-thinking deepseek-v3.2 nemotron-h-56b-base-8k llama-3.3-nemotron-super-49b-v1 llama-4-maverick-17b-128e-instruct qwen3.5-35b-a3b; do
     both verdict --model "$hf/$m.json" --gpus 8
     both verdict --model "$hf/$m.json" --gpus 1 --kv-dtype int4 --weight-dtype int4 --eta 0.001
     both verdict --model "$hf/$m.json" --gpus 8 --workload "s_cached=0,a_append=1,o_output=1"

@@ -126,7 +126,7 @@ TEST_CASE("features kvroof does not model are named, not read as full attention"
                       Catch::Contains("model_type 'jamba'"));
     CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(layer_types("full_attention", "mamba"))),
                       Catch::Contains("layer_types: 'mamba' layers are not modelled (full_attention, sliding_attention, "
-                                      "linear_attention)"));
+                                      "chunked_attention, linear_attention)"));
     CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("layer_types": ["full_attention", "full_attention"])")),
                       Catch::Contains("layer_types: 2 entries for num_hidden_layers 32"));
     CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(layer_types("full_attention", "sliding_attention"))),

@@ -156,7 +156,8 @@ struct WeightBytes {
 }
 
 // The constant state one sequence holds in the linear-attention layers, held
-// in BF16 (vLLM keeps it in the model's dtype whatever the KV dtype): per
+// in BF16 (vLLM keeps it in the model's dtype whatever the KV dtype; the
+// recurrent part in FP32 where the config says mamba_ssm_dtype float32): per
 // layer the recurrent state, a dk × dv matrix per value head, and the
 // convolution's last K − 1 inputs of every channel.
 [[nodiscard]] inline double linear_state_elements(const ModelSpec& m) noexcept {
@@ -165,7 +166,9 @@ struct WeightBytes {
     return m.linear_layers * (recurrent + conv);
 }
 [[nodiscard]] inline Bytes linear_state_bytes(const ModelSpec& m) noexcept {
-    return Bytes(linear_state_elements(m) * bytes_per_element(DType::bf16));
+    const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
+    const double fp32_extra = m.linear_state_fp32 ? m.linear_layers * recurrent * 2.0 : 0.0;  // 4 B, not 2
+    return Bytes(linear_state_elements(m) * bytes_per_element(DType::bf16) + fp32_extra);
 }
 // FLOP per token of the linear layers' recurrence: ≈ 6 per recurrent-state
 // element (kᵀS for the delta rule, the rank-1 update with its decay, the

@@ -118,6 +118,9 @@ struct ModelSpec {
     // Mamba-2 layers are linear layers of kind mamba2 with n_groups key heads
     // of ssm_state_size, mamba_num_heads value heads of mamba_head_dim.
     LinearKind linear_kind = LinearKind::gated_deltanet;
+    // The recurrent state held in FP32 rather than BF16 (Qwen3.5's
+    // mamba_ssm_dtype float32); the convolution state stays BF16.
+    bool linear_state_fp32 = false;
     // Layers that are not attention + MLP (Nemotron-H's hybrid_override_pattern,
     // DeciLM's block_configs): MLP-only layers hold no KV and no state; MLP-free
     // layers are attention or linear layers without an MLP. mlp_gated false: up

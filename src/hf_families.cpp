@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// Hugging Face keys particular to one family: Gemma's defaults, the features
+// refused by name, attn_output_gate, mamba_ssm_dtype and Qwen-MoE's dense layers.
+#include "hf_families.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <string>
+
+#include "presets_json.hpp"
+
+namespace kvroof::io {
+
+using namespace json_read;
+
+namespace {
+std::string text(const json& j, const char* key) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : std::string();
+}
+std::string family(const json& in, const json& m) {
+    const std::string t = text(m, "model_type");
+    return t.empty() ? text(in, "model_type") : t;
+}
+bool present(const json& j, const char* key) { return j.contains(key) && !j.at(key).is_null(); }
+bool positive(const json& j, const char* key) { return present(j, key) && j.at(key).is_number() && j.at(key).get<double>() > 0; }
+}  // namespace
+
+// transformers' GemmaConfig, Gemma2Config and Gemma3TextConfig defaults for
+// the keys the published configs leave out (Gemma-3's text_config names few:
+// gemma-3-4b-it gives no heads, none gives vocab_size or tie_word_embeddings).
+json with_family_defaults(const json& in, const json& m) {
+    const std::string t = family(in, m);
+    if (t.rfind("gemma", 0) != 0) return m;
+    json out = m;
+    auto fill = [&](const char* key, const json& value) {
+        if (!present(out, key)) out[key] = value;
+    };
+    fill("tie_word_embeddings", true);  // every Gemma ties its LM head to the embedding
+    fill("head_dim", 256);
+    if (t == "gemma" || t == "gemma2") {
+        fill("vocab_size", 256000);
+        fill("max_position_embeddings", 8192);
+        fill("num_attention_heads", t == "gemma" ? 16 : 8);
+        fill("num_key_value_heads", t == "gemma" ? 16 : 4);
+        if (t == "gemma2") fill("sliding_window", 4096);
+    } else if (t == "gemma3" || t == "gemma3_text") {
+        fill("vocab_size", 262208);
+        fill("max_position_embeddings", 131072);
+        fill("num_attention_heads", 8);
+        fill("num_key_value_heads", 4);
+        fill("sliding_window", 4096);
+    }
+    return out;
+}
+
+void refuse_unmodelled_features(std::string_view where, const json& m) {
+    // Gemma-4: full-attention layers with their own head size and KV heads,
+    // and keys equal to values there; Gemma-3n: KV shared across layers and
+    // per-layer input embeddings.
+    if (present(m, "global_head_dim") && !(present(m, "head_dim") && m.at("global_head_dim") == m.at("head_dim")))
+        throw InputError(
+            fmt::format("{}: global_head_dim: full-attention layers with a head size ({}) of their own are not "
+                        "modelled (Gemma-4)",
+                        where, found(m.at("global_head_dim"))));
+    if (present(m, "num_global_key_value_heads"))
+        throw InputError(fmt::format(
+            "{}: num_global_key_value_heads: full-attention layers with KV heads of their own are not modelled (Gemma-4)",
+            where));
+    if (boolean_or(where, m, "attention_k_eq_v", false))
+        throw InputError(fmt::format("{}: attention_k_eq_v: keys shared as values are not modelled (Gemma-4)", where));
+    if (positive(m, "num_kv_shared_layers"))
+        throw InputError(fmt::format("{}: num_kv_shared_layers: KV shared across layers is not modelled (Gemma-3n)", where));
+    if (positive(m, "hidden_size_per_layer_input"))
+        throw InputError(
+            fmt::format("{}: hidden_size_per_layer_input: per-layer input embeddings are not modelled (Gemma-3n)", where));
+    // MiniMax-M1/Text-01: attn_type_list 0 marks a lightning (linear) attention layer, 1 softmax attention.
+    if (present(m, "attn_type_list")) {
+        const json& a = m.at("attn_type_list");
+        if (!a.is_array()) throw InputError(fmt::format("{}: 'attn_type_list' must be a list, got {}", where, found(a)));
+        for (const json& e : a)
+            if (!(e.is_number() && e.get<double>() == 1))
+                throw InputError(fmt::format(
+                    "{}: attn_type_list: {} marks a MiniMax lightning-attention layer, which is not modelled (only 1: softmax)",
+                    where, found(e)));
+    }
+    const std::string ssm = text(m, "mamba_ssm_dtype");
+    if (present(m, "mamba_ssm_dtype") && ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
+        throw InputError(fmt::format("{}: mamba_ssm_dtype: {} is not modelled (float32, bfloat16, float16)", where,
+                                     found(m.at("mamba_ssm_dtype"))));
+}
+
+namespace {
+// Qwen2/3-MoE: a layer has experts unless mlp_only_layers lists it, and only
+// every decoder_sparse_step-th (transformers: (i + 1) % step == 0); the others
+// a dense MLP of intermediate_size. Counted, as where they sit does not matter.
+void read_qwen_dense_layers(std::string_view where, const json& m, ModelSpec& s) {
+    const bool listed = present(m, "mlp_only_layers") && !(m.at("mlp_only_layers").is_array() && m.at("mlp_only_layers").empty());
+    const int step = integer_or(where, m, "decoder_sparse_step", 1, s.layers, 1);
+    if (s.experts == 0 || (!listed && step == 1)) return;
+    std::set<long> dense;
+    if (listed) {
+        if (!m.at("mlp_only_layers").is_array())
+            throw InputError(fmt::format("{}: 'mlp_only_layers' must be a list, got {}", where, found(m.at("mlp_only_layers"))));
+        for (const json& e : m.at("mlp_only_layers"))
+            if (e.is_number_integer()) dense.insert(e.get<long>());
+    }
+    int moe = 0;
+    for (int i = 0; i < s.layers; ++i) moe += dense.count(i) == 0 && (i + 1) % step == 0 ? 1 : 0;
+    if (s.intermediate <= 0 && moe < s.layers)
+        throw InputError(fmt::format("{}: mlp_only_layers: dense layers need intermediate_size", where));
+    s.first_dense_layers = s.layers - moe;
+}
+}  // namespace
+
+void read_family_keys(std::string_view where, const json& in, const json& m, ModelSpec& s) {
+    // The query projection's output gate: Qwen3-Next always, Qwen3.5 by the key.
+    s.attention_output_gate = boolean_or(where, m, "attn_output_gate", family(in, m) == "qwen3_next");
+    s.linear_state_fp32 = s.linear_layers > 0 && text(m, "mamba_ssm_dtype") == "float32";
+    read_qwen_dense_layers(where, m, s);
+    // Gemma-4's enable_moe_block: a dense MLP of intermediate_size beside the
+    // experts in every layer; as always-on shared experts of the experts' width.
+    if (boolean_or(where, m, "enable_moe_block", false) && s.experts > 0) {
+        if (s.moe_intermediate <= 0 || s.intermediate % s.moe_intermediate != 0)
+            throw InputError(fmt::format("{}: enable_moe_block: a dense MLP of {} beside experts of {} is not modelled", where,
+                                         s.intermediate, s.moe_intermediate));
+        s.shared_experts = s.intermediate / s.moe_intermediate;
+    }
+}
+
+}  // namespace kvroof::io

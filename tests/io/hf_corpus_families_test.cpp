@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: MIT
+// More real Hugging Face config.json files (tests/data/hf/, verbatim copies;
+// sources and the hand arithmetic in tests/data/hf/README.md, "More
+// families"): Gemma-2, Mistral-Small-3, Phi-3.5 and Phi-4, MiniMax-M2.7,
+// Qwen3.5 dense and MoE, and Gemma-4, refused by name. Conventions as in
+// hf_corpus_test.cpp: parameters count the weight matrices, not norms; active
+// parameters include the embedding and LM head.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "kvroof/error.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/physics/call_demand.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+using namespace kvroof;
+
+namespace {
+std::string corpus(const std::string& name) { return std::string(KVROOF_TEST_FIXTURES) + "/../data/hf/" + name + ".json"; }
+
+// Parameters, weight bytes as stored, KV bytes per token and KV held by one
+// sequence at 4k and 64k tokens (bf16 KV).
+struct Expected {
+    const char* file;
+    double total, active;
+    DType weights;
+    double stored_bytes;
+    double kv_per_token, held_4k, held_64k;
+};
+
+void check_config(const Expected& e) {
+    INFO(e.file);
+    const ModelSpec m = io::load_model("--model", corpus(e.file));
+    const ParamCounts p = param_counts(m);
+    CHECK(p.total == Approx(e.total).epsilon(1e-12));
+    CHECK(p.active == Approx(e.active).epsilon(1e-12));
+    CHECK(m.checkpoint_weights.value_or(DType::bf16) == e.weights);
+    CHECK(weight_bytes(m, m.checkpoint_weights.value_or(DType::bf16)).raw() == Approx(e.stored_bytes).epsilon(1e-12));
+    CHECK(kv_bytes_per_token(m, DType::bf16).raw() == Approx(e.kv_per_token).epsilon(1e-12));
+    PolicySpec pol;
+    pol.kv_dtype = DType::bf16;
+    const ModelConstants mc = model_constants(m, pol);
+    CHECK(kv_held(mc, 4096).raw() == Approx(e.held_4k).epsilon(1e-12));
+    CHECK(kv_held(mc, 65536).raw() == Approx(e.held_64k).epsilon(1e-12));
+}
+}  // namespace
+
+// gemma2: L=42, h=3584, H=16, kv=8, d=256, I=14336, V=256000, no
+// tie_word_embeddings key (Gemma ties: one V·h). Attention 3584·4096·2 +
+// 2·3584·2048 = 44,040,192; MLP 3·3584·14336 = 154,140,672; 42·198,180,864 +
+// 917,504,000 = 9,241,100,288. The checkpoint's model.safetensors.index.json
+// says 18,483,411,968 B in BF16 = 9,241,705,984 weights: ours + 169 norms of
+// 3,584 (4 a layer and the final one: 605,696). Every other layer (21) slides over 4,096 tokens; KV per
+// layer 2·8·256·2 = 8,192 B/token.
+TEST_CASE("HF corpus: Gemma-2-9B-it (tied by default, alternating 4,096 windows)", "[hf][hf-corpus][attention-layers]") {
+    const double total = 42 * 198'180'864.0 + 917'504'000.0;
+    CHECK(total + 169 * 3584.0 == 18'483'411'968.0 / 2);
+    check_config({"gemma-2-9b-it", total, total, DType::bf16, 2 * total, 42 * 8192.0, 42 * 8192.0 * 4096,
+                  21 * 8192.0 * 65536 + 21 * 8192.0 * 4096});  // 11,978,932,224; full attention 22,548,578,304 (1.9×)
+}
+
+// mistral: L=40, h=5120, H=32, kv=8, d=128, I=32768, V=131072, untied,
+// sliding_window null (full attention). Attention 5120·4096·2 + 2·5120·1024 =
+// 52,428,800; MLP 3·5120·32768 = 503,316,480; 40·555,745,280 + 2·671,088,640
+// = 23,571,988,480 (24 B card; the index's 47,144,806,400 B in BF16 is ours
+// + 81 norms of 5,120). KV 2·40·8·128·2 = 163,840 B/token.
+TEST_CASE("HF corpus: Mistral-Small-24B-Instruct-2501", "[hf][hf-corpus]") {
+    const double total = 23'571'988'480.0;
+    CHECK(40 * 555'745'280.0 + 2 * 671'088'640.0 == total);
+    CHECK(total + 81 * 5120.0 == 47'144'806'400.0 / 2);
+    check_config(
+        {"mistral-small-24b-instruct-2501", total, total, DType::bf16, 2 * total, 163'840, 163'840.0 * 4096, 163'840.0 * 65536});
+    const ModelSpec preset = io::load_model("--model", "mistral-small-3");  // data/models.json, built from this file
+    CHECK(param_counts(preset).total == total);
+    CHECK(kv_bytes_per_token(preset, DType::bf16).raw() == 163'840);
+}
+
+// phi3: Phi-3.5-mini, L=32, h=3072, H=kv=32, d=96, I=8192, V=32064;
+// sliding_window 262,144 over max_position_embeddings 131,072: never fills,
+// full attention. 32·(4·3072² + 3·3072·8192) + 2·32064·3072 = 3,820,879,872
+// (index: 7,642,159,104 B = ours + 65 norms of 3,072). KV 2·32·32·96·2 = 393,216.
+// Phi-4: L=40, h=5120, H=40, kv=10, d=128, I=17920, V=100352, sliding_window
+// null. Attention 2·5120² + 2·5120·1280 = 65,536,000; MLP 275,251,200;
+// 40·340,787,200 + 2·513,802,240 = 14,659,092,480 (index 29,319,014,400 B:
+// + 81 norms of 5,120). KV 2·40·10·128·2 = 204,800.
+TEST_CASE("HF corpus: Phi-3.5-mini-instruct and Phi-4 (phi3)", "[hf][hf-corpus]") {
+    const double mini = 32 * (4 * 3072.0 * 3072 + 3 * 3072.0 * 8192) + 2 * 32'064.0 * 3072;
+    CHECK(mini + 65 * 3072.0 == 7'642'159'104.0 / 2);
+    check_config({"phi-3.5-mini-instruct", mini, mini, DType::bf16, 2 * mini, 393'216, 393'216.0 * 4096, 393'216.0 * 65536});
+    const double phi4 = 40 * 340'787'200.0 + 2 * 513'802'240.0;
+    CHECK(phi4 + 81 * 5120.0 == 29'319'014'400.0 / 2);
+    check_config({"phi-4", phi4, phi4, DType::bf16, 2 * phi4, 204'800, 204'800.0 * 4096, 204'800.0 * 65536});
+}
+
+// minimax_m2: L=62, h=3072, H=48, kv=8, d=128, E=256, k=8, I_e=1536 (its
+// intermediate_size), V=200064, attn_type_list all 1 (softmax attention).
+// Attention 3072·6144·2 + 2·3072·1024 = 44,040,192; expert 3·3072·1536 =
+// 14,155,776; router 786,432; 62·(44,826,624 + 256·14,155,776) +
+// 2·614,596,608 = 228,688,920,576 (230 B card, −0.6 %); active 62·(44,826,624
+// + 8·14,155,776) + 1,229,193,216 = 11,029,708,800 (10 B card, without the
+// embedding and head). fp8 checkpoint: embedding, head and 62 routers in BF16.
+TEST_CASE("HF corpus: MiniMax-M2.7 (fp8)", "[hf][hf-corpus]") {
+    const double total = 228'688'920'576.0;
+    CHECK(total == Approx(230e9).epsilon(0.01));
+    check_config({"minimax-m2.7", total, 11'029'708'800, DType::fp8, total + 1'229'193'216.0 + 62 * 786'432.0, 253'952,
+                  253'952.0 * 4096, 253'952.0 * 65536});
+}
+
+// qwen3_5 (dense): L=64, 16 full_attention + 48 linear_attention layers;
+// h=5120, H=24, kv=4, d=256, attn_output_gate (q_proj 5120·2·24·256), I=17408,
+// V=248320, untied. Full layer 62,914,560 + 2·5,242,880 + 31,457,280 =
+// 104,857,600; linear layer (Hk=16, Hv=48, dk=dv=128, K=4) in_proj
+// 5120·(4096 + 12288) + 5120·96 + conv 10,240·4 + out 6144·5120 =
+// 115,875,840; MLP 3·5120·17408 = 267,386,880; 16·104,857,600 +
+// 48·115,875,840 + 64·267,386,880 + 2·1,271,398,400 = 26,895,319,040 (27 B
+// card, −0.4 %). KV 2·16·4·256·2 = 65,536 B/token. mamba_ssm_dtype float32:
+// the recurrent state 48·128·128 in 4 B, the convolution (4096 + 6144)·3 in 2:
+// 48·3,207,168 = 153,944,064 B per sequence.
+TEST_CASE("HF corpus: Qwen3.5-27B (linear attention, gated queries, FP32 state)", "[hf][hf-corpus][attention-layers]") {
+    const double total = 16 * 104'857'600.0 + 48 * 115'875'840.0 + 64 * 267'386'880.0 + 2 * 1'271'398'400.0;
+    CHECK(total == 26'895'319'040.0);
+    const double state = 48 * (48 * 128 * 128 * 4.0 + 10'240 * 3 * 2.0);
+    CHECK(linear_state_bytes(io::load_model("--model", corpus("qwen3.5-27b"))).raw() == state);
+    check_config(
+        {"qwen3.5-27b", total, total, DType::bf16, 2 * total, 65'536, 65'536.0 * 4096 + state, 65'536.0 * 65536 + state});
+}
+
+// qwen3_5_moe: L=40, 10 full + 30 linear (Hv=32); h=2048, H=16, kv=2, d=256,
+// gated queries; E=256, k=8, I_e=512, one shared expert of 512; V=248320.
+// Full layer 16,777,216 + 2·1,048,576 + 8,388,608 = 27,262,976; linear layer
+// 25,165,824 + 131,072 + 32,768 + 8,388,608 = 33,718,272; MoE layer 257
+// experts of 3·2048·512 = 3,145,728 + router 524,288 = 808,976,384;
+// 10·27,262,976 + 30·33,718,272 + 40·808,976,384 + 2·508,559,360 =
+// 34,660,352,000 (35 B card, −1.0 %; its vision tower, ≈0.45 B, is not
+// modelled); active with 9 experts 3,454,730,240. KV 2·10·2·256·2 = 20,480
+// B/token; state 30·(32·128·128·4 + 8,192·3·2) = 64,389,120 B.
+TEST_CASE("HF corpus: Qwen3.5-35B-A3B (linear attention MoE)", "[hf][hf-corpus][attention-layers]") {
+    const double total = 10 * 27'262'976.0 + 30 * 33'718'272.0 + 40 * 808'976'384.0 + 2 * 508'559'360.0;
+    CHECK(total == 34'660'352'000.0);
+    CHECK(total == Approx(35e9).epsilon(0.01));
+    const double active = 10 * 27'262'976.0 + 30 * 33'718'272.0 + 40 * (524'288.0 + 9 * 3'145'728.0) + 2 * 508'559'360.0;
+    const double state = 30 * (32 * 128 * 128 * 4.0 + 8'192 * 3 * 2.0);
+    check_config(
+        {"qwen3.5-35b-a3b", total, active, DType::bf16, 2 * total, 20'480, 20'480.0 * 4096 + state, 20'480.0 * 65536 + state});
+}
+
+// Gemma-4's full-attention layers have their own head size (global_head_dim
+// 512 against head_dim 256), KV heads (num_global_key_value_heads 2) and keys
+// reused as values: a per-layer attention shape kvroof does not model, named.
+TEST_CASE("HF corpus: Gemma-4-26B-A4B is refused by the key it cannot model", "[hf][hf-corpus]") {
+    CHECK_THROWS_WITH(io::load_model("--model", corpus("gemma-4-26b-a4b")),
+                      Catch::Contains("global_head_dim: full-attention layers with a head size (number 512) of their own are "
+                                      "not modelled (Gemma-4)"));
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Family keys of Hugging Face configs (src/hf_families.cpp, and layer_types'
+// chunked_attention in src/hf_layer_structure.cpp) on small configs, each
+// checked by hand; the real configs are in tests/io/hf_corpus_families_test.cpp.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "../test_support.hpp"
+#include "kvroof/error.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/physics/call_demand.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+using namespace kvroof;
+
+using test::hf_config_file;
+
+namespace {
+double held_at(const ModelSpec& m, double tokens) {
+    PolicySpec p;
+    p.kv_dtype = DType::bf16;
+    return kv_held(model_constants(m, p), tokens).raw();
+}
+}  // namespace
+
+// Gemma-3-27B's text_config as published names neither vocab_size nor
+// tie_word_embeddings: Gemma3TextConfig's 262,208 and true. L=62, h=5376,
+// H=32, kv=16, d=128, I=21504: attention 5376·4096·2 + 2·5376·2048 =
+// 66,060,288; MLP 3·5376·21504 = 346,816,512; 62·412,876,800 = 25,598,361,600
+// (the Gemma 3 report's 25,600 M non-embedding) + 262,208·5376 = 1,409,630,208
+// once: 27,007,991,808. Every 6th layer global (10), 52 slide over 1,024.
+TEST_CASE("Gemma-3: absent vocab_size and tie_word_embeddings take the family defaults", "[hf][attention-layers]") {
+    const ModelSpec m = io::load_model(
+        "--model", test::temp_json_file("gemma3", R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+            "num_hidden_layers": 62, "hidden_size": 5376, "intermediate_size": 21504, "num_attention_heads": 32,
+            "num_key_value_heads": 16, "head_dim": 128, "sliding_window": 1024}})"));
+    CHECK(m.tied_embeddings);
+    CHECK(m.vocab == 262'208);
+    CHECK(param_counts(m).total == Approx(27'007'991'808.0).epsilon(1e-12));
+    CHECK(m.window_layers == 52);
+    CHECK(m.window == 1024);
+    // KV per layer 2·16·128·2 = 8,192 B/token: 10·8,192·65,536 + 52·8,192·1,024 (full attention: 5.7× more).
+    CHECK(held_at(m, 65536) == Approx(5'804'916'736.0).epsilon(1e-12));
+    const ModelSpec preset = io::load_model("--model", "gemma-3-27b");  // data/models.json: the same shapes
+    CHECK(param_counts(preset).total == param_counts(m).total);
+    CHECK(held_at(preset, 65536) == held_at(m, 65536));
+    // Gemma-2 without the key ties too; Llama does not.
+    CHECK(io::load_model("--model", hf_config_file("", "gemma2")).tied_embeddings);
+    CHECK_FALSE(io::load_model("--model", hf_config_file("", "llama")).tied_embeddings);
+}
+
+// Llama-4 configs with layer_types: the chunked_attention layers (24 of 32)
+// hold a chunk of attention_chunk_size 1,024, the full_attention ones all.
+TEST_CASE("Llama-4: layer_types chunked_attention layers are windows of attention_chunk_size", "[hf][attention-layers]") {
+    std::string types = R"("layer_types": [)";
+    for (int i = 0; i < 32; ++i)
+        types += std::string(i ? ", " : "") + (i % 4 == 3 ? "\"full_attention\"" : "\"chunked_attention\"");
+    types += "]";
+    const ModelSpec m = io::load_model("--model", hf_config_file(R"("attention_chunk_size": 1024, )" + types, "llama4_text"));
+    CHECK(m.window_layers == 24);
+    CHECK(m.window == 1024);
+    CHECK(held_at(m, 65536) == 4096.0 * (8 * 65536 + 24 * 1024));  // 2·8·128·2 = 4,096 B/token a layer
+    CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(types, "llama4_text")),
+                      Catch::Contains("attention_chunk_size: missing for the chunked_attention layers"));
+}
+
+// Qwen-MoE: experts on layer i unless mlp_only_layers lists it, and only where
+// (i + 1) % decoder_sparse_step == 0: with [0, 1] and step 2, layers 3, 5, …,
+// 31 (15); the other 17 a dense MLP of intermediate_size.
+TEST_CASE("Qwen-MoE: mlp_only_layers and decoder_sparse_step give dense layers", "[hf]") {
+    const ModelSpec m =
+        io::load_model("--model", hf_config_file(R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024,
+            "mlp_only_layers": [0, 1], "decoder_sparse_step": 2)",
+                                                 "qwen3_moe"));
+    CHECK(m.first_dense_layers == 17);
+    const double attn = 4096.0 * 4096 * 2 + 2 * 4096.0 * 1024, expert = 3 * 4096.0 * 1024;
+    CHECK(param_counts(m).total ==
+          Approx(32 * attn + 15 * (4096 * 8 + 8 * expert) + 17 * 3 * 4096.0 * 14'336 + 2 * 128'256.0 * 4096).epsilon(1e-12));
+}
+
+// Gemma-4's enable_moe_block: a dense MLP of intermediate_size (14,336) beside
+// the experts of 7,168 in every layer, counted as 2 always-on shared experts.
+TEST_CASE("enable_moe_block: the dense MLP beside the experts is always on", "[hf]") {
+    const ModelSpec m = io::load_model(
+        "--model",
+        hf_config_file(R"("num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 7168, "enable_moe_block": true)"));
+    CHECK(m.experts_active == 2);
+    CHECK(m.shared_experts == 2);
+    const double attn = 4096.0 * 4096 * 2 + 2 * 4096.0 * 1024, expert = 3 * 4096.0 * 7168, emb = 2 * 128'256.0 * 4096;
+    CHECK(param_counts(m).active == Approx(32 * (attn + 4096 * 8 + 4 * expert) + emb).epsilon(1e-12));
+    CHECK_THROWS_WITH(
+        io::load_model("--model", hf_config_file(R"("num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 5000,
+            "enable_moe_block": true)")),
+        Catch::Contains("enable_moe_block: a dense MLP of 14336 beside experts of 5000 is not modelled"));
+}
+
+TEST_CASE("Family features kvroof does not model are refused by key", "[hf]") {
+    auto refused = [](const std::string& extra, const std::string& message) {
+        INFO(extra);
+        CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(extra)), Catch::Contains(message));
+    };
+    refused(R"("attn_type_list": [1, 0, 1])", "attn_type_list: number 0 marks a MiniMax lightning-attention layer");
+    refused(R"("head_dim": 128, "global_head_dim": 512)", "global_head_dim: full-attention layers with a head size");
+    refused(R"("num_global_key_value_heads": 2)", "num_global_key_value_heads: full-attention layers with KV heads");
+    refused(R"("attention_k_eq_v": true)", "attention_k_eq_v: keys shared as values are not modelled");
+    refused(R"("num_kv_shared_layers": 10)", "num_kv_shared_layers: KV shared across layers is not modelled");
+    refused(R"("hidden_size_per_layer_input": 256)", "hidden_size_per_layer_input: per-layer input embeddings");
+    refused(R"("mamba_ssm_dtype": "int8")", "mamba_ssm_dtype: string \"int8\" is not modelled (float32, bfloat16, float16)");
+    // Keys that change nothing pass: all-softmax attn_type_list, a global head size equal to head_dim.
+    CHECK(io::load_model("--model", hf_config_file(R"("attn_type_list": [1, 1], "head_dim": 128, "global_head_dim": 128)"))
+              .layers == 32);
+}
