@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/parse.hpp"
@@ -98,6 +99,11 @@ void assemble(const DecodedInputs& values, Scenario& out) {
 
 void check_scenario(const Scenario& s) {
     try {  // the specs name the knob; the CLI spells it as a flag
+        const HardwareSpec& hw = s.hardware;
+        for (auto [name, v, lo] :
+             {std::tuple{"pp", hw.pp, 1}, std::tuple{"pp-microbatches", hw.pp_microbatches, 0}, std::tuple{"dp", hw.dp, 1}})
+            if (v < lo || v > limits::kMaxGpus)
+                throw InputError(fmt::format("{}: must be in [{}, {}], got {}", name, lo, limits::kMaxGpus, v));
         s.hardware.check_validity();
         s.policy.check_validity();
         if (s.hardware.ep > 1 && !s.model.is_moe())

@@ -14,13 +14,7 @@ namespace kvroof::io {
 using nlohmann::json;
 
 namespace {
-// "TP8 x DP9"; with expert parallelism "TP8 EP8 x DP9"; with data-parallel attention "ADP8 EP8 x DP9" (the FFN TP over the
-// same 8); with pipeline stages "TP8 PP3 x DP3".
-std::string label(Deployment d) {
-    const std::string ep = d.ep > 1 ? fmt::format(" EP{}", d.ep) : std::string();
-    const std::string pp = d.pp > 1 ? fmt::format(" PP{}", d.pp) : std::string();
-    return fmt::format("{}{}{}{} x DP{}", d.attention_dp ? "ADP" : "TP", d.tp, ep, pp, d.dp);
-}
+std::string label(const Deployment& d) { return deployment_label(d); }
 
 std::string clients_text(const DeploymentPoint& x) {
     return x.memory_full ? fmt::format("max ({:.0f})", x.clients) : fmt::format("{:.0f}", x.clients);
@@ -95,6 +89,12 @@ json point_json(const DeploymentPoint& x) {
                 {"point", operating_point_json(x.p)}};
 }
 }  // namespace
+
+std::string deployment_label(const Deployment& d) {
+    const std::string ep = d.ep > 1 ? fmt::format(" EP{}", d.ep) : std::string();
+    const std::string pp = d.pp > 1 ? fmt::format(" PP{}", d.pp) : std::string();
+    return fmt::format("{}{}{}{} x DP{}", d.attention_dp ? "ADP" : "TP", d.tp, ep, pp, d.dp);
+}
 
 ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load) {
     ParallelReport r{parallel_study(sc, load), {}};

@@ -12,8 +12,10 @@
 using namespace kvroof;
 
 namespace {
-Scenario on(const char* hardware, const char* model, int tp, int pp, int microbatches = 0, int dp = 1) {
+Scenario on(const char* hardware, const char* model, int tp, int pp, int microbatches = 0, int dp = 1,
+            const char* workload = nullptr) {
     io::ScenarioInputs in;
+    if (workload) in.set("workload", workload);
     in.set("hardware", hardware);
     in.set("model", model);
     in.set("tp", std::to_string(tp));
@@ -124,7 +126,10 @@ TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
 }
 
 TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]") {
-    const PreparedScenario one(on("h100-sxm", "llama-3.1-70b", 2, 1)), two(on("h100-sxm", "llama-3.1-70b", 2, 2, 1));
+    const char* short_calls = "s_cached=0,a_append=1000,o_output=200,idle_gap=0";  // 16 of them fit in TP2's HBM
+    const PreparedScenario one(on("h100-sxm", "llama-3.1-70b", 2, 1, 0, 1, short_calls)),
+        two(on("h100-sxm", "llama-3.1-70b", 2, 2, 1, 1, short_calls)),
+        piped(on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 1, short_calls));
     LoadSpec load;
     load.mode = LoadMode::batch;
     load.value = 16;
@@ -132,7 +137,19 @@ TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]
     const OperatingPoint a = operating_point(one, load, 0.0, 0.0), b = operating_point(two, load, 0.0, 0.0);
     CHECK(b.batch == Approx(a.batch).epsilon(1e-12));
     CHECK(b.step_bare == Approx(a.step_bare + 10e-6 + a.batch * kTp2PerSeq).epsilon(1e-12));
+    REQUIRE(a.fits);
     CHECK(b.throughput_per_gpu < 0.5 * a.throughput_per_gpu);  // 4 GPUs serve what 2 did, less the transfer
+    CHECK(b.throughput_per_gpu > 0.49 * a.throughput_per_gpu);
+    // Two micro-batches of 8: the cycle is one group's step at 8 plus the transfers of 16 tokens.
+    load.value = 8;
+    const OperatingPoint half = operating_point(one, load, 0.0, 0.0);
+    load.value = 16;
+    const OperatingPoint c = operating_point(piped, load, 0.0, 0.0);
+    CHECK(c.step_bare == Approx(half.step_bare + 10e-6 + 16 * kTp2PerSeq / 2).epsilon(1e-12));
+    // One client: one micro-batch holds it, the cycle is one trip (one group's step plus the transfers), not less.
+    load.value = 1;
+    CHECK(operating_point(piped, load, 0.0, 0.0).step_bare ==
+          Approx(operating_point(one, load, 0.0, 0.0).step_bare + 10e-6 + kTp2PerSeq).epsilon(1e-12));
 }
 
 TEST_CASE("bad pipelines: more stages than layers, and analyses that model one stage", "[pp]") {

@@ -199,16 +199,19 @@ struct StepContent {
 
 // One step's time from its content (a pipeline's cycle: pipeline.hpp, each of
 // m micro-batches carrying 1/m of it, stretched by σ, plus the transfers of
-// its tokens); `binding` gets what sets it.
+// its tokens); `binding` gets what sets it. With fewer decoding sequences n
+// than m, only max(1, n) micro-batches hold one (a sequence is not split):
+// the cycle is then max(1, n·ι/pp) trips of one sequence through every stage.
 [[nodiscard]] inline double step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
                                       Resource* binding = nullptr) {
     const Pipeline& p = ps.pipe;
     if (p.pp <= 1) return group_step_time(ps, s, f, ov, binding) + ps.step_overhead;
-    const double m = p.microbatches, tokens = s.decode_tokens + s.prefill_tokens;
+    const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches), tokens = s.decode_tokens + s.prefill_tokens;
+    const double sigma = std::max(1.0, m * p.imbalance / p.pp);
     const StepContent part{s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
                            s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
-    return p.sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * p.transfer_per_sequence +
-           ps.step_overhead;
+    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
+    return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
 }
 
 // Adds `calls` of class c's chunked prefill to a step (a fraction: part of
