@@ -55,7 +55,8 @@ TEST_CASE("pp 1 is the single group bit for bit, whatever the micro-batch knob a
 
 TEST_CASE("one micro-batch: the stages take turns, the cycle is the group's step plus one transfer", "[pp]") {
     // Llama-3.1-70B (80 layers, hidden 8192) on TP2 H100s: 2 stages of 40 layers, no imbalance.
-    const PreparedScenario one(on("h100-sxm", "llama-3.1-70b", 2, 1)), two(on("h100-sxm", "llama-3.1-70b", 2, 2, 1));
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1), s2 = on("h100-sxm", "llama-3.1-70b", 2, 2, 1);
+    const PreparedScenario one(s1), two(s2);  // they point at s1 and s2
     CHECK(two.pipe.imbalance == 1.0);
     CHECK(two.pipe.sigma == 1.0);  // max(1, 1 x 1 / 2)
     CHECK(two.pipe.per_sequence == 1.0);
@@ -67,7 +68,8 @@ TEST_CASE("one micro-batch: the stages take turns, the cycle is the group's step
 }
 
 TEST_CASE("pp micro-batches: the cycle at B is the group's step at B/pp plus the transfers, no bubble", "[pp]") {
-    const PreparedScenario one(on("h100-sxm", "llama-3.1-70b", 2, 1)), two(on("h100-sxm", "llama-3.1-70b", 2, 2));
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1), s2 = on("h100-sxm", "llama-3.1-70b", 2, 2);
+    const PreparedScenario one(s1), two(s2);
     CHECK(two.pipe.microbatches == 2.0);
     CHECK(two.pipe.per_sequence == 0.5);
     for (double b : {2.0, 32.0, 128.0})
@@ -85,7 +87,8 @@ TEST_CASE("the activation transfer by hand: NVLink inside the domain, the networ
     CHECK(network_boundaries(4, 4, 8) == 1);  // two stages per box: 1 of 3 boundaries leaves it
     // TP4 x PP4 on H100s: 2 boundaries on NVLink (5 us each), 1 on the 50 GB/s network (10 us), 4 micro-batches;
     // each rank sends a quarter of kBytes and the stage all-gathers the other 3/4 (5 us) on NVLink.
-    const PreparedScenario ps(on("h100-sxm", "llama-3.1-70b", 4, 4));
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 4, 4);
+    const PreparedScenario ps(s);
     CHECK(ps.pipe.boundaries_nvlink == 2);
     CHECK(ps.pipe.boundaries_network == 1);
     CHECK(ps.pipe.transfer_latency == Approx(2 * (5e-6 + 5e-6) + (10e-6 + 5e-6)).epsilon(1e-12));
@@ -96,14 +99,16 @@ TEST_CASE("the activation transfer by hand: NVLink inside the domain, the networ
 
 TEST_CASE("stage imbalance when the layers do not divide: the busiest stage sets the pace and the capacity", "[pp]") {
     // DeepSeek-V3's 61 layers over 4 stages: 16, 15, 15, 15. ι = 4 x 16 / 61.
-    const PreparedScenario one(on("gb200", "deepseek-v3", 8, 1)), four(on("gb200", "deepseek-v3", 8, 4));
+    const Scenario s1 = on("gb200", "deepseek-v3", 8, 1), s4 = on("gb200", "deepseek-v3", 8, 4);
+    const PreparedScenario one(s1), four(s4);
     CHECK(four.pipe.imbalance == Approx(64.0 / 61).epsilon(1e-15));
     CHECK(four.pipe.sigma == Approx(64.0 / 61).epsilon(1e-15));  // 4 micro-batches: max(1, 4 x ι / 4)
     CHECK(four.pipe.per_sequence == Approx(16.0 / 61).epsilon(1e-15));
     CHECK(four.pipe.offload_share == Approx(16.0 / 61).epsilon(1e-15));
     CHECK(four.sys.hbm_capacity.raw() == Approx(one.sys.hbm_capacity.raw() * 61 / 16).epsilon(1e-15));
     // Llama's 80 layers over 3 stages: 27, 27, 26; one micro-batch stays a trip through all (σ = 1).
-    const PreparedScenario three(on("h100-sxm", "llama-3.1-70b", 2, 3, 1));
+    const Scenario s3 = on("h100-sxm", "llama-3.1-70b", 2, 3, 1);
+    const PreparedScenario three(s3);
     CHECK(three.pipe.imbalance == Approx(81.0 / 80).epsilon(1e-15));
     CHECK(three.pipe.sigma == 1.0);
 }
@@ -114,8 +119,9 @@ TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
     CHECK(replica_gpus(s.hardware) == 4);
     CHECK(deployment_gpus(s.hardware) == 16);
     // A replica's numbers do not depend on how many there are.
-    const ServingPoint x = evaluate(PreparedScenario(s), 0.0, 0.0),
-                       y = evaluate(PreparedScenario(on("h100-sxm", "llama-3.1-70b", 2, 2)), 0.0, 0.0);
+    const Scenario one_replica = on("h100-sxm", "llama-3.1-70b", 2, 2);
+    const PreparedScenario ps(s), ps1(one_replica);
+    const ServingPoint x = evaluate(ps, 0.0, 0.0), y = evaluate(ps1, 0.0, 0.0);
     CHECK(x.throughput == y.throughput);
     io::ScenarioInputs in;
     in.set("tp", "4");
@@ -127,9 +133,10 @@ TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
 
 TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]") {
     const char* short_calls = "s_cached=0,a_append=1000,o_output=200,idle_gap=0";  // 16 of them fit in TP2's HBM
-    const PreparedScenario one(on("h100-sxm", "llama-3.1-70b", 2, 1, 0, 1, short_calls)),
-        two(on("h100-sxm", "llama-3.1-70b", 2, 2, 1, 1, short_calls)),
-        piped(on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 1, short_calls));
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1, 0, 1, short_calls),
+                   s2 = on("h100-sxm", "llama-3.1-70b", 2, 2, 1, 1, short_calls),
+                   s2m = on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 1, short_calls);
+    const PreparedScenario one(s1), two(s2), piped(s2m);
     LoadSpec load;
     load.mode = LoadMode::batch;
     load.value = 16;
