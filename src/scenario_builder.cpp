@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/parse.hpp"
@@ -81,6 +82,11 @@ DecodedInputs decode_inputs(const ScenarioInputs& in) {
         else if (!k.fallback.empty() && !replaced_by(k, in))
             out[knob_index(k)] = decode_knob(k, k.flag(), k.fallback);
     }
+    const auto& tp = out[knob_index(knob("tp"))];
+    const auto& gpus = out[knob_index(knob("gpus"))];
+    if (tp && gpus && std::get<double>(*tp) != std::get<double>(*gpus))
+        throw InputError(fmt::format("--tp: names the --gpus group, so the two must agree; got --tp {:g} and --gpus {:g}",
+                                     std::get<double>(*tp), std::get<double>(*gpus)));
     return out;
 }
 
@@ -93,11 +99,18 @@ void assemble(const DecodedInputs& values, Scenario& out) {
 
 void check_scenario(const Scenario& s) {
     try {  // the specs name the knob; the CLI spells it as a flag
+        const HardwareSpec& hw = s.hardware;
+        for (auto [name, v, lo] :
+             {std::tuple{"pp", hw.pp, 1}, std::tuple{"pp-microbatches", hw.pp_microbatches, 0}, std::tuple{"dp", hw.dp, 1}})
+            if (v < lo || v > limits::kMaxGpus)
+                throw InputError(fmt::format("{}: must be in [{}, {}], got {}", name, lo, limits::kMaxGpus, v));
         s.hardware.check_validity();
         s.policy.check_validity();
         if (s.hardware.ep > 1 && !s.model.is_moe())
             throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
                              std::to_string(s.hardware.ep));
+        if (s.hardware.pp > s.model.layers)
+            throw InputError(fmt::format("pp: at most the model's layers ({}), got {}", s.model.layers, s.hardware.pp));
         if (s.hardware.attention_dp == 1 && s.model.attention != Attention::mla)
             throw InputError(
                 "attention-dp: the model's attention is GQA (its KV heads shard over the group); data-parallel "

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "kvroof/io/disagg_render.hpp"
+#include "kvroof/io/parallel_render.hpp"
 #include "kvroof/io/point_render.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
@@ -40,9 +41,9 @@ std::string aggregated_text(const GpuDisaggStudy& s) {
     if (!s.aggregated_ok) return "Aggregated (kvroof parallel): no deployment meets the SLOs.\n";
     const DeploymentPoint& a = s.aggregated;
     return fmt::format(
-        "Aggregated on the same {} GPUs (kvroof parallel's best): TP{} x DP{}, {:.0f} tok/s per GPU, ITL {:.1f} ms, TTFT {:.0f} "
+        "Aggregated on the same {} GPUs (kvroof parallel's best): {}, {:.0f} tok/s per GPU, ITL {:.1f} ms, TTFT {:.0f} "
         "ms.\n",
-        s.gpus, a.d.tp, a.d.dp, a.per_gpu, a.p.itl * 1e3, a.p.ttft * 1e3);
+        s.gpus, deployment_label(a.d), a.per_gpu, a.p.itl * 1e3, a.p.ttft * 1e3);
 }
 
 std::string heading(const GpuDisaggStudy& s) {
@@ -64,10 +65,9 @@ std::string gpu_disagg_line(const GpuDisaggStudy& s) {
     if (s.splits.empty() || !s.splits.front().feasible)
         return fmt::format("DISAGG: NO POOL SPLIT of {} GPUs serves this model within the SLOs\n", s.gpus);
     const PoolSplit& b = s.splits.front();
-    const std::string vs = s.aggregated_ok
-                               ? fmt::format("; {:.2f}× the aggregated TP{} x DP{} ({:.0f})", b.per_gpu / s.aggregated.per_gpu,
-                                             s.aggregated.d.tp, s.aggregated.d.dp, s.aggregated.per_gpu)
-                               : std::string("; aggregated serving meets no SLO");
+    const std::string vs = s.aggregated_ok ? fmt::format("; {:.2f}× the aggregated {} ({:.0f})", b.per_gpu / s.aggregated.per_gpu,
+                                                         deployment_label(s.aggregated.d), s.aggregated.per_gpu)
+                                           : std::string("; aggregated serving meets no SLO");
     return fmt::format("DISAGG: {} — {:.0f} tok/s per GPU (ITL {:.1f} ms, TTFT {:.0f} ms){}\n", split_name(b), b.per_gpu,
                        b.decode_step * 1e3, b.ttft * 1e3, vs);
 }
@@ -105,7 +105,10 @@ json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built) {
     json agg = nullptr;
     if (r.study.aggregated_ok)
         agg = {{"tp", r.study.aggregated.d.tp},
+               {"pp", r.study.aggregated.d.pp},
                {"dp", r.study.aggregated.d.dp},
+               {"ep", r.study.aggregated.d.ep},
+               {"attention_dp", r.study.aggregated.d.attention_dp},
                {"tok_s_per_gpu", r.study.aggregated.per_gpu},
                {"point", operating_point_json(r.study.aggregated.p)}};
     return json{{"inputs", inputs_json(built, r.facts)},

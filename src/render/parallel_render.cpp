@@ -14,11 +14,7 @@ namespace kvroof::io {
 using nlohmann::json;
 
 namespace {
-// "TP8 x DP9"; with expert parallelism "TP8 EP8 x DP9"; with data-parallel attention "ADP8 EP8 x DP9" (the FFN TP over the same 8).
-std::string label(Deployment d) {
-    const std::string ep = d.ep > 1 ? fmt::format(" EP{}", d.ep) : std::string();
-    return fmt::format("{}{}{} x DP{}", d.attention_dp ? "ADP" : "TP", d.tp, ep, d.dp);
-}
+std::string label(const Deployment& d) { return deployment_label(d); }
 
 std::string clients_text(const DeploymentPoint& x) {
     return x.memory_full ? fmt::format("max ({:.0f})", x.clients) : fmt::format("{:.0f}", x.clients);
@@ -80,6 +76,7 @@ std::string heading(const ParallelStudy& s) {
 
 json point_json(const DeploymentPoint& x) {
     return json{{"tp", x.d.tp},
+                {"pp", x.d.pp},
                 {"dp", x.d.dp},
                 {"ep", x.d.ep},
                 {"attention_dp", x.d.attention_dp},
@@ -92,6 +89,12 @@ json point_json(const DeploymentPoint& x) {
                 {"point", operating_point_json(x.p)}};
 }
 }  // namespace
+
+std::string deployment_label(const Deployment& d) {
+    const std::string ep = d.ep > 1 ? fmt::format(" EP{}", d.ep) : std::string();
+    const std::string pp = d.pp > 1 ? fmt::format(" PP{}", d.pp) : std::string();
+    return fmt::format("{}{}{}{} x DP{}", d.attention_dp ? "ADP" : "TP", d.tp, ep, pp, d.dp);
+}
 
 ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load) {
     ParallelReport r{parallel_study(sc, load), {}};
@@ -137,6 +140,7 @@ json parallel_json(const ParallelReport& r, const BuiltScenario& built) {
         json pts = json::array();
         for (const DeploymentPoint& x : d.points) pts.push_back(point_json(x));
         ds.push_back({{"tp", d.d.tp},
+                      {"pp", d.d.pp},
                       {"dp", d.d.dp},
                       {"ep", d.d.ep},
                       {"attention_dp", d.d.attention_dp},
@@ -161,7 +165,8 @@ std::string parallel_ranking_markdown(const ParallelStudy& s) { return ranking(s
 std::string parallel_frontier_markdown(const ParallelStudy& s) { return frontier(s, true); }
 
 std::string parallel_csv_header() {
-    return "scenario,tp,dp,ep,attention_dp,clients_per_replica,memory_full,tok_s_per_gpu,tok_s_per_user,tok_s_total,itl_ms,ttft_"
+    return "scenario,tp,pp,dp,ep,attention_dp,clients_per_replica,memory_full,tok_s_per_gpu,tok_s_per_user,tok_s_total,itl_ms,"
+           "ttft_"
            "ms,batch,"
            "step_allreduce_ms,within_slos,on_frontier,step_bound_by\n";
 }
@@ -173,9 +178,9 @@ std::string parallel_csv_rows(const ParallelStudy& s, const std::string& scenari
             const bool front = std::any_of(s.pareto.begin(), s.pareto.end(), [&](const DeploymentPoint& f) {
                 return f.d == x.d && f.clients == x.clients && f.memory_full == x.memory_full;
             });
-            out += fmt::format("{},{},{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", scenario,
-                               x.d.tp, x.d.dp, x.d.ep, x.d.attention_dp ? 1 : 0, x.clients, x.memory_full ? 1 : 0, x.per_gpu,
-                               x.per_user, x.total, x.p.itl * 1e3, x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3,
+            out += fmt::format("{},{},{},{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", scenario,
+                               x.d.tp, x.d.pp, x.d.dp, x.d.ep, x.d.attention_dp ? 1 : 0, x.clients, x.memory_full ? 1 : 0,
+                               x.per_gpu, x.per_user, x.total, x.p.itl * 1e3, x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3,
                                x.within_slos ? 1 : 0, front ? 1 : 0, name(x.p.binding));
         }
     return out;

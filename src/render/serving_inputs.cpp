@@ -66,6 +66,25 @@ json point_json(const ServingPoint& p) {
                 {"headline_binding", name(p.headline)}};
 }
 
+// How the GPUs are arranged (tp · pp · dp of them), and what the pipeline costs (analysis/pipeline.hpp).
+json deployment_json(const HardwareSpec& hw, const ModelSpec& m) {
+    const Pipeline pipe = pipeline_of(hw, m);
+    return json{{"tp", hw.gpus},
+                {"pp", hw.pp},
+                {"pp_microbatches", pipe.microbatches},
+                {"ep", hw.ep},
+                {"dp", hw.dp},
+                {"attention_dp", hw.attention_dp == 1},
+                {"gpus_per_replica", replica_gpus(hw)},
+                {"total_gpus", deployment_gpus(hw)},
+                {"pp_stage_imbalance", pipe.imbalance},
+                {"pp_cycle_stretch", pipe.sigma},
+                {"pp_stage_boundaries_nvlink", pipe.boundaries_nvlink},
+                {"pp_stage_boundaries_network", pipe.boundaries_network},
+                {"pp_transfer_latency_s", pipe.transfer_latency},
+                {"pp_transfer_s_per_sequence", pipe.transfer_per_sequence}};
+}
+
 json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
     const Scenario& sc = b.scenario;
     const HardwareSpec& hw = sc.hardware;
@@ -133,6 +152,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
                   {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
                   {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
                   {"idle", to_string(p.idle)}}},
+                {"deployment", deployment_json(hw, sc.model)},
                 {"overrides", overrides},
                 {"knobs", knob_values(sc)}};
 }
@@ -158,6 +178,20 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
             hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
             format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
             hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    if (hw.pp > 1 || hw.dp > 1) {
+        const Pipeline pipe = pipeline_of(hw, sc.model);
+        s += fmt::format(
+            "  deploy    tp {} x pp {} x dp {} = {} GPUs (ep {}{}); results are per replica of {} GPUs, dp {} of "
+            "them serve {}x the throughput\n",
+            hw.gpus, hw.pp, hw.dp, deployment_gpus(hw), hw.ep, hw.attention_dp == 1 ? ", attention-dp" : "", replica_gpus(hw),
+            hw.dp, hw.dp);
+        if (hw.pp > 1)
+            s += fmt::format(
+                "            pipeline: {:g} micro-batches, stage imbalance {:.4g}, cycle stretch {:.4g}; "
+                "{} stage boundaries on NVLink, {} on the network: {:.3g} us + {:.3g} us per sequence per token\n",
+                pipe.microbatches, pipe.imbalance, pipe.sigma, pipe.boundaries_nvlink, pipe.boundaries_network,
+                pipe.transfer_latency * 1e6, pipe.transfer_per_sequence * 1e6);
+    }
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",

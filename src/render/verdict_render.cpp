@@ -44,9 +44,14 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
         return fmt::format("VERDICT: DOES NOT FIT — one session's KV {}{} exceeds {}", format_bytes(facts.session_kv_max.raw()),
                            copies, where);
     }
-    return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each)",
-                       format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), sc.hardware.gpus,
-                       format_bytes(sc.hardware.hbm_capacity.raw()), format_bytes(sc.hardware.hbm_reserve.raw()));
+    const HardwareSpec& hw = sc.hardware;
+    const int pp = hw.pp, L = sc.model.layers;
+    const std::string stages = pp > 1 ? fmt::format(", x {:.4g}: {} pipeline stages, the busiest holding {} of {} layers",
+                                                    pipeline_of(hw, sc.model).capacity_scale, pp, (L + pp - 1) / pp, L)
+                                      : std::string();
+    return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each{})",
+                       format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), hw.gpus,
+                       format_bytes(hw.hbm_capacity.raw()), format_bytes(hw.hbm_reserve.raw()), stages);
 }
 
 std::string capacity_text(const ScenarioFacts& facts) {

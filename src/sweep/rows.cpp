@@ -80,12 +80,13 @@ void RowWorker::fill(CachedPoint& p) {
     // f* exists only where something fits and serves; the baseline only where it fits.
     const Verdict& v = p.verdict;
     const bool none = v.kind == VerdictKind::does_not_fit || v.kind == VerdictKind::infeasible;
-    const double gpus = p.scenario.hardware.gpus;
+    // Throughput of every replica together (dp of them); per GPU, one replica's over its tp·pp GPUs.
+    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
     const double base_con = tps_or_none(v.baseline.conservative), base_opt = tps_or_none(v.baseline.optimistic);
     const double cells[] = {none ? kNone : v.best_conservative.f,
                             none ? kNone : v.best_optimistic.f,
-                            base_con,
-                            base_opt,
+                            base_con * dp,
+                            base_opt * dp,
                             base_con / gpus,
                             base_opt / gpus};
     for (size_t i = 0; i < std::size(cells); ++i) {
@@ -135,10 +136,10 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     const auto gain_or_none = [fits](const ServingPoint& at, const ServingPoint& base) {
         return fits && base.throughput > 0 ? gain(at, base) : kNone;
     };
-    const double gpus = p.scenario.hardware.gpus;
+    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
     const double tps_con = fits ? con.throughput : kNone, tps_opt = fits ? opt.throughput : kNone;
-    const double nums[] = {tps_con,
-                           tps_opt,
+    const double nums[] = {tps_con * dp,
+                           tps_opt * dp,
                            tps_con / gpus,
                            tps_opt / gpus,
                            gain_or_none(con, v.baseline.conservative),

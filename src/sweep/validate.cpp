@@ -195,6 +195,9 @@ void validate_sweep(const SweepSpec& spec) {
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))
         throw InputError("--grid mix: cannot be combined with a workload; give one of them");
+    const bool grid_tp = axis_of(spec, "tp") >= 0, grid_gpus = axis_of(spec, "gpus") >= 0;
+    if ((grid_tp && (grid_gpus || spec.fixed.given("gpus"))) || (grid_gpus && spec.fixed.given("tp")))
+        throw InputError("--grid tp: names the --gpus group, so it cannot be combined with gpus; give one of them");
     double total = 1;
     for (const auto& a : spec.axes) total *= static_cast<double>(a.size());
     if (total > 9.2e18) throw InputError(fmt::format("--grid: {:.3g} points overflow the point counter", total));

@@ -125,6 +125,14 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         // Half the MLA scenarios on several GPUs run attention data-parallel (EP, when drawn, spans the group).
         if (base.model.attention == Attention::mla && base.hardware.gpus > 1 && rng.uniform() < 0.5)
             base.hardware.attention_dp = 1;
+        // A quarter run as a pipeline of 2 to 4 stages (drawn apart, so the draws above stay as they were),
+        // some with one micro-batch, some with every stage boundary on the network.
+        Rng pipe{static_cast<std::uint64_t>(n) * 7919 + 11};
+        if (pipe.uniform() < 0.25) {
+            base.hardware.pp = std::min(base.model.layers, 2 + static_cast<int>(pipe.index(3)));
+            base.hardware.pp_microbatches = pipe.uniform() < 0.3 ? 1 : 0;
+            if (pipe.uniform() < 0.5) base.hardware.nvlink_domain = base.hardware.gpus;
+        }
         const double fixed_f = rng.uniform();
         const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
         const double factor = 1.05 + 3.0 * rng.uniform();
@@ -132,7 +140,9 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         knob.scale(better.hardware, factor);
         INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.ep << ", nvlink domain " << base.hardware.nvlink_domain
                                << ", expert imbalance " << base.hardware.expert_imbalance << ", attention-dp "
-                               << base.hardware.attention_dp << ")  then " << knob.name << " x" << factor << ", f=" << fixed_f);
+                               << base.hardware.attention_dp << ", pp " << base.hardware.pp << " x"
+                               << base.hardware.pp_microbatches << " micro-batches"
+                               << ")  then " << knob.name << " x" << factor << ", f=" << fixed_f);
 
         const PreparedScenario pa(base), pb(better);
         for (double f : {0.0, fixed_f}) {

@@ -33,14 +33,15 @@ TEST_CASE("tensor-parallel sizes: divisors of the GPUs within the NVLink domain 
     CHECK(tensor_parallel_sizes(dsv3, 1, 72) == std::vector<int>{1});
 }
 
-TEST_CASE("a deployment's points: per GPU = replica throughput / TP, total = DP x replica, per user = 1 / ITL", "[parallel]") {
+TEST_CASE("a deployment's points: per GPU = replica throughput / (TP x PP), total = DP x replica, per user = 1 / ITL",
+          "[parallel]") {
     const Scenario s = on("h100-sxm", "llama-3.1-70b", 8);
     const ParallelStudy st = parallel_study(s, LoadSpec{});
-    REQUIRE(st.deployments.size() == 4);
+    REQUIRE(st.deployments.size() == 10);  // TP 1, 2, 4, 8; and as pipelines TP1 x PP 2, 4, 8, TP2 x PP 2, 4, TP4 x PP2
     for (const DeploymentResult& r : st.deployments) {
-        INFO("TP" << r.d.tp);
-        CHECK(r.d.tp * r.d.dp == 8);
-        if (r.d.tp == 1) {  // 141 GB of bf16 weights on one 80 GB H100
+        INFO("TP" << r.d.tp << " PP" << r.d.pp);
+        CHECK(r.d.tp * r.d.pp * r.d.dp == 8);
+        if (r.d.tp == 1 && r.d.pp == 1) {  // 141 GB of bf16 weights on one 80 GB H100
             CHECK_FALSE(r.weights_fit);
             CHECK(r.points.empty());
             CHECK(r.best == -1);
@@ -50,12 +51,13 @@ TEST_CASE("a deployment's points: per GPU = replica throughput / TP, total = DP 
         // Each point is the operating point of one TP group at that many clients.
         Scenario g = s;
         g.hardware.gpus = r.d.tp;
+        g.hardware.pp = r.d.pp;
         LoadSpec l;
         l.value = r.points.front().clients;
         const OperatingPoint p = operating_point(PreparedScenario(g), l, 0.0, 0.0);
         CHECK(r.points.front().p.throughput == p.throughput);
         for (const DeploymentPoint& x : r.points) {
-            CHECK(x.per_gpu == Approx(x.p.throughput / r.d.tp));
+            CHECK(x.per_gpu == Approx(x.p.throughput / (r.d.tp * r.d.pp)));
             CHECK(x.total == Approx(x.p.throughput * r.d.dp));
             CHECK(x.per_user == Approx(1.0 / x.p.itl));
         }
@@ -134,25 +136,31 @@ TEST_CASE("the SLO edge below a fractional memory-full point is found (once an e
 }
 
 TEST_CASE("deployments tried: EP degrees for MoE models, data-parallel attention for MLA models", "[parallel]") {
-    // Dense GQA: tensor parallelism only, as before.
+    // Dense GQA: tensor parallelism on 1, 2, 4, 8, then pipelines of 1 (PP 2, 4, 8), 2 (PP 2, 4) and 4 (PP 2): 10.
     const ModelSpec llama = io::load_model("--model", "llama-3.1-70b");
-    CHECK(deployments_of(llama, 8, 8).size() == 4);
+    const std::vector<Deployment> l = deployments_of(llama, 8, 8);
+    CHECK(l.size() == 10);
+    CHECK(std::count(l.begin(), l.end(), Deployment{2, 1, 1, false, 4}) == 1);
     // Qwen3-235B-A22B (GQA, 64 heads, 128 routed experts) on 8: TP 1, 2, 4, 8
     // with every EP dividing the group: 1 + 2 + 3 + 4 = 10 deployments; no
-    // data-parallel attention (GQA).
+    // data-parallel attention (GQA); pipelines 3 x 1 + 2 x 2 + 1 x 3 = 10.
     const ModelSpec qwen = io::load_model("--model", "qwen3-235b-a22b");
     const std::vector<Deployment> q = deployments_of(qwen, 8, 8);
-    CHECK(q.size() == 10);
+    CHECK(q.size() == 20);
     CHECK(std::count_if(q.begin(), q.end(), [](const Deployment& d) { return d.attention_dp; }) == 0);
     CHECK(std::count(q.begin(), q.end(), Deployment{8, 1, 8, false}) == 1);
     // DeepSeek-V3 (MLA, 128 heads, 256 routed experts) on a GB200 NVL72:
     // tensor-parallel attention on 1, 2, 4, 8 GPUs (128 heads) with EP dividing
     // them: 1 + 2 + 3 + 4 = 10; data-parallel attention on every divisor of 72
     // above 1 (11 of them), with EP = the group where it divides 256 (2, 4,
-    // 8): 14.
+    // 8): 14. Pipelines of the tensor-parallel groups, p dividing 72 / t up to
+    // the 61 layers: t = 1 (10 p, 72 excluded), 2 (8 p x 2 EP), 4 (5 p x 3 EP),
+    // 8 (p = 3, 9 x 4 EP): 10 + 16 + 15 + 8 = 49.
     const ModelSpec dsv3 = io::load_model("--model", "deepseek-v3");
     const std::vector<Deployment> d = deployments_of(dsv3, 72, 72);
-    CHECK(d.size() == 24);
+    CHECK(d.size() == 24 + 49);
+    CHECK(std::count(d.begin(), d.end(), Deployment{8, 1, 8, false, 9}) == 1);
+    CHECK(std::count(d.begin(), d.end(), Deployment{1, 1, 1, false, 72}) == 0);  // more stages than layers
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 8, true}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 1, true}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 72, true}) == 0);  // 72 does not divide 256 experts

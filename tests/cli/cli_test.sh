@@ -214,12 +214,22 @@ done
 # kvroof parallel: examples in --help; text, JSON, CSV and the VERDICT line; the same inputs give the same bytes.
 "$kvroof" parallel --help | grep -q 'Examples' && ok || bad "parallel --help has examples"
 par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
-"$kvroof" parallel $par | grep -qE '^VERDICT: TP[0-9]+ x DP[0-9]+ — [0-9]+ tok/s per GPU' && ok || bad "parallel: no VERDICT line"
+"$kvroof" parallel $par | grep -qE '^VERDICT: TP[0-9]+( EP[0-9]+)?( PP[0-9]+)? x DP[0-9]+ — [0-9]+ tok/s per GPU' && ok || bad "parallel: no VERDICT line"
 "$kvroof" parallel $par | grep -q -E 'TP1 x DP8 +weights 141.1 GB per GPU exceed 78 GB of HBM' && ok || bad "parallel: TP1 does not say why it cannot run"
 "$kvroof" parallel $par --json | grep -q '"pareto": \[' && ok || bad "parallel --json lacks the frontier"
-"$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,dp,ep,attention_dp,clients_per_replica,' \
+"$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,pp,dp,ep,attention_dp,clients_per_replica,' \
     && [ "$(grep -c '^llama-3.1-70b,' "$tmp/par.csv")" -ge 10 ] && ok || bad "parallel --csv: header or rows missing"
 "$kvroof" parallel $par --json >"$tmp/p1.json" && "$kvroof" parallel $par --json | cmp -s - "$tmp/p1.json" && ok || bad "parallel --json not deterministic"
+
+# Pipeline and data parallelism: the inputs echo and --json show the deployment; --dp doubles the sweep's tok/s, not per GPU.
+dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
+"$kvroof" verdict $dep | grep -q '^  deploy    tp 2 x pp 2 x dp 3 = 12 GPUs' && ok || bad "verdict: the deployment is not echoed"
+"$kvroof" verdict $dep --json | grep -q '"total_gpus": 12' && ok || bad "verdict --json: no deployment"
+"$kvroof" sweep --hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --grid dp=1,2 --out "$tmp/dp.csv" >/dev/null &&
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+             NR > 1 { t[NR] = $c["tps_base_con_tok_per_s"]; g[NR] = $c["tps_base_con_per_gpu_tok_per_s"] }
+             END { d = t[3] - 2 * t[2]; exit !(t[2] > 0 && d * d < 1e-6 * t[3] * t[3] && g[3] == g[2]) }' "$tmp/dp.csv" &&
+    ok || bad "sweep --grid dp: tok/s not x dp or per GPU moved"
 
 # kvroof ladder: examples, the LADDER line, seed 000's 2-GPU ladder climbing from TP to compute-bound, JSON.
 "$kvroof" ladder --help | grep -q 'Examples' && ok || bad "ladder --help has examples"

@@ -36,7 +36,7 @@ struct CompareStudy {
     for (const auto& [label, sc] : scenarios) {
         CompareRow r;
         r.verdict = make_verdict(sc);
-        const double g = sc.hardware.gpus;
+        const double g = replica_gpus(sc.hardware);
         r.baseline_per_gpu = r.verdict.baseline.conservative.throughput / g;
         r.best_per_gpu = std::max(r.baseline_per_gpu, r.verdict.best_conservative.throughput / g);
         const ServingPoint& b = r.verdict.baseline.conservative;

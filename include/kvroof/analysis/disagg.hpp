@@ -113,6 +113,7 @@ struct DecodeMix {
 
 [[nodiscard]] inline DisaggStudy disagg_study(const Scenario& sc) {
     sc.check_validity();
+    require_one_stage(sc.hardware, "disagg");
     const PreparedScenario ps(sc);
     DisaggStudy s;
     s.gpus = sc.hardware.gpus;

@@ -127,6 +127,7 @@ namespace detail {
 
 [[nodiscard]] inline GpuDisaggStudy gpu_disagg_study(const Scenario& sc, const LoadSpec& load) {
     sc.check_validity();
+    require_one_stage(sc.hardware, "disagg");
     load.check_validity();
     GpuDisaggStudy s;
     s.gpus = sc.hardware.gpus;

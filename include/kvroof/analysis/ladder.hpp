@@ -57,8 +57,8 @@ namespace detail {
     } else {
         r.band = band(ps, 0.0);
     }
-    r.per_gpu_conservative = r.band.conservative.throughput / sc.hardware.gpus;
-    r.per_gpu_optimistic = r.band.optimistic.throughput / sc.hardware.gpus;
+    r.per_gpu_conservative = r.band.conservative.throughput / replica_gpus(sc.hardware);
+    r.per_gpu_optimistic = r.band.optimistic.throughput / replica_gpus(sc.hardware);
     r.scenario = std::move(sc);
     return r;
 }
@@ -111,8 +111,8 @@ namespace detail {
     LadderRung given;
     given.scenario = scenario;
     given.band = v.baseline;
-    given.per_gpu_conservative = v.baseline.conservative.throughput / scenario.hardware.gpus;
-    given.per_gpu_optimistic = v.baseline.optimistic.throughput / scenario.hardware.gpus;
+    given.per_gpu_conservative = v.baseline.conservative.throughput / replica_gpus(scenario.hardware);
+    given.per_gpu_optimistic = v.baseline.optimistic.throughput / replica_gpus(scenario.hardware);
     std::vector<LadderRung> out;
     for (LeverKind k : {LeverKind::park_idle, LeverKind::kv_quant, LeverKind::tensor_parallel}) {
         auto r = detail::take_lever(k, given, o);
@@ -124,8 +124,8 @@ namespace detail {
         off.scenario = scenario;
         off.offload = true;
         off.band = Band{v.best_conservative, v.best_optimistic};
-        off.per_gpu_conservative = v.best_conservative.throughput / scenario.hardware.gpus;
-        off.per_gpu_optimistic = v.best_optimistic.throughput / scenario.hardware.gpus;
+        off.per_gpu_conservative = v.best_conservative.throughput / replica_gpus(scenario.hardware);
+        off.per_gpu_optimistic = v.best_optimistic.throughput / replica_gpus(scenario.hardware);
         off.gain = v.gain_bankable;
         out.push_back(std::move(off));
     }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "kvroof/analysis/pipeline.hpp"
 #include "kvroof/analysis/resource.hpp"
 #include "kvroof/physics/call_demand.hpp"
 #include "kvroof/physics/decode_step.hpp"
@@ -168,7 +169,8 @@ inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, 
 // (its members are not to be changed afterwards: `lines` follows from them).
 struct PreparedScenario {
     const Scenario* scenario = nullptr;
-    SystemRates sys;
+    Pipeline pipe;  // pipeline stages (pipeline.hpp); every factor 1 at pp = 1
+    SystemRates sys;  // one tensor-parallel group's rates, with the pipeline's capacity
     ModelConstants mc;
 
     double session_kv_max = 0;  // bytes, one session of the longest class: max kv_held(S) (one copy)
@@ -191,7 +193,8 @@ struct PreparedScenario {
     // The scenario under idle policy p (nothing but `lines` depends on it).
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
-          sys(system_rates(s.hardware, gemm_dtype(s.policy))),
+          pipe(pipeline_of(s.hardware, s.model)),
+          sys(pipeline_rates(system_rates(s.hardware, gemm_dtype(s.policy)), pipe)),
           mc(model_constants(s.model, s.policy, s.hardware.gpus, {s.hardware.ep, s.hardware.expert_imbalance},
                              s.hardware.attention_dp == 1)),
           kv_replication(mc.kv_replication),
@@ -209,10 +212,17 @@ struct PreparedScenario {
         }
     }
 
-    // w of StepShape at batch b: the weight read per step over the HBM bandwidth.
+    // w of StepShape at batch b: the weight read per step over the HBM bandwidth
+    // (pipelined: σ times that of a micro-batch, B/m).
     [[nodiscard]] double weight_time(double b) const noexcept {
+        return pipe.pp > 1 ? pipe.sigma * group_weight_time(b / pipe.microbatches) : group_weight_time(b);
+    }
+    // One group's weight read at batch b (what a pipeline's micro-batch streams).
+    [[nodiscard]] double group_weight_time(double b) const noexcept {
         return mc.moe ? mc.weights_read(b).raw() / sys.hbm_bandwidth.raw() : dense_weight_time;
     }
+    // The bandwidth that turns weight bytes into w (weight_time): the HBM's over σ.
+    [[nodiscard]] double weight_bandwidth() const noexcept { return sys.hbm_bandwidth.raw() / pipe.sigma; }
 
     // The same scenario under another idle policy: identical to preparing a
     // copy of the scenario with policy.idle changed, without the copy.

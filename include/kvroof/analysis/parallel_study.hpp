@@ -9,13 +9,15 @@
 // with data-parallel attention (MLA models) any of them above 1. MoE models
 // also try every expert-parallel degree e of the group that divides t and the
 // routed experts (with data-parallel attention e = 1 or t: each GPU
-// dispatches its own tokens).
+// dispatches its own tokens). Pipelines of tensor-parallel groups come last:
+// p > 1 stages of t GPUs for every p dividing N / t (p ≤ the layers), copied
+// N / (t·p) times, their costs those of analysis/pipeline.hpp.
 //
 // Each deployment is run as a benchmark would: C closed-loop clients per
 // replica on the ladder 1, 2, 4, … until the replica's memory is full, plus
 // the memory-full point, with prefill chunked into the decode steps
 // (operating_point.hpp), KV on the GPU (f = 0). Each point gives
-//   tokens/s per GPU  = replica throughput / t        (the cost side)
+//   tokens/s per GPU  = replica throughput / (t · p)  (the cost side)
 //   tokens/s per user = 1 / ITL                        (interactivity)
 // Where the SLOs stop holding between two of those, the most clients that
 // still meet them is added. A deployment's best point is its highest tokens/s per GPU within the SLOs;
@@ -37,6 +39,7 @@ struct Deployment {
     int dp = 1;  // replicas
     int ep = 1;  // GPUs of the group the routed experts are sharded over (MoE models)
     bool attention_dp = false;  // attention data-parallel over the group (MLA models)
+    int pp = 1;  // pipeline stages of tp GPUs each (analysis/pipeline.hpp); dp = N / (tp · pp)
     friend bool operator==(const Deployment&, const Deployment&) = default;
 };
 
@@ -109,6 +112,11 @@ struct ParallelStudy {
         for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / t, e, false});
     for (int t : attention_dp_group_sizes(m, gpus, domain))
         for (int e : expert_parallel_degrees(m, t, true)) out.push_back({t, gpus / t, e, true});
+    // Pipelines of tensor-parallel groups: every p > 1 dividing N / t, up to the layers.
+    for (int t : tensor_parallel_sizes(m, gpus, domain))
+        for (int p = 2; p <= std::min(gpus / t, m.layers); ++p)
+            if ((gpus / t) % p == 0)
+                for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / (t * p), e, false, p});
     return out;
 }
 
@@ -121,7 +129,7 @@ inline constexpr int kMaxLadder = 40;  // 1 .. 2^39 clients: far beyond any HBM
     x.memory_full = load.mode == LoadMode::saturate;
     x.p = operating_point(ps, load, 0.0, 0.0);
     x.clients = x.memory_full ? x.p.running : load.value;
-    x.per_gpu = x.p.throughput / d.tp;
+    x.per_gpu = x.p.throughput_per_gpu;  // over the replica's tp · pp GPUs
     x.per_user = x.p.throughput_per_user;
     x.total = x.p.throughput * d.dp;
     x.within_slos = x.p.fits && x.p.within_slo_tpot && x.p.within_slo_ttft && x.p.throughput > 0;
@@ -157,11 +165,14 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     s.hardware.gpus = d.tp;
     s.hardware.ep = d.ep;
     s.hardware.attention_dp = d.attention_dp ? 1 : 0;
+    s.hardware.pp = d.pp;
+    s.hardware.pp_microbatches = 0;
     const PreparedScenario ps(s);
     DeploymentResult r;
     r.d = d;
-    r.weights_per_gpu = ps.mc.weights.raw() / d.tp;
-    r.hbm_per_gpu = ps.sys.hbm_capacity.raw() / d.tp;
+    const double per_gpu = ps.pipe.capacity_scale * d.tp;  // the busiest stage's share of the pipeline's HBM, per GPU
+    r.weights_per_gpu = ps.mc.weights.raw() / per_gpu;
+    r.hbm_per_gpu = ps.sys.hbm_capacity.raw() / per_gpu;
     r.weights_fit = ps.hbm_free_bytes() > 0;
     r.session_fits = r.weights_fit && ps.session_fits_hbm_peak(0.0);
     if (!r.session_fits) return r;
@@ -204,6 +215,9 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
 // Every deployment of sc.hardware.gpus GPUs, ranked, and the frontier.
 [[nodiscard]] inline ParallelStudy parallel_study(const Scenario& sc, const LoadSpec& load) {
     sc.check_validity();
+    if (sc.hardware.pp > 1)
+        throw InputError("pp: parallel tries every pipeline degree of the total GPUs itself (gpus), so only 1 is allowed, got " +
+                         std::to_string(sc.hardware.pp));
     load.check_validity();
     ParallelStudy s;
     s.gpus = sc.hardware.gpus;

@@ -167,15 +167,15 @@ struct StepContent {
     double h2d = 0, d2h = 0;  // s on each link direction
 };
 
-// One step's time from its content; `binding` gets what sets it.
-// GPU: the GEMMs (every token's linear FLOP, the weights read once) and the
-// attention (its FLOP, the KV it reads and writes) are separate kernels,
-// each bound by its own roofline; the step runs them one after the other.
-[[nodiscard]] inline double step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
-                                      Resource* binding = nullptr) {
+// One group's step from its content, without the fixed overhead c0; `binding`
+// gets what sets it. GPU: the GEMMs (every token's linear FLOP, the weights
+// read once) and the attention (its FLOP, the KV it reads and writes) are
+// separate kernels, each bound by its own roofline, run one after the other.
+[[nodiscard]] inline double group_step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
+                                            Resource* binding) {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
     const double tokens = s.decode_tokens + s.prefill_tokens;
-    const double gemm_c = tokens * lin, gemm_m = ps.weight_time(std::max(tokens, 1.0));
+    const double gemm_c = tokens * lin, gemm_m = ps.group_weight_time(std::max(tokens, 1.0));
     const double roofline = std::max(gemm_c, gemm_m) + std::max(s.attn_c, s.attn_m);
     const double tp = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
     const double ep = ep_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-to-alls around the experts
@@ -194,7 +194,24 @@ struct StepContent {
                    : 2 * compute >= roofline ? Resource::gpu_compute
                                              : Resource::gpu_hbm;
     }
-    return combine(Seconds(gpu), Seconds(offload), ov).raw() + ps.step_overhead;
+    return combine(Seconds(gpu), Seconds(offload), ov).raw();
+}
+
+// One step's time from its content (a pipeline's cycle: pipeline.hpp, each of
+// m micro-batches carrying 1/m of it, stretched by σ, plus the transfers of
+// its tokens); `binding` gets what sets it. With fewer decoding sequences n
+// than m, only max(1, n) micro-batches hold one (a sequence is not split):
+// the cycle is then max(1, n·ι/pp) trips of one sequence through every stage.
+[[nodiscard]] inline double step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
+                                      Resource* binding = nullptr) {
+    const Pipeline& p = ps.pipe;
+    if (p.pp <= 1) return group_step_time(ps, s, f, ov, binding) + ps.step_overhead;
+    const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches), tokens = s.decode_tokens + s.prefill_tokens;
+    const double sigma = std::max(1.0, m * p.imbalance / p.pp);
+    const StepContent part{s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
+                           s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
+    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
+    return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
 }
 
 // Adds `calls` of class c's chunked prefill to a step (a fraction: part of
@@ -262,7 +279,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     } else {
         (void)step_time(ps, in, f, ov, x, StepPrefill::none, 0, &r.binding);
         r.step = r.step_bare;
-        r.itl = r.step_bare + x * mean_tau;
+        r.itl = r.step_bare + x * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
     }
     r.prefill_tokens_per_step = x * in.sum_pA;
     r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, x * in.sum_pD + (chunked ? r.prefill_tokens_per_step : 0.0));
@@ -282,7 +299,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     }
     r.requests_per_s = r.itl > 0 ? x / r.itl : 0.0;
     r.throughput = r.requests_per_s * in.sum_pO;
-    r.throughput_per_gpu = r.throughput / ps.scenario->hardware.gpus;
+    r.throughput_per_gpu = r.throughput / replica_gpus(ps.scenario->hardware);
     r.throughput_per_user = r.itl > 0 ? 1.0 / r.itl : 0.0;
     r.concurrency = r.requests_per_s * (r.e2e + in.sum_p_idle);
     const double kv = ps.mc.kv_per_token.raw();

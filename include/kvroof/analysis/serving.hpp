@@ -108,7 +108,8 @@ struct BatchShape {
     DecodeDemand avg;
     double cpu_tok = 0, link_tok = 0;  // s per sequence: max(CPU compute, DRAM), the link (link_time)
     double bidir = 1;  // the link's bidirectional share (SystemRates::link_bidir)
-    StepShape shape;  // w left 0: set per batch (MoE)
+    double prefill_share = 1, offload_share = 1;  // Pipeline::per_sequence and offload_share (pipeline.hpp)
+    StepShape shape;  // w left 0: set per batch (MoE); a pipeline's cycle (stretch)
 };
 
 [[nodiscard]] inline BatchShape batch_shape(const PreparedScenario& ps, const MixDemand& md, double ov) noexcept {
@@ -128,6 +129,9 @@ struct BatchShape {
     b.shape.c0 = ps.step_overhead;
     b.shape.g0 = ps.tp_step_latency + ps.ep_step_latency;
     b.shape.gx = b.avg.gpu_comm + b.avg.ep_comm;
+    stretch(b.shape, ps.pipe);
+    b.prefill_share = ps.pipe.per_sequence;
+    b.offload_share = ps.pipe.offload_share;
     return b;
 }
 
@@ -155,7 +159,7 @@ struct Ceilings {
 
 [[nodiscard]] inline Ceilings batch_ceilings(const PreparedScenario& ps, const MixDemand& md, const StepShape& shape, double ov,
                                              Detail level) {
-    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = md.inv_sum_p_o, hbm_bw = ps.sys.hbm_bandwidth.raw();
+    const double f = md.f, kv = ps.mc.kv_per_token.raw(), inv = md.inv_sum_p_o, hbm_bw = ps.weight_bandwidth();
     const double kv_gpu = ps.mc.kv_gpu_per_token.raw();  // the copies HBM holds (tensor parallelism)
     const bool park = ps.idle == IdlePolicy::park;
     const double held_other = md.held_gpu + md.held_off - ov * md.held_min;  // Σ p·TTFT·S
@@ -191,12 +195,13 @@ struct Ceilings {
     // U when they bind). Both terms increase with B.
     const auto& slo = ps.scenario->policy.slo_tpot;
     const bool on_itl = ps.scenario->policy.slo_tpot_bounds == SloTarget::itl;
-    const double kappa = on_itl ? mean_ttft(md, ov) * inv : 0.0;
+    const double kappa = on_itl ? mean_ttft(md, ov) * inv * ps.pipe.per_sequence : 0.0;
     const DecodeDemand& bm = md.batch_mix;
     const double U = !on_itl ? 0.0
-                             : std::max({md.per_call_prefill[Resource::cpu_compute] + bm.cpu_compute,
-                                         md.per_call_prefill[Resource::cpu_dram] + bm.cpu_dram,
-                                         link_time(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h, ps.sys.link_bidir)});
+                             : ps.pipe.offload_share *
+                                   std::max({md.per_call_prefill[Resource::cpu_compute] + bm.cpu_compute,
+                                             md.per_call_prefill[Resource::cpu_dram] + bm.cpu_dram,
+                                             link_time(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h, ps.sys.link_bidir)});
     auto itl_at = [&](double b) { return std::max(step_at(b) + kappa * b, b * U * inv); };  // the step alone when !on_itl
     // With only the batch wanted, a ceiling is solved only when the batch so
     // far violates its constraint: each feasible set is [0, ceiling], so a
@@ -239,10 +244,11 @@ struct Rates {
     const double sum_p_o = md.sum_p_o;
     Rates x{};
     x.tpot = at_b.step(B);
-    x.cpu_compute = md.per_call_prefill[Resource::cpu_compute] + sum_p_o * avg.cpu_compute;
-    x.cpu_dram = md.per_call_prefill[Resource::cpu_dram] + sum_p_o * avg.cpu_dram;
-    x.link = link_time(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h, bs.bidir);
-    x.gpu_timeline = ttft + sum_p_o * x.tpot / B;
+    const double o = bs.offload_share;  // the busiest pipeline stage's share (1 without one)
+    x.cpu_compute = o * (md.per_call_prefill[Resource::cpu_compute] + sum_p_o * avg.cpu_compute);
+    x.cpu_dram = o * (md.per_call_prefill[Resource::cpu_dram] + sum_p_o * avg.cpu_dram);
+    x.link = o * link_time(md.link_h2d + sum_p_o * avg.link_h2d, md.link_d2h + sum_p_o * avg.link_d2h, bs.bidir);
+    x.gpu_timeline = ttft * bs.prefill_share + sum_p_o * x.tpot / B;
     x.lambda_max = 1.0 / std::max(x.gpu_timeline, std::max(std::max(x.cpu_compute, x.cpu_dram), x.link));
     x.throughput = x.lambda_max * sum_p_o;
     return x;
@@ -291,8 +297,8 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
     };
     for (size_t i = 0; i < entries.size(); ++i) {
         const auto& q = md.pre[i];
-        share(r.ttft_class[i], q.gpu_part - q.gpu_comm - q.ep_comm, q.gpu_compute >= q.gpu_hbm, {q.gpu_comm, q.ep_comm},
-              std::max(q.cpu_compute, q.cpu_dram), q.cpu_compute >= q.cpu_dram,
+        share(r.ttft_class[i] * bs.prefill_share, q.gpu_part - q.gpu_comm - q.ep_comm, q.gpu_compute >= q.gpu_hbm,
+              {q.gpu_comm, q.ep_comm}, std::max(q.cpu_compute, q.cpu_dram), q.cpu_compute >= q.cpu_dram,
               link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
     }
     const Comm step_comm{ps.tp_step_latency + bs.avg.gpu_comm * B, ps.ep_step_latency + bs.avg.ep_comm * B};

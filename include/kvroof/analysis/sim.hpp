@@ -184,6 +184,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
 
 // Simulates the scenario under `spec`; the closed form's point beside it.
 [[nodiscard]] inline SimResult simulate(const Scenario& sc, const SimSpec& spec) {
+    require_one_stage(sc.hardware, "sim");
     spec.check_validity();
     const PreparedScenario ps(sc);
     SimResult r;

@@ -23,6 +23,8 @@ struct ParallelReport {
 // The study of built.scenario (its --gpus is the total) at `load`'s chunk and max_seqs.
 [[nodiscard]] ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load);
 
+// "TP8 x DP9", "TP8 EP8 x DP9", "ADP8 EP8 x DP9" (data-parallel attention), "TP8 PP3 x DP3" (pipeline stages).
+[[nodiscard]] std::string deployment_label(const Deployment& d);
 [[nodiscard]] std::string parallel_verdict_line(const ParallelStudy& s);
 [[nodiscard]] std::string render_parallel_text(const ParallelReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json parallel_json(const ParallelReport& r, const BuiltScenario& built);

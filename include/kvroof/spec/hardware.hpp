@@ -55,6 +55,13 @@ struct HardwareSpec {
     // attention, and holds the latent KV, for its own sequences only; the
     // FFN/MoE stays tensor- (or expert-) parallel over the group. 0 = off.
     int attention_dp = 0;
+    // Pipeline parallelism: `pp` stages of `gpus` GPUs each, every stage holding
+    // its ⌈L/pp⌉ or ⌊L/pp⌋ layers' weights and KV; `pp_microbatches` in flight
+    // (0: pp, as vLLM and TensorRT-LLM schedule them). Data parallelism: `dp`
+    // replicas of the tp·pp GPUs, requests split evenly (analysis/pipeline.hpp).
+    int pp = 1;
+    int pp_microbatches = 0;
+    int dp = 1;
     // Scale-out network per GPU, per direction, for traffic leaving the NVLink
     // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
     // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
@@ -113,6 +120,9 @@ inline void HardwareSpec::check_validity() const {
     if (attention_dp == 1 && ep > 1 && ep != gpus)
         throw InputError("ep: with attention-dp 1, must be 1 or gpus (" + std::to_string(gpus) +
                          ": every GPU dispatches its own tokens), got " + std::to_string(ep));
+    if (pp < 1 || pp_microbatches < 0 || dp < 1 || static_cast<double>(gpus) * pp * dp > kMaxGpus)
+        throw InputError("dp: gpus x pp x dp must be at most " + std::to_string(kMaxGpus) + " GPUs, got " + std::to_string(gpus) +
+                         " x " + std::to_string(pp) + " x " + std::to_string(dp));
     rate("net-bw", net_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     check::non_negative("net-latency", net_latency.raw());
     check::in_range("net-latency", net_latency.raw(), 0.0, kMaxLinkLatency);

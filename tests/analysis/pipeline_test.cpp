@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+// Pipeline and data parallelism (analysis/pipeline.hpp): the decode cycle of
+// pp stages with m micro-batches, the activation transfer between stages, the
+// stage imbalance when the layers do not divide, and replicas.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "kvroof/analysis/operating_point.hpp"
+#include "kvroof/analysis/serving.hpp"
+#include "kvroof/io/scenario_builder.hpp"
+
+using namespace kvroof;
+
+namespace {
+Scenario on(const char* hardware, const char* model, int tp, int pp, int microbatches = 0, int dp = 1,
+            const char* workload = nullptr) {
+    io::ScenarioInputs in;
+    if (workload) in.set("workload", workload);
+    in.set("hardware", hardware);
+    in.set("model", model);
+    in.set("tp", std::to_string(tp));
+    in.set("pp", std::to_string(pp));
+    in.set("pp-microbatches", std::to_string(microbatches));
+    in.set("dp", std::to_string(dp));
+    return io::build_scenario(in).scenario;
+}
+// The decode step (a pipeline's cycle) at batch b with KV on the GPU.
+double step_at(const PreparedScenario& ps, double b) {
+    const detail::BatchShape bs = detail::batch_shape(ps, mix_demand(ps, 0.0), 0.0);
+    return detail::shape_at(ps, bs.shape, b).step(b);
+}
+// H100 NVLink: s per byte at 0.8 x 450 GB/s. A boundary carries hidden states and residual, 2 x 8192 x 2 B per sequence.
+constexpr double kNv = 1.0 / (0.8 * 450e9), kBytes = 2 * 8192 * 2.0;
+// TP2: each rank sends half over NVLink, then the stage all-gathers the other half: 2 x (5 us α) + kBytes per sequence.
+constexpr double kTp2PerSeq = kBytes / 2 * kNv + kBytes / 2 * kNv;
+}  // namespace
+
+TEST_CASE("pp 1 is the single group bit for bit, whatever the micro-batch knob and dp say", "[pp]") {
+    const Scenario a = on("h100-sxm", "llama-3.1-70b", 2, 1), b = on("h100-sxm", "llama-3.1-70b", 2, 1, 7, 3);
+    const PreparedScenario pa(a), pb(b);
+    CHECK(pb.pipe.sigma == 1.0);
+    CHECK(pb.pipe.per_sequence == 1.0);
+    CHECK(pb.pipe.offload_share == 1.0);
+    CHECK(pb.pipe.capacity_scale == 1.0);
+    CHECK(pb.pipe.transfer_latency == 0.0);
+    CHECK(pb.pipe.transfer_per_sequence == 0.0);
+    for (double f : {0.0, 0.5}) {
+        const ServingPoint x = evaluate(pa, f, 0.0), y = evaluate(pb, f, 0.0);
+        CHECK(x.throughput == y.throughput);
+        CHECK(x.batch == y.batch);
+        CHECK(x.tpot == y.tpot);
+        CHECK(x.ttft == y.ttft);
+    }
+}
+
+TEST_CASE("one micro-batch: the stages take turns, the cycle is the group's step plus one transfer", "[pp]") {
+    // Llama-3.1-70B (80 layers, hidden 8192) on TP2 H100s: 2 stages of 40 layers, no imbalance.
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1), s2 = on("h100-sxm", "llama-3.1-70b", 2, 2, 1);
+    const PreparedScenario one(s1), two(s2);  // they point at s1 and s2
+    CHECK(two.pipe.imbalance == 1.0);
+    CHECK(two.pipe.sigma == 1.0);  // max(1, 1 x 1 / 2)
+    CHECK(two.pipe.per_sequence == 1.0);
+    for (double b : {1.0, 16.0, 64.0}) CHECK(step_at(two, b) == Approx(step_at(one, b) + 10e-6 + b * kTp2PerSeq).epsilon(1e-12));
+    // The bubble: at the same batch a replica of 4 GPUs serves what 2 GPUs did, half the tokens/s per GPU (less the transfer).
+    const double per_gpu_one = 16.0 / step_at(one, 16.0) / 2.0, per_gpu_two = 16.0 / step_at(two, 16.0) / 4.0;
+    CHECK(per_gpu_two < 0.5 * per_gpu_one);
+    CHECK(per_gpu_two > 0.49 * per_gpu_one);
+}
+
+TEST_CASE("pp micro-batches: the cycle at B is the group's step at B/pp plus the transfers, no bubble", "[pp]") {
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1), s2 = on("h100-sxm", "llama-3.1-70b", 2, 2);
+    const PreparedScenario one(s1), two(s2);
+    CHECK(two.pipe.microbatches == 2.0);
+    CHECK(two.pipe.per_sequence == 0.5);
+    for (double b : {2.0, 32.0, 128.0})
+        CHECK(step_at(two, b) == Approx(step_at(one, b / 2) + 10e-6 + b / 2 * kTp2PerSeq).epsilon(1e-12));
+    // Twice the HBM, the weights held once: more room for KV than twice one group's.
+    CHECK(two.sys.hbm_capacity.raw() == 2.0 * one.sys.hbm_capacity.raw());
+    CHECK(two.hbm_free_bytes() > 2.0 * one.hbm_free_bytes());
+    CHECK(evaluate(two, 0.0, 0.0).batch > evaluate(one, 0.0, 0.0).batch);
+}
+
+TEST_CASE("the activation transfer by hand: NVLink inside the domain, the network across it", "[pp]") {
+    CHECK(network_boundaries(8, 1, 8) == 0);
+    CHECK(network_boundaries(2, 8, 8) == 1);  // one 8-GPU stage per HGX box
+    CHECK(network_boundaries(9, 8, 72) == 0);  // nine TP8 stages in an NVL72 rack
+    CHECK(network_boundaries(4, 4, 8) == 1);  // two stages per box: 1 of 3 boundaries leaves it
+    // TP4 x PP4 on H100s: 2 boundaries on NVLink (5 us each), 1 on the 50 GB/s network (10 us), 4 micro-batches;
+    // each rank sends a quarter of kBytes and the stage all-gathers the other 3/4 (5 us) on NVLink.
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 4, 4);
+    const PreparedScenario ps(s);
+    CHECK(ps.pipe.boundaries_nvlink == 2);
+    CHECK(ps.pipe.boundaries_network == 1);
+    CHECK(ps.pipe.transfer_latency == Approx(2 * (5e-6 + 5e-6) + (10e-6 + 5e-6)).epsilon(1e-12));
+    const double gather = 0.75 * kBytes * kNv;
+    const double nvlink = kBytes / 4 * kNv + gather, network = kBytes / 4 / 50e9 + gather;
+    CHECK(ps.pipe.transfer_per_sequence == Approx((2 * nvlink + network) / 4).epsilon(1e-12));
+}
+
+TEST_CASE("stage imbalance when the layers do not divide: the busiest stage sets the pace and the capacity", "[pp]") {
+    // DeepSeek-V3's 61 layers over 4 stages: 16, 15, 15, 15. ι = 4 x 16 / 61.
+    const Scenario s1 = on("gb200", "deepseek-v3", 8, 1), s4 = on("gb200", "deepseek-v3", 8, 4);
+    const PreparedScenario one(s1), four(s4);
+    CHECK(four.pipe.imbalance == Approx(64.0 / 61).epsilon(1e-15));
+    CHECK(four.pipe.sigma == Approx(64.0 / 61).epsilon(1e-15));  // 4 micro-batches: max(1, 4 x ι / 4)
+    CHECK(four.pipe.per_sequence == Approx(16.0 / 61).epsilon(1e-15));
+    CHECK(four.pipe.offload_share == Approx(16.0 / 61).epsilon(1e-15));
+    CHECK(four.sys.hbm_capacity.raw() == Approx(one.sys.hbm_capacity.raw() * 61 / 16).epsilon(1e-15));
+    // Llama's 80 layers over 3 stages: 27, 27, 26; one micro-batch stays a trip through all (σ = 1).
+    const Scenario s3 = on("h100-sxm", "llama-3.1-70b", 2, 3, 1);
+    const PreparedScenario three(s3);
+    CHECK(three.pipe.imbalance == Approx(81.0 / 80).epsilon(1e-15));
+    CHECK(three.pipe.sigma == 1.0);
+}
+
+TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 4);
+    CHECK(s.hardware.gpus == 2);
+    CHECK(replica_gpus(s.hardware) == 4);
+    CHECK(deployment_gpus(s.hardware) == 16);
+    // A replica's numbers do not depend on how many there are.
+    const Scenario one_replica = on("h100-sxm", "llama-3.1-70b", 2, 2);
+    const PreparedScenario ps(s), ps1(one_replica);
+    const ServingPoint x = evaluate(ps, 0.0, 0.0), y = evaluate(ps1, 0.0, 0.0);
+    CHECK(x.throughput == y.throughput);
+    io::ScenarioInputs in;
+    in.set("tp", "4");
+    in.set("gpus", "2");
+    CHECK_THROWS_WITH(io::build_scenario(in), Catch::Contains("--tp: names the --gpus group"));
+    in.set("gpus", "4");
+    CHECK(io::build_scenario(in).scenario.hardware.gpus == 4);
+}
+
+TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]") {
+    const char* short_calls = "s_cached=0,a_append=1000,o_output=200,idle_gap=0";  // 16 of them fit in TP2's HBM
+    const Scenario s1 = on("h100-sxm", "llama-3.1-70b", 2, 1, 0, 1, short_calls),
+                   s2 = on("h100-sxm", "llama-3.1-70b", 2, 2, 1, 1, short_calls),
+                   s2m = on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 1, short_calls);
+    const PreparedScenario one(s1), two(s2), piped(s2m);
+    LoadSpec load;
+    load.mode = LoadMode::batch;
+    load.value = 16;
+    load.prefill = PrefillMode::separate;
+    const OperatingPoint a = operating_point(one, load, 0.0, 0.0), b = operating_point(two, load, 0.0, 0.0);
+    CHECK(b.batch == Approx(a.batch).epsilon(1e-12));
+    CHECK(b.step_bare == Approx(a.step_bare + 10e-6 + a.batch * kTp2PerSeq).epsilon(1e-12));
+    REQUIRE(a.fits);
+    CHECK(b.throughput_per_gpu < 0.5 * a.throughput_per_gpu);  // 4 GPUs serve what 2 did, less the transfer
+    CHECK(b.throughput_per_gpu > 0.49 * a.throughput_per_gpu);
+    // Two micro-batches of 8: the cycle is one group's step at 8 plus the transfers of 16 tokens.
+    load.value = 8;
+    const OperatingPoint half = operating_point(one, load, 0.0, 0.0);
+    load.value = 16;
+    const OperatingPoint c = operating_point(piped, load, 0.0, 0.0);
+    CHECK(c.step_bare == Approx(half.step_bare + 10e-6 + 16 * kTp2PerSeq / 2).epsilon(1e-12));
+    // One client: one micro-batch holds it, the cycle is one trip (one group's step plus the transfers), not less.
+    load.value = 1;
+    CHECK(operating_point(piped, load, 0.0, 0.0).step_bare ==
+          Approx(operating_point(one, load, 0.0, 0.0).step_bare + 10e-6 + kTp2PerSeq).epsilon(1e-12));
+}
+
+TEST_CASE("bad pipelines: more stages than layers, and analyses that model one stage", "[pp]") {
+    io::ScenarioInputs in;
+    in.set("model", "llama-3.1-8b");  // 32 layers
+    in.set("pp", "33");
+    CHECK_THROWS_WITH(io::build_scenario(in), Catch::Contains("--pp: at most the model's layers (32), got 33"));
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 2, 2);
+    CHECK_THROWS_WITH(require_one_stage(s.hardware, "sim"), Catch::Contains("pp: sim models no pipeline stages"));
+    CHECK_NOTHROW(require_one_stage(on("h100-sxm", "llama-3.1-70b", 2, 1).hardware, "sim"));
+}
