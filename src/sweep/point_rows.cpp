@@ -108,17 +108,18 @@ private:
         append_cell(out, "f", f, first);
         append_cell(out, "ov", ov, first);
         append_text(out, "status", no_decode ? "no_decode" : point_status(r), first);
-        const double gpus = scenario_.hardware.gpus;
+        // Throughput and requests of every replica together (dp of them); the rest are one replica's.
+        const double dp = scenario_.hardware.dp;
         const double nums[] = {cell(r.batch),
                                cell(r.running),
                                cell(r.itl * 1e3),
                                cell(r.step * 1e3),
                                cell(r.ttft * 1e3),
                                cell(r.e2e * 1e3),
-                               cell(r.throughput),
-                               cell(r.throughput / gpus),
+                               cell(r.throughput * dp),
+                               cell(r.throughput_per_gpu),
                                cell(r.throughput_per_user),
-                               cell(r.requests_per_s),
+                               cell(r.requests_per_s * dp),
                                no_decode ? kNone : r.hbm_used / 1e9};
         for (size_t i = 0; i < std::size(nums); ++i) append_cell(out, kPointColumns[3 + i], nums[i], first);
         append_text(out, "binding", shown ? name(r.binding) : "", first);

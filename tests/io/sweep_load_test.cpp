@@ -134,3 +134,17 @@ TEST_CASE("a load sweep's provenance carries its load and reads back", "[sweep][
     CHECK(!back.any_load());
     CHECK_THROWS_WITH(load_text_from_json("meta", nlohmann::json({{"clients", "4"}})), Catch::Contains("unknown key 'clients'"));
 }
+
+TEST_CASE("a load sweep with replicas: tok/s and requests/s of all of them, per GPU one replica's", "[sweep][load]") {
+    const std::vector<nlohmann::json> one = run_rows(benchmark_spec({"concurrency=16"}));
+    SweepSpec s = benchmark_spec({"concurrency=16"});
+    s.fixed.set("dp", "3");
+    const std::vector<nlohmann::json> three = run_rows(s);
+    REQUIRE(one.size() == 1);
+    REQUIRE(three.size() == 1);
+    // Each replica serves its own 16 clients: three replicas triple the total and leave everything per replica alone.
+    CHECK(three[0].at("tps_tok_per_s").get<double>() == Approx(3 * one[0].at("tps_tok_per_s").get<double>()).epsilon(1e-5));
+    CHECK(three[0].at("requests_per_s").get<double>() == Approx(3 * one[0].at("requests_per_s").get<double>()).epsilon(1e-5));
+    CHECK(three[0].at("tps_per_gpu_tok_per_s") == one[0].at("tps_per_gpu_tok_per_s"));
+    CHECK(three[0].at("itl_ms") == one[0].at("itl_ms"));
+}
