@@ -31,9 +31,9 @@
 #include <queue>
 #include <vector>
 
-#include "kvroof/analysis/point_step.hpp"
 #include "kvroof/analysis/sim_link.hpp"
 #include "kvroof/analysis/sim_random.hpp"
+#include "kvroof/analysis/sim_split.hpp"
 #include "kvroof/analysis/sim_stats.hpp"
 
 namespace kvroof {
@@ -45,7 +45,8 @@ inline constexpr int kMaxSimClients = 1000000;
 
 struct SimSpec {
     LoadSpec load;  // concurrency C (whole clients) or request_rate R; chunk and max_seqs
-    double f = 0, ov = 0;  // offload fraction and overlap
+    double f = 0, ov = 0;  // offload fraction (dynamic: the most a step offloads) and overlap
+    FPolicy f_policy = FPolicy::fixed;
     double calls = 20000;  // calls issued; the run ends when all have completed
     double warmup = 0.1;  // share of the calls, first completed, left out of the statistics
     std::uint64_t seed = 1;
@@ -62,6 +63,10 @@ struct SimSpec {
         check::unit_interval("f", f);
         check::unit_interval("ov", ov);
     }
+
+    // The f of the HBM reservation and the prefill: f itself, or 0 under the
+    // dynamic policy (the whole KV stays in HBM, so a step may split it anyhow).
+    [[nodiscard]] double f_gpu() const noexcept { return f_policy == FPolicy::dynamic ? 0.0 : f; }
 };
 
 namespace detail {
@@ -81,6 +86,7 @@ struct SimClass {  // a class in whole tokens, with its reservations in bytes
     double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
     double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)
     double reload = 0, save = 0;  // s on H2D before its prefill, on D2H after its last token (park)
+    double copy = 0;  // s on D2H after its prefill (dynamic): the f share of its A new tokens' KV to DRAM
 };
 
 // Time integrals and counters of the measured window.
@@ -94,6 +100,7 @@ struct SimTally {
     LogHistogram ttft;  // s, of the calls completed in the window
     LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
     StepContent content;  // Σ over the window's steps of what each carried
+    UnitHistogram f_split;  // the f of each step that decoded
 };
 
 class SimEngine {
@@ -126,7 +133,8 @@ private:
     SimSpec spec_;
     PointInputs in_;
     std::vector<SimClass> cls_;
-    DecodeDemand d0_{}, d1_{};  // per decode token: demand at context 0, and its slope per key of context
+    DecodeLines lines_;  // per decode token at f_gpu: demand at context 0, and its slope per key of context
+    SplitLines split_;  // dynamic: the lines at f = 0, 1/2 and 1
     double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
     SimRng rng_;
     std::vector<SimCall> calls_;

@@ -11,10 +11,10 @@
 namespace kvroof::detail {
 
 inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
-    : ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f, spec.load)), rng_(spec.seed) {
+    : ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f_gpu(), spec.load)), rng_(spec.seed) {
     const Scenario& sc = *ps.scenario;
     PolicySpec pol = sc.policy;
-    pol.f = spec.f;
+    pol.f = spec.f_gpu();
     pol.ov = 0;
     pol.idle = ps.idle;
     // Sliding-window, linear-attention and DSA layers make a token's decode
@@ -24,21 +24,19 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         throw InputError(
             "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
             "linear in the context); the closed form (verdict) models them");
-    // decode_demand is linear in the context: read it at 0 and 2^20 keys (an
-    // exact power of two), so a step's decode demand is n·d0 + Σ context·d1.
-    constexpr double kRef = 1048576.0;
-    d0_ = decode_demand(ps.mc, ps.sys, pol, 0.0);
-    const DecodeDemand far = decode_demand(ps.mc, ps.sys, pol, kRef);
-    for (double DecodeDemand::*m : kDecodeLines) d1_.*m = (far.*m - d0_.*m) / kRef;
+    // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
+    lines_ = decode_lines(ps, pol);
+    if (spec.f_policy == FPolicy::dynamic) split_ = split_lines(ps, pol, spec.f);
     lin_ = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     free_hbm_ = ps.hbm_free_bytes();
     hbm_cap_ = ps.sys.hbm_capacity.raw();
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
-    kv_gpu_ = (1.0 - spec.f) * ps.mc.kv_gpu_per_token.raw();
+    kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
     const double kv = ps.mc.kv_per_token.raw();
-    PolicySpec hold = pol;
+    PolicySpec hold = pol, copy = pol;
     hold.idle = IdlePolicy::hold;
+    copy.f = spec.f, copy.r = 1.0;  // prefill_demand's D2H at f, none of it attended on the CPU: the KV written to DRAM
     double cum = 0;
     for (std::size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const MixEntry& e = sc.mix.entries[i];
@@ -54,6 +52,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
+        if (spec.f_policy == FPolicy::dynamic) c.copy = prefill_demand(ps.mc, ps.sys, copy, e.cls).link_d2h;
         if (ps.idle == IdlePolicy::park) {  // the park transfers leave the step for the link's queues
             PrefillDemand& pre = in_.cls[i].pre;
             const double unparked = prefill_demand(ps.mc, ps.sys, hold, e.cls).link_h2d;
@@ -201,14 +200,9 @@ inline void SimEngine::step() {
     ++steps;
     ++events;
     const auto n = static_cast<double>(decoders_.size());
+    const bool dynamic = spec_.f_policy == FPolicy::dynamic;
     StepContent s;
-    s.decode_tokens = n;
-    s.attn_c = n * (d0_.gpu_compute - lin_) + sum_context_ * d1_.gpu_compute;
-    s.attn_m = n * d0_.gpu_hbm + sum_context_ * d1_.gpu_hbm;
-    s.cpu_c = n * d0_.cpu_compute + sum_context_ * d1_.cpu_compute;
-    s.cpu_d = n * d0_.cpu_dram + sum_context_ * d1_.cpu_dram;
-    s.h2d = n * d0_.link_h2d + sum_context_ * d1_.link_h2d;
-    s.d2h = n * d0_.link_d2h + sum_context_ * d1_.link_d2h;
+    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
     chunks_.clear();
     auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
     for (const std::uint32_t id : prefilling_) {
@@ -221,9 +215,16 @@ inline void SimEngine::step() {
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
-    const double dt = step_link(step_time(ps_, s, spec_.f, spec_.ov), s);
+    double f = spec_.f;
+    if (dynamic) {
+        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov);
+        f = split.f;
+        s = split.content;
+    }
+    const double dt = step_link(step_time(ps_, s, f, spec_.ov), s);
     account(dt);
     if (measuring_) {
+        if (n > 0) tally.f_split.add(f);
         tally.steps += 1;
         tally.step_time += dt;
         tally.tokens_out += n;
@@ -260,6 +261,7 @@ inline void SimEngine::start_decoding(std::uint32_t id) {
     SimCall& c = calls_[id];
     const SimClass& k = cls_[c.cls];
     c.decode_from = static_cast<std::int64_t>(steps);
+    if (k.copy > 0) (void)d2h.submit(now, k.copy, timeline, measuring_, false);
     if (k.o_output <= 1) {
         complete(id);
         return;
