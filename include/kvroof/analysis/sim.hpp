@@ -190,7 +190,8 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     const PreparedScenario ps(sc);
     SimResult r;
     r.spec = spec;
-    r.closed = operating_point(ps, spec.load, spec.f, spec.ov);
+    // Dynamic: the closed form at f = 0 for the clients' start (the run's admission is f = 0's), at the mean f after it.
+    r.closed = operating_point(ps, spec.load, spec.f_gpu(), spec.ov);
     r.hbm_capacity = ps.sys.hbm_capacity.raw();
     if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(spec.f_gpu()) || !ps.session_fits_dram_peak(spec.f)) {
         r.feasible = false;
@@ -215,7 +216,6 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.prefill_tokens = e.prefill_tokens;
     r.expected_prefill_tokens = e.expected_prefill;
     detail::fill_from_tally(r, e, sc.hardware.gpus);
-    // Dynamic: the closed form at the run's mean f (its memory at that f, where the run reserved HBM as at f = 0).
     const double f = spec.f_policy == FPolicy::dynamic ? r.f_split.mean : spec.f;
     if (spec.f_policy == FPolicy::dynamic) r.closed = operating_point(ps, spec.load, f, spec.ov);
     r.step_of_mean = detail::step_of_mean(ps, e.tally, spec, f);
