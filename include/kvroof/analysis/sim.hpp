@@ -158,7 +158,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.link_stall = t.step_time > 0 ? t.link_stall / t.step_time : 0.0;
     r.cpu_utilisation = t.cpu_busy / T;
     r.f_split = t.f_split.summary();
-    for (auto [out, in] : {std::pair{&r.h2d, &e.h2d}, std::pair{&r.d2h, &e.d2h}}) {
+    for (auto [out, in] : {std::pair{&r.h2d, &e.link.use[LinkPair::h2d]}, std::pair{&r.d2h, &e.link.use[LinkPair::d2h]}}) {
         out->busy = in->busy;
         out->utilisation = in->busy / T;
         out->transfers = in->transfers;
@@ -219,7 +219,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     const double f = spec.f_policy == FPolicy::dynamic ? r.f_split.mean : spec.f;
     if (spec.f_policy == FPolicy::dynamic) r.closed = operating_point(ps, spec.load, f, spec.ov);
     r.step_of_mean = detail::step_of_mean(ps, e.tally, spec, f);
-    r.timeline = detail::timeline_samples(e.timeline, std::max({e.now, e.h2d.free_at(), e.d2h.free_at()}), r.hbm_capacity);
+    r.timeline = detail::timeline_samples(e.timeline, std::max(e.now, e.link.time()), r.hbm_capacity);
     auto gap = [](double sim, double closed) { return closed > 0 ? sim / closed - 1.0 : 0.0; };
     r.gap_throughput = gap(r.throughput, r.closed.throughput);
     r.gap_itl = gap(r.itl.mean, r.closed.itl);

@@ -16,15 +16,16 @@
 // keys. Under --idle hold a session keeps its S + O tokens reserved through its
 // idle gap; under park they move to CPU DRAM (whole).
 //
-// The link is two FIFO servers, one per direction (sim_link.hpp), at the
-// per-direction rate the closed form reads. Under park, each call's reload of
-// its cached prefix's GPU share (prefill_demand's park part of link_h2d) is a
-// transfer queued on H2D when the call is admitted, after the session's last
-// save has ended; the call prefills only when it completes. Its save
+// The link is a FIFO queue per direction (sim_link.hpp) at the per-direction
+// rate the closed form reads, the two sharing the link's bidirectional cap
+// while both are busy. Under park, each call's reload of its cached prefix's
+// GPU share (prefill_demand's park part of link_h2d) is a transfer queued on
+// H2D when the call is admitted, after the session's last save has ended; the
+// call prefills only when it completes. Its save
 // (link_park_save) is queued on D2H when its last token is out. These two stay
 // out of the steps. A step's own link traffic (offload) stays in step_time and
-// occupies both servers too: it queues behind the transfers already there, and
-// a step whose traffic had to wait ends no earlier than its traffic.
+// occupies both queues too: it queues behind the transfers already there, and
+// a step that found the link busy ends no earlier than its traffic.
 
 #include <cstdint>
 #include <deque>
@@ -112,7 +113,7 @@ public:
 
     SimTally tally;
     SimTimeline timeline;
-    LinkServer h2d{SimTimeline::h2d}, d2h{SimTimeline::d2h};
+    LinkPair link;
     std::uint64_t events = 0, steps = 0, max_running = 0;
     double output_tokens = 0, prefill_tokens = 0, expected_output = 0, expected_prefill = 0, now = 0;
 
@@ -146,8 +147,8 @@ private:
     std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
     std::priority_queue<Decoder, std::vector<Decoder>, std::greater<>> decoders_;
     std::deque<std::uint32_t> queue_, prefilling_;
-    std::deque<std::pair<double, std::uint32_t>> loading_;  // (reload end, call), ends in FIFO order
-    std::vector<double> saved_at_;  // per client: when its last save ends
+    std::deque<std::pair<std::int64_t, std::uint32_t>> loading_;  // (reload's number on H2D, call), in FIFO order
+    std::vector<std::int64_t> saved_;  // per client: its last save's number on D2H (LinkPair::kNone: none)
     std::vector<std::pair<std::uint32_t, std::int64_t>> chunks_;  // this step's (call, tokens)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions

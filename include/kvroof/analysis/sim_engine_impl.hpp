@@ -11,7 +11,7 @@
 namespace kvroof::detail {
 
 inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
-    : ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f_gpu(), spec.load)), rng_(spec.seed) {
+    : link(ps.sys.link_bidir), ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f_gpu(), spec.load)), rng_(spec.seed) {
     const Scenario& sc = *ps.scenario;
     PolicySpec pol = sc.policy;
     pol.f = spec.f_gpu();
@@ -142,8 +142,8 @@ inline void SimEngine::admit() {
         held_tokens_ += static_cast<double>(c.s_cached);
         if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
             const std::int32_t who = calls_[id].client;
-            const double saved = who >= 0 ? saved_at_[static_cast<std::size_t>(who)] : 0.0;
-            loading_.emplace_back(h2d.submit(now, c.reload, timeline, measuring_, true, saved), id);
+            const std::int64_t saved = who >= 0 ? saved_[static_cast<std::size_t>(who)] : LinkPair::kNone;
+            loading_.emplace_back(link.submit(LinkPair::h2d, now, c.reload, timeline, measuring_, true, saved), id);
         } else {
             prefilling_.push_back(id);
         }
@@ -154,22 +154,25 @@ inline void SimEngine::admit() {
 
 // The calls whose reload has ended join the prefill FIFO, in the order they end.
 inline void SimEngine::loaded() {
-    while (!loading_.empty() && loading_.front().first <= now) {
+    link.advance(now, timeline);
+    while (!loading_.empty() && loading_.front().first < link.ended(LinkPair::h2d)) {
         prefilling_.push_back(loading_.front().second);
         loading_.pop_front();
     }
 }
 
-// A step's own link traffic on the two servers: a step whose traffic queued
-// behind other transfers ends no earlier than that traffic does.
+// A step's own link traffic on the two queues: a step that found the link
+// busy (either direction) ends no earlier than its traffic does.
 inline double SimEngine::step_link(double dt, const StepContent& s) {
     double end = dt;
-    for (auto [server, seconds] : {std::pair{&h2d, s.h2d}, std::pair{&d2h, s.d2h}}) {
-        if (!(seconds > 0)) continue;
-        const bool queued = server->free_at() > now;
-        const double done = server->submit(now, seconds, timeline, measuring_, false);
-        if (queued) end = std::max(end, done - now);
-    }
+    link.advance(now, timeline);
+    const bool queued = link.busy();
+    std::array<std::int64_t, 2> mine{LinkPair::kNone, LinkPair::kNone};
+    for (auto [d, seconds] : {std::pair{LinkPair::h2d, s.h2d}, std::pair{LinkPair::d2h, s.d2h}})
+        if (seconds > 0) mine[d] = link.submit(d, now, seconds, timeline, measuring_, false);
+    if (queued)
+        for (auto d : {LinkPair::h2d, LinkPair::d2h})
+            if (mine[d] != LinkPair::kNone) end = std::max(end, link.end_of(d, mine[d]) - now);
     if (measuring_) tally.link_stall += end - dt;
     return end;
 }
@@ -261,7 +264,7 @@ inline void SimEngine::start_decoding(std::uint32_t id) {
     SimCall& c = calls_[id];
     const SimClass& k = cls_[c.cls];
     c.decode_from = static_cast<std::int64_t>(steps);
-    if (k.copy > 0) (void)d2h.submit(now, k.copy, timeline, measuring_, false);
+    if (k.copy > 0) (void)link.submit(LinkPair::d2h, now, k.copy, timeline, measuring_, false);
     if (k.o_output <= 1) {
         complete(id);
         return;
@@ -284,8 +287,8 @@ inline void SimEngine::complete(std::uint32_t id) {
         tally.ttft.add(c.first_token - c.arrival, 1.0);
     }
     if (k.save > 0) {  // its cached prefix's GPU share goes back to DRAM
-        const double saved = d2h.submit(now, k.save, timeline, measuring_, true);
-        if (c.client >= 0) saved_at_[static_cast<std::size_t>(c.client)] = saved;
+        const std::int64_t saved = link.submit(LinkPair::d2h, now, k.save, timeline, measuring_, true);
+        if (c.client >= 0) saved_[static_cast<std::size_t>(c.client)] = saved;
     }
     if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
         const double gap = rng_.gap(k.idle, spec_.gaps);
@@ -309,7 +312,7 @@ inline void SimEngine::run(double first_cycle) {
     if (spec_.load.mode == LoadMode::concurrency) {
         const auto clients = static_cast<std::size_t>(spec_.load.value);
         holds_.assign(clients, Hold{});
-        saved_at_.assign(clients, 0.0);
+        saved_.assign(clients, LinkPair::kNone);
         // Clients start spread over one cycle of the closed form, near its steady state.
         for (std::size_t k = 0; k < clients && scheduled_ < total; ++k) {
             const double u =
@@ -335,13 +338,16 @@ inline void SimEngine::run(double first_cycle) {
             if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
             break;
         }
+        const double loaded_at = loading_.empty() ? 0.0 : link.end_of(LinkPair::h2d, loading_.front().first);
         const double t = loading_.empty()    ? arrivals_.top().time
-                         : arrivals_.empty() ? loading_.front().first
-                                             : std::min(arrivals_.top().time, loading_.front().first);
+                         : arrivals_.empty() ? loaded_at
+                                             : std::min(arrivals_.top().time, loaded_at);
+        if (!(t > now)) throw std::logic_error("sim: the link's next end is not ahead of the engine");
         account(t - now);
         now = t;
     }
     if (measuring_) tally.t_end = now;
+    link.drain(timeline);  // the last saves: their waits and busy time count, as queued
 }
 
 }  // namespace kvroof::detail
