@@ -30,6 +30,20 @@ std::vector<SimSweepPage> sim_sweep_pages(const nlohmann::json& cfg) {
             if (gaps == name(d)) spec.gaps = d, known = true;
         if (!known)
             throw InputError(fmt::format("{}.gap_dist: must be exponential, deterministic or lognormal, got '{}'", where, gaps));
+        // The split, when a scenario gives one: f and ov read as numbers in [0, 1], the policy by name.
+        for (auto [key, out] : {std::pair{"f", &spec.f}, std::pair{"ov", &spec.ov}}) {
+            if (!s.contains(key)) continue;
+            *out = s.at(key).get<double>();
+            check::unit_interval(where + "." + key, *out);
+            pg.command += fmt::format(" --{} {:g}", key, *out);
+        }
+        if (s.contains("f_policy")) {
+            const std::string policy = s.at("f_policy").get<std::string>();
+            if (policy != name(FPolicy::fixed) && policy != name(FPolicy::dynamic))
+                throw InputError(fmt::format("{}.f_policy: must be static or dynamic, got '{}'", where, policy));
+            spec.f_policy = policy == name(FPolicy::dynamic) ? FPolicy::dynamic : FPolicy::fixed;
+            pg.command += " --f-policy " + policy;
+        }
         spec.mode = s.contains("request_rate") ? LoadMode::request_rate : LoadMode::concurrency;
         spec.loads = s.at(spec.mode == LoadMode::request_rate ? "request_rate" : "concurrency").get<std::vector<double>>();
         pg.sweep = sim_sweep(build_scenario(in).scenario, spec);

@@ -21,7 +21,7 @@ struct SimOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
     BenchmarkWorkloadText bench;
-    std::optional<std::string> concurrency, rate, chunk, max_seqs, f, ov, calls, seed, warmup, gaps;
+    std::optional<std::string> concurrency, rate, chunk, max_seqs, f, f_policy, ov, calls, seed, warmup, gaps;
     std::string plot;  // FILE.svg: HBM and link use over time
 };
 
@@ -44,6 +44,12 @@ GapDist gap_dist(const std::string& text) {
     throw InputError(fmt::format("--gap-dist: must be exponential, deterministic or lognormal, got '{}'", text));
 }
 
+FPolicy f_policy(const std::string& text) {
+    for (const FPolicy p : {FPolicy::fixed, FPolicy::dynamic})
+        if (text == name(p)) return p;
+    throw InputError(fmt::format("--f-policy: must be static or dynamic, got '{}'", text));
+}
+
 SimSpec sim_spec(const SimOptionsText& o) {
     if (o.concurrency && o.rate) throw InputError("--concurrency: give one of --concurrency, --request-rate");
     SimSpec s;
@@ -58,6 +64,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
     if (o.chunk) s.load.chunk = prefill_chunk(*o.chunk);
     if (o.max_seqs) s.load.max_seqs = max_seqs(*o.max_seqs);
     if (o.f) s.f = fraction("--f", *o.f, 1.0);
+    if (o.f_policy) s.f_policy = f_policy(*o.f_policy);
     if (o.ov) s.ov = fraction("--ov", *o.ov, 1.0);
     if (o.calls) s.calls = whole("--calls", *o.calls, 1, limits::kMaxSimCalls);
     if (o.seed) s.seed = static_cast<std::uint64_t>(whole("--seed", *o.seed, 0, kMaxSeed));
@@ -103,7 +110,8 @@ Action setup_sim(CLI::App& app) {
         "  kvroof sim --concurrency 64 --gap-dist lognormal --seed 7\n"
         "  kvroof sim --hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 256 --gap-dist deterministic\n"
         "  kvroof sim --request-rate 0.05 --calls 5000 --json\n"
-        "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md --plot sim.svg");
+        "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md --plot sim.svg\n"
+        "  kvroof sim --f 1 --f-policy dynamic --ov 1");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
                    std::string_view absent) { add_text_option(*sub, flag, t, type, "Simulation", help, absent); };
@@ -115,6 +123,10 @@ Action setup_sim(CLI::App& app) {
     add("--prefill-chunk", o->chunk, "N", "prefill tokens per step at most", default_prefill_chunk());
     add("--max-seqs", o->max_seqs, "N", "most calls running at once; more wait in the queue", "no limit");
     add("--f", o->f, "X", "offload fraction: the CPU's share of each call's KV and decode attention", fmt::format("{:g}", def.f));
+    add("--f-policy", o->f_policy, "NAME",
+        "static: every step offloads f; dynamic: each step offloads the share in [0, f] that makes it shortest (the two paths "
+        "balanced), the whole KV kept in HBM",
+        name(def.f_policy));
     add("--ov", o->ov, "X", "overlap of the offloaded path with the GPU's work, in [0, 1]", fmt::format("{:g}", def.ov));
     add("--calls", o->calls, "N", "calls to simulate; the run ends when all have completed", fmt::format("{:g}", def.calls));
     add("--seed", o->seed, "N", "seed of the random draws (classes, gaps, arrivals)", fmt::format("{}", def.seed));

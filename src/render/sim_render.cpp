@@ -19,9 +19,11 @@ std::string load_text(const SimSpec& s) {
     const std::string load = s.load.mode == LoadMode::concurrency
                                  ? fmt::format("concurrency {:g} (closed-loop clients)", s.load.value)
                                  : fmt::format("request rate {:g}/s (open loop)", s.load.value);
-    return fmt::format("{}, prefill chunked ({:g} tokens per step){}, f = {:g}, ov = {:g}, {} gaps, {:g} calls, seed {}", load,
+    const std::string f =
+        s.f_policy == FPolicy::dynamic ? fmt::format("f dynamic in [0, {:g}]", s.f) : fmt::format("f = {:g}", s.f);
+    return fmt::format("{}, prefill chunked ({:g} tokens per step){}, {}, ov = {:g}, {} gaps, {:g} calls, seed {}", load,
                        s.load.chunk, std::isfinite(s.load.max_seqs) ? fmt::format(", at most {:g} running", s.load.max_seqs) : "",
-                       s.f, s.ov, name(s.gaps), s.calls, s.seed);
+                       f, s.ov, name(s.gaps), s.calls, s.seed);
 }
 
 // A relative gap in words: "12.3 % below", "4.0 % above".
@@ -142,6 +144,11 @@ std::string notes(const SimResult& r) {
     if (r.spec.f > 0)
         s += fmt::format("CPU: busy {:.1f} % of the window with the steps' offloaded attention (compute or DRAM, the larger).\n",
                          r.cpu_utilisation * 100);
+    if (r.spec.f_policy == FPolicy::dynamic)
+        s += fmt::format(
+            "Split (dynamic): each step's f, the one in [0, {:g}] whose step is shortest: mean {:.3f}, P10 {:.3f}, P50 {:.3f}, "
+            "P90 {:.3f}; the KV stays whole in HBM and the closed form is taken at the mean f.\n",
+            r.spec.f, r.f_split.mean, r.f_split.p10, r.f_split.p50, r.f_split.p90);
     s += fmt::format("Little's law: {:.3f} calls in the system, {:.3f}/s × {:.3f} s = {:.3f} (off by {:.2f} %).\n", r.in_system,
                      r.requests_per_s, r.time_in_system, r.requests_per_s * r.time_in_system,
                      std::abs(r.littles_law_error()) * 100);
@@ -243,6 +250,7 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
              {"prefill_chunk", s.load.chunk},
              {"max_seqs", finite_or_null(s.load.max_seqs)},
              {"f", s.f},
+             {"f_policy", name(s.f_policy)},
              {"ov", s.ov},
              {"gap_dist", name(s.gaps)},
              {"calls", s.calls},
@@ -285,6 +293,8 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
                       {"loading", x.loading},
                       {"link_stall_share", x.link_stall},
                       {"cpu_utilisation", x.cpu_utilisation}};
+    j["simulated"]["f_split"] = {
+        {"mean", x.f_split.mean}, {"p10", x.f_split.p10}, {"p50", x.f_split.p50}, {"p90", x.f_split.p90}};
     auto link = [](const SimLinkUse& u) {
         return json{{"busy_s", u.busy},
                     {"utilisation", u.utilisation},

@@ -81,6 +81,13 @@ std::string paragraph(const SimSweep& s) {
         for (const double v : loads) at += (at.empty() ? "" : ", ") + load_label(s, v);
         p += fmt::format(" *{}* at {}: {}.", name(g), at, meaning(g));
     }
+    if (s.spec.f_policy == FPolicy::dynamic)
+        for (const SimResult& r : s.rows)
+            if (r.feasible)
+                p += fmt::format(
+                    " At {} the dynamic split's f per step has mean {:.3f}, P10 {:.3f}, P90 {:.3f} (the closed form is "
+                    "taken at the mean f).",
+                    load_label(s, r.spec.load.value), r.f_split.mean, r.f_split.p10, r.f_split.p90);
     const SimResult& lo = s.rows.front();
     const SimResult& hi = s.rows.back();
     p += fmt::format(

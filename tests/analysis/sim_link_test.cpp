@@ -34,28 +34,62 @@ using test::closed_loop;
 
 }  // namespace
 
-TEST_CASE("link server: N transfers queued at once, the k-th waits (k-1) R/W and the link is busy N R/W", "[sim][link]") {
+TEST_CASE("link: N transfers queued at once on one direction, the k-th waits (k-1) R/W and the link is busy N R/W",
+          "[sim][link]") {
     SimTimeline tl;
-    LinkServer s(SimTimeline::h2d);
+    LinkPair l(0.75);
     const double d = 0.25;  // R / W
-    for (int k = 1; k <= 4; ++k) CHECK(s.submit(0.0, d, tl, true, true) == Approx(k * d));
-    CHECK(s.busy == Approx(4 * d));
-    CHECK(s.wait_sum == Approx((0 + 1 + 2 + 3) * d));
-    CHECK(s.wait.summary().mean == Approx(1.5 * d));
-    CHECK(s.wait.summary().p99 == Approx(3 * d).epsilon(1e-3));
-    // A transfer whose data is not there yet starts when it is, and later ones queue behind it.
-    CHECK(s.submit(0.5, d, tl, true, true, 2.0) == Approx(2.0 + d));
-    CHECK(s.submit(1.0, d, tl, true, true) == Approx(2.0 + 2 * d));
-    // Over a horizon of 4 s the link was busy 6 R/W: utilisation 6·0.25 / 4, and the timeline adds to the same.
+    for (int k = 0; k < 4; ++k) CHECK(l.submit(LinkPair::h2d, 0.0, d, tl, true, true) == k);
+    for (std::int64_t k = 0; k < 4; ++k) CHECK(l.end_of(LinkPair::h2d, k) == Approx(static_cast<double>(k + 1) * d));
+    l.drain(tl);
+    const LinkPair::Use& u = l.use[LinkPair::h2d];
+    CHECK(u.busy == Approx(4 * d));
+    CHECK(u.wait_sum == Approx((0 + 1 + 2 + 3) * d));
+    CHECK(u.wait.summary().mean == Approx(1.5 * d));
+    CHECK(u.wait.summary().p99 == Approx(3 * d).epsilon(1e-3));
+    // The horizon of 1 s: busy 4 R/W, and the timeline adds to the same.
     double sum = 0;
     for (const auto& b : tl.bins) sum += b[SimTimeline::h2d];
-    CHECK(sum == Approx(6 * d));
-    CHECK(s.busy / 4.0 == Approx(0.375));
+    CHECK(sum == Approx(4 * d));
     // A transfer that found the link free waited 0, reported as 0 (not the histogram's 1 µs floor).
-    LinkServer idle(SimTimeline::d2h);
-    (void)idle.submit(1.0, d, tl, true, true);
-    CHECK(idle.wait.summary().p50 == 0);
-    CHECK(idle.wait.summary().p99 == 0);
+    (void)l.submit(LinkPair::d2h, 2.0, d, tl, true, true);
+    l.drain(tl);
+    CHECK(l.use[LinkPair::d2h].wait.summary().p50 == 0);
+    CHECK(l.time() == Approx(2.0 + d));
+}
+
+TEST_CASE("link, both directions at once, by hand: each runs at the bidirectional share of the one-way rate", "[sim][link]") {
+    // bidir 0.75. A reload of 1 s (at the full one-way rate) queued at t = 0 runs alone
+    // until a save of 1 s is queued at t = 0.5; then both carry traffic with 0.5 s and 1 s
+    // left, sharing 2 x 0.75 = 1.5 one-way rates in proportion, 0.5 and 1.0 (the save at its
+    // full rate): both end at 0.5 + 1 = 1.5 s, as link_time(0.5, 1, 0.75) = max(1, 1.5 / 1.5) says.
+    SimTimeline tl;
+    LinkPair l(0.75);
+    const auto reload = l.submit(LinkPair::h2d, 0.0, 1.0, tl, true, true);
+    CHECK(l.end_of(LinkPair::h2d, reload) == 1.0);  // alone, at the full rate
+    const auto save = l.submit(LinkPair::d2h, 0.5, 1.0, tl, true, true);
+    CHECK(l.end_of(LinkPair::h2d, reload) == Approx(1.5));
+    CHECK(l.end_of(LinkPair::d2h, save) == Approx(1.5));
+    CHECK(link_time(0.5, 1.0, 0.75) == Approx(1.0));
+    // Two transfers of 1 s queued together: each at 0.75 of the rate, both end at 1 / 0.75 s.
+    LinkPair m(0.75);
+    (void)m.submit(LinkPair::h2d, 0.0, 1.0, tl, true, true);
+    (void)m.submit(LinkPair::d2h, 0.0, 1.0, tl, true, true);
+    CHECK(m.end_of(LinkPair::h2d, 0) == Approx(1.0 / 0.75));
+    CHECK(m.end_of(LinkPair::d2h, 0) == Approx(1.0 / 0.75));
+    // A reload that waits for its session's save starts when the save ends, at the full rate.
+    LinkPair w(0.75);
+    const auto s0 = w.submit(LinkPair::d2h, 0.0, 1.0, tl, true, true);
+    const auto r0 = w.submit(LinkPair::h2d, 0.0, 0.5, tl, true, true, s0);
+    CHECK(w.end_of(LinkPair::h2d, r0) == Approx(1.5));
+    w.drain(tl);
+    CHECK(w.use[LinkPair::h2d].wait_sum == Approx(1.0));
+    // Full duplex (bidir 1): the two directions do not slow each other.
+    LinkPair f(1.0);
+    (void)f.submit(LinkPair::h2d, 0.0, 1.0, tl, true, true);
+    (void)f.submit(LinkPair::d2h, 0.0, 2.0, tl, true, true);
+    CHECK(f.end_of(LinkPair::h2d, 0) == Approx(1.0));
+    CHECK(f.end_of(LinkPair::d2h, 0) == Approx(2.0));
 }
 
 TEST_CASE("timeline: windows double when the run outgrows them, keeping every integral", "[sim][link]") {
@@ -81,12 +115,12 @@ TEST_CASE("parked sessions all calling at t = 0: the k-th reload waits (k-1) R/W
     spec.warmup = 0;
     detail::SimEngine e(ps, spec);
     e.run(0.0);  // every client's first call at t = 0
-    REQUIRE(e.h2d.transfers == 4);
-    CHECK(e.h2d.busy == Approx(4 * d));  // f = 0: no step traffic on the link
-    CHECK(e.h2d.wait_sum == Approx(6 * d));  // 0 + 1 + 2 + 3
-    CHECK(e.h2d.wait.summary().mean == Approx(1.5 * d));
-    CHECK(e.d2h.transfers == 4);
-    CHECK(e.d2h.busy == Approx(4 * save));
+    REQUIRE(e.link.use[LinkPair::h2d].transfers == 4);
+    CHECK(e.link.use[LinkPair::h2d].busy == Approx(4 * d));  // f = 0: no step traffic on the link
+    CHECK(e.link.use[LinkPair::h2d].wait_sum == Approx(6 * d));  // 0 + 1 + 2 + 3
+    CHECK(e.link.use[LinkPair::h2d].wait.summary().mean == Approx(1.5 * d));
+    CHECK(e.link.use[LinkPair::d2h].transfers == 4);
+    CHECK(e.link.use[LinkPair::d2h].busy == Approx(4 * save));
     // The last call cannot prefill before its reload ends at 4 R/W.
     CHECK(e.tally.ttft.summary().p99 > 4 * d);
     CHECK(e.output_tokens == 4 * 16);

@@ -74,6 +74,7 @@ struct SimResult {
     double loading = 0;  // time mean of calls admitted and waiting for their reload
     double link_stall = 0;  // share of the steps' time spent waiting for the link's queue
     double cpu_utilisation = 0;  // share of the window the CPU sockets spent on the steps' offloaded attention
+    UnitSpread f_split;  // the f of the window's steps that decoded (static: f itself)
     std::vector<SimSample> timeline;  // the whole run, in windows of equal width (the last cut at the end)
     double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
     double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
@@ -124,14 +125,14 @@ namespace detail {
 }
 
 // The step of the window's mean content (0 when no step was measured).
-[[nodiscard]] inline double step_of_mean(const PreparedScenario& ps, const SimTally& t, const SimSpec& spec) {
+[[nodiscard]] inline double step_of_mean(const PreparedScenario& ps, const SimTally& t, const SimSpec& spec, double f) {
     if (!(t.steps > 0)) return 0.0;
     StepContent mean = t.content;
     for (double StepContent::*m :
          {&StepContent::decode_tokens, &StepContent::prefill_tokens, &StepContent::attn_c, &StepContent::attn_m,
           &StepContent::cpu_c, &StepContent::cpu_d, &StepContent::h2d, &StepContent::d2h})
         mean.*m /= t.steps;
-    return step_time(ps, mean, spec.f, spec.ov);
+    return step_time(ps, mean, f, spec.ov);
 }
 
 inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
@@ -156,7 +157,8 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.loading = t.loading / T;
     r.link_stall = t.step_time > 0 ? t.link_stall / t.step_time : 0.0;
     r.cpu_utilisation = t.cpu_busy / T;
-    for (auto [out, in] : {std::pair{&r.h2d, &e.h2d}, std::pair{&r.d2h, &e.d2h}}) {
+    r.f_split = t.f_split.summary();
+    for (auto [out, in] : {std::pair{&r.h2d, &e.link.use[LinkPair::h2d]}, std::pair{&r.d2h, &e.link.use[LinkPair::d2h]}}) {
         out->busy = in->busy;
         out->utilisation = in->busy / T;
         out->transfers = in->transfers;
@@ -189,9 +191,10 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     const PreparedScenario ps(sc);
     SimResult r;
     r.spec = spec;
-    r.closed = operating_point(ps, spec.load, spec.f, spec.ov);
+    // Dynamic: the closed form at f = 0 for the clients' start (the run's admission is f = 0's), at the mean f after it.
+    r.closed = operating_point(ps, spec.load, spec.f_gpu(), spec.ov);
     r.hbm_capacity = ps.sys.hbm_capacity.raw();
-    if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(spec.f) || !ps.session_fits_dram_peak(spec.f)) {
+    if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(spec.f_gpu()) || !ps.session_fits_dram_peak(spec.f)) {
         r.feasible = false;
         r.why_not = !(ps.hbm_free_bytes() > 0) ? "the weights do not fit in HBM"
                                                : "one call at its peak context (S + O) does not fit where its KV lives";
@@ -214,8 +217,10 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.prefill_tokens = e.prefill_tokens;
     r.expected_prefill_tokens = e.expected_prefill;
     detail::fill_from_tally(r, e, sc.hardware.gpus);
-    r.step_of_mean = detail::step_of_mean(ps, e.tally, spec);
-    r.timeline = detail::timeline_samples(e.timeline, std::max({e.now, e.h2d.free_at(), e.d2h.free_at()}), r.hbm_capacity);
+    const double f = spec.f_policy == FPolicy::dynamic ? r.f_split.mean : spec.f;
+    if (spec.f_policy == FPolicy::dynamic) r.closed = operating_point(ps, spec.load, f, spec.ov);
+    r.step_of_mean = detail::step_of_mean(ps, e.tally, spec, f);
+    r.timeline = detail::timeline_samples(e.timeline, std::max(e.now, e.link.time()), r.hbm_capacity);
     auto gap = [](double sim, double closed) { return closed > 0 ? sim / closed - 1.0 : 0.0; };
     r.gap_throughput = gap(r.throughput, r.closed.throughput);
     r.gap_itl = gap(r.itl.mean, r.closed.itl);

@@ -16,24 +16,25 @@
 // keys. Under --idle hold a session keeps its S + O tokens reserved through its
 // idle gap; under park they move to CPU DRAM (whole).
 //
-// The link is two FIFO servers, one per direction (sim_link.hpp), at the
-// per-direction rate the closed form reads. Under park, each call's reload of
-// its cached prefix's GPU share (prefill_demand's park part of link_h2d) is a
-// transfer queued on H2D when the call is admitted, after the session's last
-// save has ended; the call prefills only when it completes. Its save
+// The link is a FIFO queue per direction (sim_link.hpp) at the per-direction
+// rate the closed form reads, the two sharing the link's bidirectional cap
+// while both are busy. Under park, each call's reload of its cached prefix's
+// GPU share (prefill_demand's park part of link_h2d) is a transfer queued on
+// H2D when the call is admitted, after the session's last save has ended; the
+// call prefills only when it completes. Its save
 // (link_park_save) is queued on D2H when its last token is out. These two stay
 // out of the steps. A step's own link traffic (offload) stays in step_time and
-// occupies both servers too: it queues behind the transfers already there, and
-// a step whose traffic had to wait ends no earlier than its traffic.
+// occupies both queues too: it queues behind the transfers already there, and
+// a step that found the link busy ends no earlier than its traffic.
 
 #include <cstdint>
 #include <deque>
 #include <queue>
 #include <vector>
 
-#include "kvroof/analysis/point_step.hpp"
 #include "kvroof/analysis/sim_link.hpp"
 #include "kvroof/analysis/sim_random.hpp"
+#include "kvroof/analysis/sim_split.hpp"
 #include "kvroof/analysis/sim_stats.hpp"
 
 namespace kvroof {
@@ -45,7 +46,8 @@ inline constexpr int kMaxSimClients = 1000000;
 
 struct SimSpec {
     LoadSpec load;  // concurrency C (whole clients) or request_rate R; chunk and max_seqs
-    double f = 0, ov = 0;  // offload fraction and overlap
+    double f = 0, ov = 0;  // offload fraction (dynamic: the most a step offloads) and overlap
+    FPolicy f_policy = FPolicy::fixed;
     double calls = 20000;  // calls issued; the run ends when all have completed
     double warmup = 0.1;  // share of the calls, first completed, left out of the statistics
     std::uint64_t seed = 1;
@@ -62,6 +64,10 @@ struct SimSpec {
         check::unit_interval("f", f);
         check::unit_interval("ov", ov);
     }
+
+    // The f of the HBM reservation and the prefill: f itself, or 0 under the
+    // dynamic policy (the whole KV stays in HBM, so a step may split it anyhow).
+    [[nodiscard]] double f_gpu() const noexcept { return f_policy == FPolicy::dynamic ? 0.0 : f; }
 };
 
 namespace detail {
@@ -81,6 +87,7 @@ struct SimClass {  // a class in whole tokens, with its reservations in bytes
     double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
     double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)
     double reload = 0, save = 0;  // s on H2D before its prefill, on D2H after its last token (park)
+    double copy = 0;  // s on D2H after its prefill (dynamic): the f share of its A new tokens' KV to DRAM
 };
 
 // Time integrals and counters of the measured window.
@@ -94,6 +101,7 @@ struct SimTally {
     LogHistogram ttft;  // s, of the calls completed in the window
     LogHistogram itl;  // s per decode token: each step's time, weighted by its decode tokens
     StepContent content;  // Σ over the window's steps of what each carried
+    UnitHistogram f_split;  // the f of each step that decoded
 };
 
 class SimEngine {
@@ -105,7 +113,7 @@ public:
 
     SimTally tally;
     SimTimeline timeline;
-    LinkServer h2d{SimTimeline::h2d}, d2h{SimTimeline::d2h};
+    LinkPair link;
     std::uint64_t events = 0, steps = 0, max_running = 0;
     double output_tokens = 0, prefill_tokens = 0, expected_output = 0, expected_prefill = 0, now = 0;
 
@@ -126,7 +134,8 @@ private:
     SimSpec spec_;
     PointInputs in_;
     std::vector<SimClass> cls_;
-    DecodeDemand d0_{}, d1_{};  // per decode token: demand at context 0, and its slope per key of context
+    DecodeLines lines_;  // per decode token at f_gpu: demand at context 0, and its slope per key of context
+    SplitLines split_;  // dynamic: the lines at f = 0, 1/2 and 1
     double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
     SimRng rng_;
     std::vector<SimCall> calls_;
@@ -138,8 +147,8 @@ private:
     std::priority_queue<Arrival, std::vector<Arrival>, std::greater<>> arrivals_;
     std::priority_queue<Decoder, std::vector<Decoder>, std::greater<>> decoders_;
     std::deque<std::uint32_t> queue_, prefilling_;
-    std::deque<std::pair<double, std::uint32_t>> loading_;  // (reload end, call), ends in FIFO order
-    std::vector<double> saved_at_;  // per client: when its last save ends
+    std::deque<std::pair<std::int64_t, std::uint32_t>> loading_;  // (reload's number on H2D, call), in FIFO order
+    std::vector<std::int64_t> saved_;  // per client: its last save's number on D2H (LinkPair::kNone: none)
     std::vector<std::pair<std::uint32_t, std::int64_t>> chunks_;  // this step's (call, tokens)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions

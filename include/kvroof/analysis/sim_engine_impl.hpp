@@ -11,10 +11,10 @@
 namespace kvroof::detail {
 
 inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
-    : ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f, spec.load)), rng_(spec.seed) {
+    : link(ps.sys.link_bidir), ps_(ps), spec_(spec), in_(point_inputs(ps, spec.f_gpu(), spec.load)), rng_(spec.seed) {
     const Scenario& sc = *ps.scenario;
     PolicySpec pol = sc.policy;
-    pol.f = spec.f;
+    pol.f = spec.f_gpu();
     pol.ov = 0;
     pol.idle = ps.idle;
     // Sliding-window, linear-attention and DSA layers make a token's decode
@@ -24,21 +24,19 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         throw InputError(
             "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
             "linear in the context); the closed form (verdict) models them");
-    // decode_demand is linear in the context: read it at 0 and 2^20 keys (an
-    // exact power of two), so a step's decode demand is n·d0 + Σ context·d1.
-    constexpr double kRef = 1048576.0;
-    d0_ = decode_demand(ps.mc, ps.sys, pol, 0.0);
-    const DecodeDemand far = decode_demand(ps.mc, ps.sys, pol, kRef);
-    for (double DecodeDemand::*m : kDecodeLines) d1_.*m = (far.*m - d0_.*m) / kRef;
+    // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
+    lines_ = decode_lines(ps, pol);
+    if (spec.f_policy == FPolicy::dynamic) split_ = split_lines(ps, pol, spec.f);
     lin_ = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     free_hbm_ = ps.hbm_free_bytes();
     hbm_cap_ = ps.sys.hbm_capacity.raw();
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
-    kv_gpu_ = (1.0 - spec.f) * ps.mc.kv_gpu_per_token.raw();
+    kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
     const double kv = ps.mc.kv_per_token.raw();
-    PolicySpec hold = pol;
+    PolicySpec hold = pol, copy = pol;
     hold.idle = IdlePolicy::hold;
+    copy.f = spec.f, copy.r = 1.0;  // prefill_demand's D2H at f, none of it attended on the CPU: the KV written to DRAM
     double cum = 0;
     for (std::size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const MixEntry& e = sc.mix.entries[i];
@@ -54,6 +52,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
+        if (spec.f_policy == FPolicy::dynamic) c.copy = prefill_demand(ps.mc, ps.sys, copy, e.cls).link_d2h;
         if (ps.idle == IdlePolicy::park) {  // the park transfers leave the step for the link's queues
             PrefillDemand& pre = in_.cls[i].pre;
             const double unparked = prefill_demand(ps.mc, ps.sys, hold, e.cls).link_h2d;
@@ -143,8 +142,8 @@ inline void SimEngine::admit() {
         held_tokens_ += static_cast<double>(c.s_cached);
         if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
             const std::int32_t who = calls_[id].client;
-            const double saved = who >= 0 ? saved_at_[static_cast<std::size_t>(who)] : 0.0;
-            loading_.emplace_back(h2d.submit(now, c.reload, timeline, measuring_, true, saved), id);
+            const std::int64_t saved = who >= 0 ? saved_[static_cast<std::size_t>(who)] : LinkPair::kNone;
+            loading_.emplace_back(link.submit(LinkPair::h2d, now, c.reload, timeline, measuring_, true, saved), id);
         } else {
             prefilling_.push_back(id);
         }
@@ -155,22 +154,25 @@ inline void SimEngine::admit() {
 
 // The calls whose reload has ended join the prefill FIFO, in the order they end.
 inline void SimEngine::loaded() {
-    while (!loading_.empty() && loading_.front().first <= now) {
+    link.advance(now, timeline);
+    while (!loading_.empty() && loading_.front().first < link.ended(LinkPair::h2d)) {
         prefilling_.push_back(loading_.front().second);
         loading_.pop_front();
     }
 }
 
-// A step's own link traffic on the two servers: a step whose traffic queued
-// behind other transfers ends no earlier than that traffic does.
+// A step's own link traffic on the two queues: a step that found the link
+// busy (either direction) ends no earlier than its traffic does.
 inline double SimEngine::step_link(double dt, const StepContent& s) {
     double end = dt;
-    for (auto [server, seconds] : {std::pair{&h2d, s.h2d}, std::pair{&d2h, s.d2h}}) {
-        if (!(seconds > 0)) continue;
-        const bool queued = server->free_at() > now;
-        const double done = server->submit(now, seconds, timeline, measuring_, false);
-        if (queued) end = std::max(end, done - now);
-    }
+    link.advance(now, timeline);
+    const bool queued = link.busy();
+    std::array<std::int64_t, 2> mine{LinkPair::kNone, LinkPair::kNone};
+    for (auto [d, seconds] : {std::pair{LinkPair::h2d, s.h2d}, std::pair{LinkPair::d2h, s.d2h}})
+        if (seconds > 0) mine[d] = link.submit(d, now, seconds, timeline, measuring_, false);
+    if (queued)
+        for (auto d : {LinkPair::h2d, LinkPair::d2h})
+            if (mine[d] != LinkPair::kNone) end = std::max(end, link.end_of(d, mine[d]) - now);
     if (measuring_) tally.link_stall += end - dt;
     return end;
 }
@@ -201,14 +203,9 @@ inline void SimEngine::step() {
     ++steps;
     ++events;
     const auto n = static_cast<double>(decoders_.size());
+    const bool dynamic = spec_.f_policy == FPolicy::dynamic;
     StepContent s;
-    s.decode_tokens = n;
-    s.attn_c = n * (d0_.gpu_compute - lin_) + sum_context_ * d1_.gpu_compute;
-    s.attn_m = n * d0_.gpu_hbm + sum_context_ * d1_.gpu_hbm;
-    s.cpu_c = n * d0_.cpu_compute + sum_context_ * d1_.cpu_compute;
-    s.cpu_d = n * d0_.cpu_dram + sum_context_ * d1_.cpu_dram;
-    s.h2d = n * d0_.link_h2d + sum_context_ * d1_.link_h2d;
-    s.d2h = n * d0_.link_d2h + sum_context_ * d1_.link_d2h;
+    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
     chunks_.clear();
     auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
     for (const std::uint32_t id : prefilling_) {
@@ -221,9 +218,16 @@ inline void SimEngine::step() {
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
-    const double dt = step_link(step_time(ps_, s, spec_.f, spec_.ov), s);
+    double f = spec_.f;
+    if (dynamic) {
+        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov);
+        f = split.f;
+        s = split.content;
+    }
+    const double dt = step_link(step_time(ps_, s, f, spec_.ov), s);
     account(dt);
     if (measuring_) {
+        if (n > 0) tally.f_split.add(f);
         tally.steps += 1;
         tally.step_time += dt;
         tally.tokens_out += n;
@@ -260,6 +264,7 @@ inline void SimEngine::start_decoding(std::uint32_t id) {
     SimCall& c = calls_[id];
     const SimClass& k = cls_[c.cls];
     c.decode_from = static_cast<std::int64_t>(steps);
+    if (k.copy > 0) (void)link.submit(LinkPair::d2h, now, k.copy, timeline, measuring_, false);
     if (k.o_output <= 1) {
         complete(id);
         return;
@@ -282,8 +287,8 @@ inline void SimEngine::complete(std::uint32_t id) {
         tally.ttft.add(c.first_token - c.arrival, 1.0);
     }
     if (k.save > 0) {  // its cached prefix's GPU share goes back to DRAM
-        const double saved = d2h.submit(now, k.save, timeline, measuring_, true);
-        if (c.client >= 0) saved_at_[static_cast<std::size_t>(c.client)] = saved;
+        const std::int64_t saved = link.submit(LinkPair::d2h, now, k.save, timeline, measuring_, true);
+        if (c.client >= 0) saved_[static_cast<std::size_t>(c.client)] = saved;
     }
     if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
         const double gap = rng_.gap(k.idle, spec_.gaps);
@@ -307,7 +312,7 @@ inline void SimEngine::run(double first_cycle) {
     if (spec_.load.mode == LoadMode::concurrency) {
         const auto clients = static_cast<std::size_t>(spec_.load.value);
         holds_.assign(clients, Hold{});
-        saved_at_.assign(clients, 0.0);
+        saved_.assign(clients, LinkPair::kNone);
         // Clients start spread over one cycle of the closed form, near its steady state.
         for (std::size_t k = 0; k < clients && scheduled_ < total; ++k) {
             const double u =
@@ -333,13 +338,16 @@ inline void SimEngine::run(double first_cycle) {
             if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
             break;
         }
+        const double loaded_at = loading_.empty() ? 0.0 : link.end_of(LinkPair::h2d, loading_.front().first);
         const double t = loading_.empty()    ? arrivals_.top().time
-                         : arrivals_.empty() ? loading_.front().first
-                                             : std::min(arrivals_.top().time, loading_.front().first);
+                         : arrivals_.empty() ? loaded_at
+                                             : std::min(arrivals_.top().time, loaded_at);
+        if (!(t > now)) throw std::logic_error("sim: the link's next end is not ahead of the engine");
         account(t - now);
         now = t;
     }
     if (measuring_) tally.t_end = now;
+    link.drain(timeline);  // the last saves: their waits and busy time count, as queued
 }
 
 }  // namespace kvroof::detail

@@ -7,6 +7,8 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "kvroof/analysis/sim_stats.hpp"
@@ -53,41 +55,143 @@ private:
     double last_lo_ = 0, last_hi_ = -1;
 };
 
-// One direction of the link: transfers served one at a time in the order
-// they were queued, each taking its seconds at the link's per-direction rate
-// (the same seconds point_step.hpp and call_demand.hpp charge).
-class LinkServer {
+// The link: one FIFO queue per direction on one shared link. A direction
+// alone runs at the full per-direction rate (the seconds point_step.hpp and
+// call_demand.hpp charge); while both carry a transfer they share the
+// bidirectional cap of link_time (spec/hardware.hpp): 2·bidir of one
+// direction's rate in all, each at most the full rate, split in proportion
+// to what each head transfer has left, so two transfers queued together end
+// when link_time says and two with as much left run at bidir each. The rates
+// stay fixed until a head transfer ends, so the link moves from one end to
+// the next. A transfer may wait for one on the other direction (a reload for
+// its session's save). Ends are not fixed when a transfer is queued (one
+// queued later on the other direction slows it): end_of projects one, as if
+// nothing more were queued; advance moves the link to a time.
+class LinkPair {
 public:
-    explicit LinkServer(SimTimeline::Series series) : series_(series) {}
+    enum Dir : std::size_t { h2d = 0, d2h = 1 };
+    static constexpr std::int64_t kNone = -1;
 
-    // Queues at `at` a transfer of `seconds` that cannot start before `after`
-    // (its data is not there yet); returns when it ends. `measure`: its wait
-    // (from `at`) and busy time count in the window's statistics; `call`: a
-    // call's own transfer (a reload or a save), whose wait is sampled.
-    double submit(double at, double seconds, SimTimeline& timeline, bool measure, bool call, double after = 0) {
-        const double start = std::max({at, after, free_at_});
-        free_at_ = start + seconds;
-        timeline.add(series_, start, free_at_, 1.0);
-        if (measure) {
-            busy += seconds;
-            if (call) {
-                wait.add(start - at, 1.0);
-                wait_sum += start - at;
-                transfers += 1;
-            }
-        }
-        return free_at_;
+    struct Use {  // one direction's statistics over the window
+        double busy = 0;  // s the direction carried transfers queued in the window (at whatever rate)
+        double transfers = 0, wait_sum = 0;  // the calls' transfers queued in the window; Σ their waits (s)
+        LogHistogram wait;  // s from queued to started, the calls' transfers
+    };
+
+    explicit LinkPair(double bidir) : cap_(2.0 * std::min(1.0, bidir)) {}
+
+    // Queues on `d` at `at` (no earlier than the link's time) a transfer of
+    // `seconds` at the full rate that starts no earlier than transfer `after`
+    // of the other direction has ended; returns its number on `d`. `measure`:
+    // counted in the window; `call`: a call's own (a reload or a save), whose wait is sampled.
+    std::int64_t submit(Dir d, double at, double seconds, SimTimeline& tl, bool measure, bool call, std::int64_t after = kNone) {
+        advance(at, tl);
+        q_[d].push_back(Transfer{seconds, at, after, measure, call, false});
+        return queued_[d]++;
     }
 
-    [[nodiscard]] double free_at() const noexcept { return free_at_; }
+    // Moves the link to time t (no earlier than its time), adding each direction's busy time to the timeline.
+    void advance(double t, SimTimeline& tl) {
+        while (move(q_, ended_, now_, t, &tl)) {
+        }
+    }
 
-    double busy = 0;  // s of transfers queued in the window
-    double transfers = 0, wait_sum = 0;  // the calls' transfers queued in the window; Σ their waits (s)
-    LogHistogram wait;  // s from ready to start, the calls' transfers
+    // When transfer `n` of `d` ends if nothing more is queued (the link's time when it has).
+    [[nodiscard]] double end_of(Dir d, std::int64_t n) {
+        for (std::size_t k = 0; k < 2; ++k) scratch_[k].copy(q_[k]);
+        std::array<std::int64_t, 2> ended = ended_;
+        double t = now_;
+        while (ended[d] <= n && move(scratch_, ended, t, std::numeric_limits<double>::infinity(), nullptr)) {
+        }
+        return t;
+    }
+    // Moves the link to when every transfer queued has ended.
+    void drain(SimTimeline& tl) { advance(std::max(end_of(h2d, queued_[h2d] - 1), end_of(d2h, queued_[d2h] - 1)), tl); }
+    [[nodiscard]] double time() const noexcept { return now_; }
+    [[nodiscard]] std::int64_t ended(Dir d) const noexcept { return ended_[d]; }
+    [[nodiscard]] bool busy() const noexcept { return !q_[h2d].empty() || !q_[d2h].empty(); }
+
+    std::array<Use, 2> use;
 
 private:
-    SimTimeline::Series series_;
-    double free_at_ = 0;  // s, when the last transfer queued ends
+    struct Transfer {
+        double left;  // s at the full rate
+        double at;  // queued
+        std::int64_t after;  // the transfer of the other direction it waits for (kNone: none)
+        bool measure, call, started;
+    };
+    // A FIFO in a vector: pops move `head`; a push compacts it once half is
+    // popped, so the memory is that of the longest queue, reused.
+    struct Fifo {
+        std::vector<Transfer> v;
+        std::size_t head = 0;
+        [[nodiscard]] bool empty() const noexcept { return head == v.size(); }
+        [[nodiscard]] Transfer& front() noexcept { return v[head]; }
+        void pop_front() noexcept { ++head; }
+        void push_back(const Transfer& t) {
+            if (head > 0 && 2 * head >= v.size()) {
+                v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(head));
+                head = 0;
+            }
+            v.push_back(t);
+        }
+        void copy(const Fifo& o) {
+            v.assign(o.v.begin() + static_cast<std::ptrdiff_t>(o.head), o.v.end());
+            head = 0;
+        }
+    };
+    using Queues = std::array<Fifo, 2>;
+
+    // Moves queues `q` at time `t` towards `until`: to the next end, or to
+    // `until` when no transfer ends before it. False when nothing moved.
+    bool move(Queues& q, std::array<std::int64_t, 2>& ended, double& t, double until, SimTimeline* tl) {
+        std::array<bool, 2> on{};
+        for (std::size_t k = 0; k < 2; ++k) {
+            on[k] = !q[k].empty() && (q[k].front().after == kNone || ended[1 - k] > q[k].front().after);
+            if (on[k] && tl && !q[k].front().started) start(k, q[k].front(), t);
+        }
+        if (!on[0] && !on[1]) {
+            t = std::max(t, until == std::numeric_limits<double>::infinity() ? t : until);
+            return false;
+        }
+        std::array<double, 2> rate{on[0] ? 1.0 : 0.0, on[1] ? 1.0 : 0.0};
+        if (on[0] && on[1]) {
+            const double x = q[0].front().left, y = q[1].front().left;
+            const std::size_t big = x >= y ? 0 : 1;  // the larger share, capped at the full rate
+            rate[big] = std::min(1.0, cap_ * q[big].front().left / (x + y));
+            rate[1 - big] = std::min(1.0, cap_ - rate[big]);
+        }
+        double dt = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < 2; ++k)
+            if (on[k] && rate[k] > 0) dt = std::min(dt, q[k].front().left / rate[k]);
+        const bool ends = t + dt <= until;
+        const double step = ends ? dt : until - t;
+        for (std::size_t k = 0; k < 2; ++k) {
+            if (!on[k]) continue;
+            Transfer& f = q[k].front();
+            if (tl) tl->add(k == h2d ? SimTimeline::h2d : SimTimeline::d2h, t, t + step, 1.0);
+            if (tl && f.measure) use[k].busy += step;
+            f.left = ends && f.left / rate[k] <= dt * (1.0 + 1e-12) ? 0.0 : f.left - step * rate[k];
+        }
+        t = ends ? t + dt : until;
+        for (std::size_t k = 0; k < 2; ++k)
+            if (on[k] && q[k].front().left == 0) q[k].pop_front(), ++ended[k];
+        return ends;
+    }
+
+    void start(std::size_t k, Transfer& f, double t) {
+        f.started = true;
+        if (!f.measure || !f.call) return;
+        use[k].wait.add(t - f.at, 1.0);
+        use[k].wait_sum += t - f.at;
+        use[k].transfers += 1;
+    }
+
+    double cap_;  // the two directions' rates at most, in one direction's
+    double now_ = 0;  // s, the link's time
+    Queues q_;
+    std::array<std::int64_t, 2> queued_{}, ended_{};
+    Queues scratch_;  // end_of's copy of the queues
 };
 
 }  // namespace kvroof

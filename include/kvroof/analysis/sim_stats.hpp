@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace kvroof {
@@ -57,6 +58,46 @@ private:
         const double i = std::floor(std::log(x / kMin) / std::log(kRatio));
         return i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i);
     }
+};
+
+// The spread of samples in [0, 1] (each step's offload fraction).
+struct UnitSpread {
+    double mean = 0, p10 = 0, p50 = 0, p90 = 0;
+};
+
+// Samples in [0, 1] in 1,000 bins of equal width, in fixed memory: the mean is
+// exact, each quantile is its bin's centre clamped to the smallest and largest
+// sample (so a run of one value reports that value).
+class UnitHistogram {
+public:
+    void add(double x) noexcept {
+        const double i = std::floor(std::clamp(x, 0.0, 1.0) * static_cast<double>(kBins));
+        bins_[i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i)] += 1;
+        total_ += 1;
+        sum_ += x;
+        lo_ = std::min(lo_, x);
+        hi_ = std::max(hi_, x);
+    }
+
+    [[nodiscard]] UnitSpread summary() const noexcept {
+        UnitSpread d;
+        if (!(total_ > 0)) return d;
+        d.mean = sum_ / total_;
+        const std::array<std::pair<double, double*>, 3> qs = {{{0.1, &d.p10}, {0.5, &d.p50}, {0.9, &d.p90}}};
+        std::size_t i = 0;
+        double cum = bins_[0];
+        for (const auto& [q, out] : qs) {  // the first bin whose cumulative count reaches q
+            while (cum < q * total_ && i + 1 < kBins) cum += bins_[++i];
+            *out = std::clamp((static_cast<double>(i) + 0.5) / static_cast<double>(kBins), lo_, hi_);
+        }
+        return d;
+    }
+
+private:
+    static constexpr std::size_t kBins = 1000;
+    std::array<double, kBins> bins_{};
+    double total_ = 0, sum_ = 0;
+    double lo_ = std::numeric_limits<double>::infinity(), hi_ = -std::numeric_limits<double>::infinity();
 };
 
 }  // namespace kvroof

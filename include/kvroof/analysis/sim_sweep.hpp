@@ -20,6 +20,8 @@ struct SimSweepSpec {
     GapDist gaps = GapDist::exponential;
     double calls = 2000;
     std::uint64_t seed = 1;
+    double f = 0, ov = 0;  // offload fraction (dynamic: the most a step offloads) and overlap
+    FPolicy f_policy = FPolicy::fixed;
 };
 
 // What the paragraph under a sweep's table says, all from its rows.
@@ -62,6 +64,9 @@ struct SimSweep {
         one.gaps = spec.gaps;
         one.calls = spec.calls;
         one.seed = spec.seed;
+        one.f = spec.f;
+        one.ov = spec.ov;
+        one.f_policy = spec.f_policy;
         s.rows.push_back(simulate(sc, one));
     }
     s.facts = sim_sweep_facts(s.rows);
