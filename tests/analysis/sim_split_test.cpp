@@ -13,20 +13,6 @@
 namespace kvroof {
 namespace {
 
-// One class in a benchmark's words on the given hardware and model, no idle gap.
-Scenario bench_split(const char* hardware, const char* model, double isl, double osl) {
-    io::ScenarioInputs in;
-    in.set("hardware", hardware);
-    in.set("model", model);
-    Scenario s = io::build_scenario(in).scenario;
-    CallClass c;
-    c.name = "bench";
-    c.a_append = isl;
-    c.o_output = osl;
-    s.mix = Mix{{MixEntry{c, 1.0}}};
-    return s;
-}
-
 // Decode lines of one token at context 0 whose GPU reads `hbm` s of KV at f = 0 and whose
 // CPU reads `dram` s at f = 1, linear in between; no link traffic, no attention FLOP.
 detail::SplitLines hand_lines(double lin, double hbm, double dram, double f_max) {
@@ -47,7 +33,8 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     // (G: the GEMMs, the weights read once), the offloaded path k0 + 30 ms·f (k0: the per-layer
     // round trips). At ov = 1 the step is the larger of the two, shortest where they meet:
     // f = (G + 10 ms − k0) / 40 ms.
-    const PreparedScenario ps(bench_split("h200", "llama-3.1-8b", 2048, 256));
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
+    const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     const double G = std::max(lin, ps.weight_time(1.0)), k0 = ps.offload_step_latency;
     REQUIRE(G > 1e-3);  // 16 GB of weights at ~4.8 TB/s: a few ms
@@ -73,7 +60,7 @@ TEST_CASE("dynamic split with the CPU far slower than the GPU: every step picks 
           "[sim][split]") {
     // Llama-3.1-8B/H200 with a quarter Xeon socket: ~47 GB/s of DRAM against ~4.8 TB/s of HBM, ov = 0.
     // Moving attention to the CPU only lengthens a step, so the policy keeps all of it on the GPU.
-    const Scenario sc = bench_split("h200", "llama-3.1-8b", 2048, 256);
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
     SimSpec fixed = test::closed_loop(64, 2000, GapDist::deterministic);
     SimSpec dynamic = fixed;
     dynamic.f = 1;
@@ -96,7 +83,7 @@ TEST_CASE("dynamic split with the CPU far slower than the GPU: every step picks 
 TEST_CASE("dynamic split on GB200 at ov = 1: no worse than any static f, Little's law and tokens still hold", "[sim][split]") {
     // Llama-3.1-70B on GB200 with its Grace (~435 GB/s of DRAM): the weights' read (~17 ms a step)
     // leaves the GPU path longer than the CPU path at small f, so a share of the attention moves.
-    const Scenario sc = bench_split("gb200", "llama-3.1-70b", 2048, 256);
+    const Scenario sc = test::bench_scenario("gb200", "llama-3.1-70b", 2048, 256);
     SimSpec spec = test::closed_loop(64, 1500, GapDist::deterministic);
     spec.ov = 1;
     double worst = 1e300, best = 0;

@@ -3,6 +3,7 @@
 // The simulations the sim tests share.
 
 #include "kvroof/analysis/sim.hpp"
+#include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::test {
 
@@ -13,6 +14,20 @@ inline SimSpec closed_loop(double clients, double calls, GapDist gaps = GapDist:
     s.load.value = clients;
     s.calls = calls;
     s.gaps = gaps;
+    return s;
+}
+
+// One class in a benchmark's words on the given hardware and model, no idle gap.
+inline Scenario bench_scenario(const char* hardware, const char* model, double isl, double osl) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.a_append = isl;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
     return s;
 }
 

@@ -11,20 +11,6 @@
 namespace kvroof {
 namespace {
 
-// One class in a benchmark's words on the given hardware and model, no idle gap.
-Scenario bench(const char* hardware, const char* model, double isl, double osl) {
-    io::ScenarioInputs in;
-    in.set("hardware", hardware);
-    in.set("model", model);
-    Scenario s = io::build_scenario(in).scenario;
-    CallClass c;
-    c.name = "bench";
-    c.a_append = isl;
-    c.o_output = osl;
-    s.mix = Mix{{MixEntry{c, 1.0}}};
-    return s;
-}
-
 using test::closed_loop;
 
 }  // namespace
@@ -37,7 +23,7 @@ TEST_CASE("one class, no idle gap, deterministic closed loop: throughput and ITL
     // C = O clients start one call per step (A = chunk, or less), and C = 2·O
     // clients two calls of half a chunk each.
     for (const Case k : {Case{2048, 256, 256}, Case{500, 200, 200}, Case{1024, 128, 256}}) {
-        const Scenario sc = bench("h200", "llama-3.1-8b", k.isl, k.osl);
+        const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", k.isl, k.osl);
         const SimResult r = simulate(sc, closed_loop(k.clients, 20000, GapDist::deterministic));
         INFO("isl " << k.isl << " osl " << k.osl << " C " << k.clients);
         REQUIRE(r.feasible);
@@ -94,7 +80,7 @@ TEST_CASE("the same seed gives the same run, another seed another", "[sim]") {
 }
 
 TEST_CASE("admission: when HBM holds only k calls at their peak, no more than k ever run", "[sim]") {
-    const Scenario sc = bench("h200", "llama-3.1-8b", 100000, 100);
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 100000, 100);
     const PreparedScenario ps(sc);
     const double per_call = ps.mc.kv_gpu_per_token.raw() * (100000 + 100);
     const auto k = static_cast<double>(std::floor(ps.hbm_free_bytes() / per_call));
@@ -125,7 +111,8 @@ TEST_CASE("the gap is named from what the run observed", "[sim]") {
     CHECK(burst.itl.mean > 1.1 * burst.mean_step);
     CHECK(burst.mechanism == SimGap::burstiness);
     // The exact limiting case: no gap to name.
-    const SimResult exact = simulate(bench("h200", "llama-3.1-8b", 2048, 256), closed_loop(256, 5000, GapDist::deterministic));
+    const SimResult exact =
+        simulate(test::bench_scenario("h200", "llama-3.1-8b", 2048, 256), closed_loop(256, 5000, GapDist::deterministic));
     CHECK(exact.mechanism == SimGap::none);
 }
 
@@ -152,7 +139,7 @@ TEST_CASE("offload with the CPU binding the step: the limiting case still agrees
     // All the KV on the CPU (f = 1) of an H200's quarter Xeon socket: each step reads ~73 GB of KV
     // from ~47 GB/s of DRAM, so the CPU part is nearly all of the step. Every step carries the same
     // content (C = O clients, A = chunk), so the closed form is exact here too.
-    const Scenario sc = bench("h200", "llama-3.1-8b", 2048, 256);
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
     SimSpec spec = closed_loop(256, 4000, GapDist::deterministic);
     spec.f = 1;
     const SimResult r = simulate(sc, spec);

@@ -59,7 +59,8 @@ TEST_CASE("the all-reduce terms of the step by hand: g0 = 2L·α, gx = 2L·hidde
     CHECK(bs.shape.g0 == ps.tp_step_latency);
     CHECK(bs.shape.gx == Approx(per_token).epsilon(1e-12));
     // Without NVLink the all-reduce runs over the host link (L40S: 26.1 GB/s measured Gen4, η 0.77).
-    const PreparedScenario pcie(on("l40s", "llama-3.1-8b", 2));  // 32 layers, hidden 4096
+    const Scenario l40s = on("l40s", "llama-3.1-8b", 2);  // 32 layers, hidden 4096
+    const PreparedScenario pcie(l40s);
     CHECK(tp_comm_per_token(pcie.mc, pcie.sys) == Approx(64 * 4096 * 2.0 * 1.0 / (0.77 * 26.1e9)).epsilon(1e-12));
 }
 

@@ -25,7 +25,8 @@ TEST_CASE("the default verdict: weights leave ~2 resident 64k sessions and HBM c
     CHECK(v.baseline.conservative.headline == Resource::hbm_capacity);
     CHECK(v.gain_optimistic >= v.gain_conservative);
     CHECK(v.parking_gain_conservative > 1.0);
-    const PreparedScenario ps(test::default_scenario());
+    const Scenario sc = test::default_scenario();
+    const PreparedScenario ps(sc);
     CHECK(ps.hbm_free_bytes() / (64000.0 * 327680) == Approx(2.05).epsilon(0.01));
 }
 

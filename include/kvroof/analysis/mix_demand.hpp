@@ -190,6 +190,10 @@ struct PreparedScenario {
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
     explicit PreparedScenario(const Scenario& s) : PreparedScenario(s, s.policy.idle) {}
+    // `scenario` points at the Scenario: a temporary would leave it dangling
+    // (two tests did so and only ASan caught it), so one does not compile.
+    explicit PreparedScenario(Scenario&&) = delete;
+    PreparedScenario(Scenario&&, IdlePolicy) = delete;
     // The scenario under idle policy p (nothing but `lines` depends on it).
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
