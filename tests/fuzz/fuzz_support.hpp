@@ -24,15 +24,21 @@ namespace kvroof::fuzz {
 inline std::string_view text(const std::uint8_t* data, std::size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // One scratch file per process, rewritten for every input: the file loaders
-// are exercised exactly as `--model FILE` reaches them.
+// are exercised exactly as `--model FILE` reaches them. Removed at exit.
+inline std::string& scratch_storage() {
+    static std::string path;
+    return path;
+}
 inline const std::string& scratch_path() {
-    static const std::string path = [] {
+    std::string& path = scratch_storage();
+    if (path.empty()) {
         char tmpl[] = "/tmp/kvroof-fuzz-XXXXXX.json";
         const int fd = mkstemps(tmpl, 5);
         if (fd < 0) std::abort();
         close(fd);
-        return std::string(tmpl);
-    }();
+        path = tmpl;
+        std::atexit([] { std::remove(scratch_storage().c_str()); });
+    }
     return path;
 }
 
