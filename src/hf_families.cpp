@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Hugging Face keys particular to one family: Gemma's defaults, the features
-// refused by name, attn_output_gate, mamba_ssm_dtype and Qwen-MoE's dense layers.
+// Hugging Face keys particular to one family: Gemma's defaults, Gemma-4's
+// full-attention shape, the features refused by name, attn_output_gate,
+// mamba_ssm_dtype and Qwen-MoE's dense layers.
 #include "hf_families.hpp"
 
 #include <fmt/format.h>
@@ -55,20 +56,7 @@ json with_family_defaults(const json& in, const json& m) {
 }
 
 void refuse_unmodelled_features(std::string_view where, const json& m) {
-    // Gemma-4: full-attention layers with their own head size and KV heads,
-    // and keys equal to values there; Gemma-3n: KV shared across layers and
-    // per-layer input embeddings.
-    if (present(m, "global_head_dim") && !(present(m, "head_dim") && m.at("global_head_dim") == m.at("head_dim")))
-        throw InputError(
-            fmt::format("{}: global_head_dim: full-attention layers with a head size ({}) of their own are not "
-                        "modelled (Gemma-4)",
-                        where, found(m.at("global_head_dim"))));
-    if (present(m, "num_global_key_value_heads"))
-        throw InputError(fmt::format(
-            "{}: num_global_key_value_heads: full-attention layers with KV heads of their own are not modelled (Gemma-4)",
-            where));
-    if (boolean_or(where, m, "attention_k_eq_v", false))
-        throw InputError(fmt::format("{}: attention_k_eq_v: keys shared as values are not modelled (Gemma-4)", where));
+    // Gemma-3n: KV shared across layers and per-layer input embeddings.
     if (positive(m, "num_kv_shared_layers"))
         throw InputError(fmt::format("{}: num_kv_shared_layers: KV shared across layers is not modelled (Gemma-3n)", where));
     if (positive(m, "hidden_size_per_layer_input"))
@@ -113,7 +101,28 @@ void read_qwen_dense_layers(std::string_view where, const json& m, ModelSpec& s)
 }
 }  // namespace
 
+namespace {
+// Gemma-4's full-attention layers (transformers' Gemma4TextAttention): heads
+// of global_head_dim, and with attention_k_eq_v num_global_key_value_heads KV
+// heads whose key projection also gives the values (no v_proj). The window
+// layers keep head_dim and num_key_value_heads.
+void read_full_layer_shape(std::string_view where, const json& m, ModelSpec& s) {
+    const int hi = model_field_range("head_dim").hi;
+    if (s.attention != Attention::gqa) return;
+    if (present(m, "global_head_dim")) s.full_head_dim = integer(where, m, "global_head_dim", 1, hi);
+    s.full_k_eq_v = boolean_or(where, m, "attention_k_eq_v", false);
+    if (s.full_k_eq_v && present(m, "num_global_key_value_heads"))
+        s.full_kv_heads = integer(where, m, "num_global_key_value_heads", 1, hi);
+    if (s.full_layers_differ() && (s.window_layers == 0 || s.window_layers == s.attention_layers()))
+        throw InputError(
+            fmt::format("{}: global_head_dim/attention_k_eq_v: a full-attention shape of its own needs both "
+                        "sliding and full attention layers ({} of {} slide)",
+                        where, s.window_layers, s.attention_layers()));
+}
+}  // namespace
+
 void read_family_keys(std::string_view where, const json& in, const json& m, ModelSpec& s) {
+    read_full_layer_shape(where, m, s);
     // The query projection's output gate: Qwen3-Next always, Qwen3.5 by the key.
     s.attention_output_gate = boolean_or(where, m, "attn_output_gate", family(in, m) == "qwen3_next");
     s.linear_state_fp32 = s.linear_layers > 0 && text(m, "mamba_ssm_dtype") == "float32";

@@ -28,6 +28,9 @@ void read_attention_fields(std::string_view where, const json& m, ModelSpec& s) 
     if (s.attention == Attention::gqa) {
         s.kv_heads = int_field("kv_heads");
         s.head_dim = int_field("head_dim");
+        s.full_head_dim = int_field_or("full_head_dim", 0);  // Gemma-4's full-attention layers
+        s.full_kv_heads = int_field_or("full_kv_heads", 0);
+        s.full_k_eq_v = boolean_or(where, m, "full_k_eq_v", false);
         return;
     }
     s.q_lora_rank = int_field_or("q_lora_rank", 0);
@@ -79,6 +82,9 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "heads",
                          "kv_heads",
                          "head_dim",
+                         "full_head_dim",
+                         "full_kv_heads",
+                         "full_k_eq_v",
                          "intermediate",
                          "vocab",
                          "tied_embeddings",

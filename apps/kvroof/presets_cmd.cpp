@@ -58,6 +58,8 @@ std::string models_text() {
             if (m.shared_experts > 0) experts += fmt::format(" + {} shared", m.shared_experts);
             if (m.is_moe() && m.first_dense_layers > 0) experts += fmt::format(" on {} of {} layers", pc.moe_layers, m.layers);
             if (m.window_layers > 0) experts += fmt::format("; {} of {} layers window {}", m.window_layers, m.layers, m.window);
+            if (m.full_layers_differ())
+                experts += fmt::format(", full layers {}x{}{}", m.full_kv(), m.full_dim(), m.full_k_eq_v ? " K=V" : "");
             if (m.linear_layers > 0)
                 experts += fmt::format("; {} of {} layers {}", m.linear_layers, m.layers,
                                        m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention");

@@ -61,8 +61,11 @@ std::string capacity_text(const ScenarioFacts& facts) {
         const ModelSpec& m = facts.scenario.model;
         const int gpus = facts.scenario.hardware.gpus;
         s += m.attention == Attention::gqa
-                 ? fmt::format("  HBM holds each token's KV {:.3g} times: {} GPUs share {} KV heads\n", facts.kv_replication,
-                               gpus, m.kv_heads)
+                 ? fmt::format("  HBM holds each token's KV {:.3g} times: {} GPUs share {} KV heads{}\n", facts.kv_replication,
+                               gpus, m.kv_heads,
+                               m.full_kv() != m.kv_heads
+                                   ? fmt::format(" ({} in the full-attention layers; the larger factor is charged)", m.full_kv())
+                                   : std::string())
                  : fmt::format("  HBM holds each token's KV {} times: each of the {} GPUs holds the whole MLA latent\n", gpus,
                                gpus);
     }

@@ -53,7 +53,7 @@ outw=$("$kvroof" verdict --model "$tmp/mistral.json" --workload "s_cached=60000,
 echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens' && echo "$outw" | grep -q "one session's KV at S=64000 is 33.55 MB" && ok || bad "a sliding window is echoed and caps the session's KV"
 "$kvroof" presets | grep -q 'gpt-oss-120b .*18 of 36 layers window 128' && "$kvroof" presets | grep -q 'qwen3-next-80b .*36 of 48 layers linear attention' && ok || bad "presets show their layer kinds"
 "$kvroof" presets | grep -q 'nemotron-h-56b .*54 of 118 layers Mamba-2, 54 MLP only' && "$kvroof" presets | grep -q 'llama-4-maverick .*1 of 128 experts + 1 shared on 24 of 48 layers; 36 of 48 layers window 8192' && ok || bad "presets show Mamba-2, MLP-only layers and Llama-4's shared expert"
-"$kvroof" presets | grep -q 'gemma-3-27b .*52 of 62 layers window 1024' && "$kvroof" presets | grep -q 'mistral-small-3 ' && ok || bad "presets show Gemma-3-27B's windows and Mistral-Small-3"
+"$kvroof" presets | grep -q 'gemma-3-27b .*52 of 62 layers window 1024' && "$kvroof" presets | grep -q 'mistral-small-3 ' && "$kvroof" presets | grep -q 'gemma-4-26b-a4b .*25 of 30 layers window 1024' && ok || bad "presets show Gemma-3-27B's windows, Mistral-Small-3 and Gemma-4-26B-A4B"
 # Qwen3.5's config says mamba_ssm_dtype float32: 30 layers x (32·128·128 x 4 B + 8,192·3 x 2 B) = 64.39 MB, echoed as such.
 "$kvroof" verdict --model "$(dirname "$0")/../data/hf/qwen3.5-35b-a3b.json" | grep -q '30 linear attention (state 64.39 MB per sequence, recurrent fp32)' && ok || bad "Qwen3.5's FP32 recurrent state is echoed"
 "$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"

@@ -2,7 +2,7 @@
 // More real Hugging Face config.json files (tests/data/hf/, verbatim copies;
 // sources and the hand arithmetic in tests/data/hf/README.md, "More
 // families"): Gemma-2, Mistral-Small-3, Phi-3.5 and Phi-4, MiniMax-M2.7,
-// Qwen3.5 dense and MoE, and Gemma-4, refused by name. Conventions as in
+// Qwen3.5 dense and MoE, and Gemma-4. Conventions as in
 // hf_corpus_test.cpp: parameters count the weight matrices, not norms; active
 // parameters include the embedding and LM head.
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
+#include "kvroof/physics/attention_layers.hpp"
 #include "kvroof/physics/call_demand.hpp"
 #include "kvroof/physics/model_quantities.hpp"
 
@@ -144,11 +145,65 @@ TEST_CASE("HF corpus: Qwen3.5-35B-A3B (linear attention MoE)", "[hf][hf-corpus][
         {"qwen3.5-35b-a3b", total, active, DType::bf16, 2 * total, 20'480, 20'480.0 * 4096 + state, 20'480.0 * 65536 + state});
 }
 
-// Gemma-4's full-attention layers have their own head size (global_head_dim
-// 512 against head_dim 256), KV heads (num_global_key_value_heads 2) and keys
-// reused as values: a per-layer attention shape kvroof does not model, named.
-TEST_CASE("HF corpus: Gemma-4-26B-A4B is refused by the key it cannot model", "[hf][hf-corpus]") {
-    CHECK_THROWS_WITH(io::load_model("--model", corpus("gemma-4-26b-a4b")),
-                      Catch::Contains("global_head_dim: full-attention layers with a head size (number 512) of their own are "
-                                      "not modelled (Gemma-4)"));
+// gemma4 (text_config; transformers' Gemma4TextAttention): L=30, h=2,816,
+// H=16, V=262,144 tied. 25 sliding layers (window 1,024): d=256, 8 KV heads,
+// q 2816·4096 + k,v 2·2816·2048 + o 4096·2816 = 34,603,008. 5 full layers:
+// global_head_dim 512, attention_k_eq_v with 2 KV heads and no v_proj: q
+// 2816·8192 + k 2816·1024 + o 8192·2816 = 49,020,928. Every layer: 128
+// experts of 3·2816·704 = 5,947,392 (top 8), the dense MLP 3·2816·2112 =
+// 17,842,176 beside them (enable_moe_block, 3 shared experts' worth), router
+// 2816·128 = 360,448. Total 1,110,179,840 + 30·779,468,800 + 738,197,504 =
+// 25,232,441,344 (published 25.2 B, vast.ai/model/gemma-4-26b-a4b-it quoting the model card); active 30·(17,842,176 +
+// 8·5,947,392 + 360,448) = 1,973,452,800 more than attention + embedding:
+// 3,821,830,144 (3.8 B). KV per token: sliding 2·8·256·2 = 8,192 B and full
+// 2·2·512·2 = 4,096 B a layer (K and V both cached: V is normalised without
+// RoPE): 25·8,192 + 5·4,096 = 225,280 B.
+TEST_CASE("HF corpus: Gemma-4-26B-A4B (full-attention layers with their own head shape)", "[hf][hf-corpus][attention-layers]") {
+    const double attention = 25 * 34'603'008.0 + 5 * 49'020'928.0, embedding = 262'144.0 * 2816;
+    const double total = attention + 30 * (17'842'176 + 128 * 5'947'392.0 + 360'448) + embedding;
+    const double active = attention + 30 * (17'842'176 + 8 * 5'947'392.0 + 360'448) + embedding;
+    CHECK(total == 25'232'441'344.0);
+    CHECK(active == 3'821'830'144.0);
+    check_config({"gemma-4-26b-a4b", total, active, DType::bf16, 2 * total, 225'280, 25 * 8192.0 * 1024 + 5 * 4096.0 * 4096,
+                  25 * 8192.0 * 1024 + 5 * 4096.0 * 65536});  // 293,601,280 and 1,551,892,480 B
+    const ModelSpec m = io::load_model("--model", corpus("gemma-4-26b-a4b"));
+    CHECK(m.full_head_dim == 512);
+    CHECK(m.full_kv_heads == 2);
+    CHECK(m.full_k_eq_v);
+    // Attention FLOP per key: 4·16·(25·256 + 5·512) = 573,440 at decode and prefill.
+    CHECK(attention_flop_per_key(m, Phase::decode) == 573'440.0);
+    // Keys one decode query attends at 64k: the window layers' share of the per-key FLOP is
+    // 25·256 / (25·256 + 5·512) = 5/7, of the KV 204,800 / 225,280 = 10/11.
+    const AttentionLayout a = attention_layout(m, DType::bf16);
+    CHECK(a.window_key_share == Approx(5.0 / 7).epsilon(1e-15));
+    CHECK(a.window_share == Approx(10.0 / 11).epsilon(1e-15));
+    CHECK(decode_keys(a, 65536) == Approx(65536.0 * 2 / 7 + 1024.0 * 5 / 7).epsilon(1e-15));
+    CHECK(decode_tokens_read(a, 65536, 1.0) == Approx(65536.0 / 11 + 1024.0 * 10 / 11).epsilon(1e-15));
+    // Tensor parallelism over 4 GPUs: 8 window KV heads split 2 a GPU, the 2 full ones replicated
+    // twice; the larger factor, 2, is charged to all the KV (an upper bound).
+    CHECK(kv_replication(m, 2) == 1.0);
+    CHECK(kv_replication(m, 4) == 2.0);
+    // The preset (data/models.json) is the same model.
+    const ModelSpec preset = io::load_model("--model", "gemma-4-26b-a4b");
+    CHECK(param_counts(preset).total == Approx(total).epsilon(1e-12));
+    CHECK(param_counts(preset).active == Approx(active).epsilon(1e-12));
+    CHECK(kv_bytes_per_token(preset, DType::bf16).raw() == 225'280);
+    CHECK(attention_layout(preset, DType::bf16).window_key_share == a.window_key_share);
+}
+
+// gemma4 dense (Gemma-4-31B-IT as NVIDIA's NVFP4 checkpoint): L=60, h=5,376,
+// H=32, I=21,504, V=262,144 tied. 50 sliding layers (window 1,024): d=256,
+// 16 KV heads, q 5376·8192 + k,v 2·5376·4096 + o 8192·5376 = 132,120,576; 10
+// full layers: d_f=512, K_f=4, keys as values: q 5376·16384 + k 5376·2048 + o
+// 16384·5376 = 187,170,816; MLP 3·5376·21504 = 346,816,512. Total
+// 8,477,736,960 + 60·346,816,512 + 1,409,286,144 = 30,696,013,824 (model card:
+// 30.7 B, as summarised from the Gemma 4 model card). modelopt NVFP4 with every layer's self_attn and the LM head in
+// `ignore`: the MLPs at 4.5 bits (20,808,990,720 · 0.5625), attention and
+// embedding in BF16: 31,479,103,488 B. KV 50·16,384 + 10·8,192 = 901,120 B/token.
+TEST_CASE("HF corpus: Gemma-4-31B-IT NVFP4 (dense, attention kept in BF16)", "[hf][hf-corpus][attention-layers]") {
+    const double attention = 50 * 132'120'576.0 + 10 * 187'170'816.0, embedding = 262'144.0 * 5376, mlp = 60 * 346'816'512.0;
+    const double total = attention + mlp + embedding;
+    CHECK(total == 30'696'013'824.0);
+    check_config({"gemma-4-31b-it-nvfp4", total, total, DType::fp4, mlp * 0.5625 + (attention + embedding) * 2, 901'120,
+                  50 * 16'384.0 * 1024 + 10 * 8192.0 * 4096, 50 * 16'384.0 * 1024 + 10 * 8192.0 * 65536});
 }

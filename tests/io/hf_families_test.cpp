@@ -100,13 +100,17 @@ TEST_CASE("Family features kvroof does not model are refused by key", "[hf]") {
         CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(extra)), Catch::Contains(message));
     };
     refused(R"("attn_type_list": [1, 0, 1])", "attn_type_list: number 0 marks a MiniMax lightning-attention layer");
-    refused(R"("head_dim": 128, "global_head_dim": 512)", "global_head_dim: full-attention layers with a head size");
-    refused(R"("num_global_key_value_heads": 2)", "num_global_key_value_heads: full-attention layers with KV heads");
-    refused(R"("attention_k_eq_v": true)", "attention_k_eq_v: keys shared as values are not modelled");
+    // A full-attention shape of its own needs sliding layers beside the full ones (this config has none).
+    refused(R"("head_dim": 128, "global_head_dim": 512)", "a full-attention shape of its own needs both sliding and full");
+    refused(R"("attention_k_eq_v": true)", "a full-attention shape of its own needs both sliding and full");
     refused(R"("num_kv_shared_layers": 10)", "num_kv_shared_layers: KV shared across layers is not modelled");
     refused(R"("hidden_size_per_layer_input": 256)", "hidden_size_per_layer_input: per-layer input embeddings");
     refused(R"("mamba_ssm_dtype": "int8")", "mamba_ssm_dtype: string \"int8\" is not modelled (float32, bfloat16, float16)");
-    // Keys that change nothing pass: all-softmax attn_type_list, a global head size equal to head_dim.
-    CHECK(io::load_model("--model", hf_config_file(R"("attn_type_list": [1, 1], "head_dim": 128, "global_head_dim": 128)"))
-              .layers == 32);
+    // Keys that change nothing pass: all-softmax attn_type_list, a global head size equal to head_dim,
+    // global KV heads without attention_k_eq_v (transformers reads them only with it).
+    const ModelSpec same = io::load_model(
+        "--model",
+        hf_config_file(R"("attn_type_list": [1, 1], "head_dim": 128, "global_head_dim": 128, "num_global_key_value_heads": 2)"));
+    CHECK(same.layers == 32);
+    CHECK(!same.full_layers_differ());
 }

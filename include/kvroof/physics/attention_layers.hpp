@@ -8,10 +8,12 @@
 //   keys(S)       = (1−w)·S' + w·min(S, W)              keys one decode query attends (attention FLOP)
 //   read(S)       = sparse·((1−w)·S'' + w·min(S, W)) + 2·state
 //                                                      KV a decode token reads; the state is read and written
-// with w the share of the attention layers that have a sliding window of W
-// tokens (all attention layers have the same shape, so w is both their share
-// of kv and of the per-key FLOP) and state the linear layers' state in tokens
-// of kv. Full layers attend S' = S, read S'' = S; with DeepSeek sparse
+// with w the window layers' share of kv (bytes per token) and w' in keys(S)
+// their share of the per-key attention FLOP; both are the share of the
+// attention layers that have a sliding window of W tokens unless the full
+// layers have a shape of their own (Gemma-4: w = n_w·K·d / (n_w·K·d +
+// n_f·K_f·d_f), w' = n_w·d / (n_w·d + n_f·d_f)), and state the linear layers'
+// state in tokens of kv. Full layers attend S' = S, read S'' = S; with DeepSeek sparse
 // attention (top k) S' = min(S, k) and S'' = u·min(S, k) + (1−u)·S, u the
 // latent's share of kv (the indexer reads its own key of every token). A model
 // of plain full-attention layers (w = 0, no state, no top-k) returns S itself,
@@ -25,7 +27,8 @@
 namespace kvroof {
 
 struct AttentionLayout {
-    double window_share = 0;  // w: sliding-window layers / attention layers
+    double window_share = 0;  // w: sliding-window layers' share of kv
+    double window_key_share = 0;  // w': their share of the per-key attention FLOP
     double window = 0;  // W, tokens (when window_share > 0)
     double state_tokens = 0;  // linear layers' state per sequence / kv bytes per token
     double state_flop = 0;  // FLOP per token of the linear layers' recurrence
@@ -41,7 +44,14 @@ struct AttentionLayout {
     AttentionLayout a;
     if (m.window_layers > 0) {
         a.window_share = static_cast<double>(m.window_layers) / m.attention_layers();
+        a.window_key_share = a.window_share;
         a.window = m.window;
+    }
+    if (m.attention == Attention::gqa && m.full_layers_differ()) {
+        const double nw = m.window_layers, nf = m.attention_layers() - nw;
+        const double kw = nw * m.kv_heads * m.head_dim, kf = nf * m.full_kv() * m.full_dim();
+        a.window_share = kw / (kw + kf);
+        a.window_key_share = nw * m.head_dim / (nw * m.head_dim + nf * m.full_dim());
     }
     if (m.index_topk > 0) {
         a.topk = m.index_topk;
@@ -64,16 +74,16 @@ struct AttentionLayout {
 
 // Keys one decode query at context S attends, averaged over the attention layers.
 [[nodiscard]] inline double decode_keys(const AttentionLayout& a, double S) noexcept {
-    if (a.window_share == 0 && a.topk == 0) return S;
+    if (a.window_key_share == 0 && a.topk == 0) return S;
     const double full = a.topk > 0 ? std::min(S, a.topk) : S;
-    return (1.0 - a.window_share) * full + a.window_share * std::min(S, a.window);
+    return (1.0 - a.window_key_share) * full + a.window_key_share * std::min(S, a.window);
 }
 
 // Tokens of kv one decode token at context S reads, besides writing its own:
 // the sparse share of the keys it attends, and the linear state read and written.
 [[nodiscard]] inline double decode_tokens_read(const AttentionLayout& a, double S, double sparse) noexcept {
-    if (a.topk == 0) return sparse * decode_keys(a, S) + 2.0 * a.state_tokens;
-    const double full = a.topk_share * std::min(S, a.topk) + (1.0 - a.topk_share) * S;
+    if (a.topk == 0 && a.window_key_share == a.window_share) return sparse * decode_keys(a, S) + 2.0 * a.state_tokens;
+    const double full = a.topk > 0 ? a.topk_share * std::min(S, a.topk) + (1.0 - a.topk_share) * S : S;
     return sparse * ((1.0 - a.window_share) * full + a.window_share * std::min(S, a.window)) + 2.0 * a.state_tokens;
 }
 
@@ -98,8 +108,8 @@ struct PrefillKeys {
 }
 [[nodiscard]] inline PrefillKeys prefill_keys(const AttentionLayout& a, double Sc, double A, double f, double r) noexcept {
     const double on_cpu = (1.0 - r) * (f * Sc);  // cached tokens of a full layer the CPU attends
-    if (a.window_share == 0 && a.topk == 0) return {A * (Sc - on_cpu) + 0.5 * A * A, on_cpu, 0.0};
-    const double w = a.window_share, share = (1.0 - r) * f, causal = A * Sc + 0.5 * A * A;
+    if (a.window_key_share == 0 && a.topk == 0) return {A * (Sc - on_cpu) + 0.5 * A * A, on_cpu, 0.0};
+    const double w = a.window_key_share, share = (1.0 - r) * f, causal = A * Sc + 0.5 * A * A;
     double full_gpu = A * (Sc - on_cpu) + 0.5 * A * A, full_cpu = A * on_cpu, index = 0;
     if (a.topk > 0) {
         const double keys = causal_keys_capped(a.topk, Sc + A) - causal_keys_capped(a.topk, Sc);

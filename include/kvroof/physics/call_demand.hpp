@@ -96,13 +96,18 @@ struct ModelConstants {
 // GQA: each GPU holds ⌈kv_heads / t⌉ KV heads, so beyond t = kv_heads every
 // head is replicated (t / kv_heads copies); MLA: the latent is shared by all
 // heads, so every GPU holds all of it (t copies), as vLLM and SGLang store it
-// without data-parallel attention.
+// without data-parallel attention. Full layers with KV heads of their own
+// (Gemma-4) replicate on their own count; the larger of the two factors is
+// charged to all the KV, an upper bound when only one kind replicates.
 [[nodiscard]] inline double kv_replication(const ModelSpec& m, int t, bool attention_dp = false) noexcept {
     if (t <= 1) return 1.0;
     if (attention_dp && m.attention == Attention::mla) return 1.0;  // each GPU holds its own sequences' latent
     if (m.attention != Attention::gqa) return t;
     const double heads = m.kv_heads, per_gpu = std::ceil(heads / t);
-    return per_gpu * t / heads;
+    const double own = per_gpu * t / heads;
+    if (m.full_kv() == m.kv_heads) return own;
+    const double full = m.full_kv();
+    return std::max(own, std::ceil(full / t) * t / full);
 }
 
 // Expert parallelism of degree ep, with the busiest GPU's expert work

@@ -25,13 +25,25 @@ struct ParamCounts {
     double router = 0;  // MoE routers
 };
 
+// One GQA layer's projections with heads of size d and kv KV heads; with
+// keys used as values (Gemma-4's attention_k_eq_v) there is no value projection.
+[[nodiscard]] inline double gqa_params_per_layer(const ModelSpec& m, double d, double kv, bool k_eq_v) noexcept {
+    const double h = m.hidden, heads = m.heads;
+    const double q = h * heads * d * (m.attention_output_gate ? 2.0 : 1.0);
+    const double k_v = (k_eq_v ? 1.0 : 2.0) * h * kv * d;
+    const double o = heads * d * h;
+    return q + k_v + o;
+}
+
+// Attention projections per attention layer, averaged over the window and
+// full layers when their shapes differ (Gemma-4).
 [[nodiscard]] inline double attention_params_per_layer(const ModelSpec& m) noexcept {
     const double h = m.hidden, heads = m.heads;
     if (m.attention == Attention::gqa) {
-        const double q = h * heads * m.head_dim * (m.attention_output_gate ? 2.0 : 1.0);
-        const double kv = 2.0 * h * m.kv_heads * m.head_dim;
-        const double o = heads * m.head_dim * h;
-        return q + kv + o;
+        const double window = gqa_params_per_layer(m, m.head_dim, m.kv_heads, false);
+        if (!m.full_layers_differ()) return window;
+        const double w = m.window_layers, full = m.attention_layers() - w;
+        return (w * window + full * gqa_params_per_layer(m, m.full_dim(), m.full_kv(), m.full_k_eq_v)) / m.attention_layers();
     }
     const double q_rank = m.q_lora_rank, kv_rank = m.kv_lora_rank, rope = m.qk_rope_head_dim, nope = m.qk_nope_head_dim;
     const double qk_dim = nope + rope;
@@ -148,10 +160,12 @@ struct WeightBytes {
 [[nodiscard]] inline Bytes kv_bytes_per_token(const ModelSpec& m, DType kv) noexcept {
     const int layers = m.attention_layers();
     const double index_key = m.index_topk > 0 ? m.index_head_dim : 0;
-    const double elems =
-        m.attention == Attention::gqa
-            ? 2.0 * layers * m.kv_heads * m.head_dim
-            : static_cast<double>(layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim + index_key);
+    double elems = m.attention == Attention::gqa
+                       ? 2.0 * layers * m.kv_heads * m.head_dim
+                       : static_cast<double>(layers) * (static_cast<double>(m.kv_lora_rank) + m.qk_rope_head_dim + index_key);
+    if (m.attention == Attention::gqa && m.full_layers_differ())  // window and full layers each with their own shape
+        elems = 2.0 * (static_cast<double>(m.window_layers) * m.kv_heads * m.head_dim +
+                       static_cast<double>(layers - m.window_layers) * m.full_kv() * m.full_dim());
     return Bytes(elems * kv_bytes_per_element(kv));
 }
 
@@ -197,6 +211,10 @@ enum class Phase { decode, prefill };
     const double H = m.heads, kv_rank = m.kv_lora_rank, rope = m.qk_rope_head_dim, nope = m.qk_nope_head_dim;
     double per_layer;
     if (m.attention == Attention::gqa) {
+        if (m.full_layers_differ())
+            return 4.0 * H *
+                   (static_cast<double>(m.window_layers) * m.head_dim +
+                    static_cast<double>(m.attention_layers() - m.window_layers) * m.full_dim());
         per_layer = 4.0 * H * m.head_dim;
     } else if (phase == Phase::decode) {
         per_layer = 2.0 * H * (kv_rank + rope) + 2.0 * H * kv_rank;

@@ -82,6 +82,14 @@ struct ModelSpec {
     // GQA: the query projection also emits a sigmoid gate on the attention
     // output (Qwen3-Next's gated attention): q_proj is h × 2·H·d.
     bool attention_output_gate = false;
+    // GQA with sliding-window layers: the full-attention layers' own shape
+    // where it differs (Gemma-4's global layers): their head size and KV heads
+    // (0: as every other layer), and keys projected once and used as values
+    // too (attention_k_eq_v: no value projection; the cache still holds K and
+    // V, as V is normalised without RoPE and K with it).
+    int full_head_dim = 0;
+    int full_kv_heads = 0;
+    bool full_k_eq_v = false;
     int intermediate = 0;  // dense MLP width (dense layers)
     int vocab = 0;
     bool tied_embeddings = false;
@@ -144,6 +152,13 @@ struct ModelSpec {
     double checkpoint_bf16_attention = 0.0;
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
+    // Head size and KV heads of the full-attention layers (GQA).
+    [[nodiscard]] int full_dim() const noexcept { return full_head_dim > 0 ? full_head_dim : head_dim; }
+    [[nodiscard]] int full_kv() const noexcept { return full_kv_heads > 0 ? full_kv_heads : kv_heads; }
+    // Full-attention layers shaped unlike the window layers (Gemma-4).
+    [[nodiscard]] bool full_layers_differ() const noexcept {
+        return full_dim() != head_dim || full_kv() != kv_heads || full_k_eq_v;
+    }
     // Layers that hold KV (full and sliding-window attention).
     [[nodiscard]] int attention_layers() const noexcept { return layers - linear_layers - mlp_only_layers; }
 
@@ -167,7 +182,7 @@ struct ModelFieldRange {
     FieldUse use;
     int lo, hi;
 };
-inline constexpr std::array<ModelFieldRange, 30> kModelFieldRanges = {{
+inline constexpr std::array<ModelFieldRange, 32> kModelFieldRanges = {{
     {"layers", &ModelSpec::layers, FieldUse::always, 1, 10'000},
     {"hidden", &ModelSpec::hidden, FieldUse::always, 1, 1'000'000},
     {"heads", &ModelSpec::heads, FieldUse::always, 1, 100'000},
@@ -175,6 +190,8 @@ inline constexpr std::array<ModelFieldRange, 30> kModelFieldRanges = {{
     {"intermediate", &ModelSpec::intermediate, FieldUse::always, 0, 10'000'000},
     {"kv_heads", &ModelSpec::kv_heads, FieldUse::gqa, 1, 100'000},
     {"head_dim", &ModelSpec::head_dim, FieldUse::gqa, 1, 100'000},
+    {"full_head_dim", &ModelSpec::full_head_dim, FieldUse::always, 0, 100'000},
+    {"full_kv_heads", &ModelSpec::full_kv_heads, FieldUse::always, 0, 100'000},
     {"q_lora_rank", &ModelSpec::q_lora_rank, FieldUse::mla, 0, 1'000'000},
     {"kv_lora_rank", &ModelSpec::kv_lora_rank, FieldUse::mla, 1, 1'000'000},
     {"qk_rope_head_dim", &ModelSpec::qk_rope_head_dim, FieldUse::mla, 1, 100'000},
@@ -223,6 +240,12 @@ inline void ModelSpec::check_validity(std::string_view where) const {
     if (attention == Attention::gqa && heads % kv_heads != 0)
         throw InputError(at + "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" +
                          std::to_string(kv_heads) + ")");
+    if (full_layers_differ() && (attention != Attention::gqa || window_layers == 0 || window_layers == attention_layers()))
+        throw InputError(at + "full_head_dim, full_kv_heads and full_k_eq_v describe the full-attention layers of a GQA model " +
+                         "with sliding-window layers");
+    if (attention == Attention::gqa && heads % full_kv() != 0)
+        throw InputError(at + "heads (" + std::to_string(heads) + ") must be a multiple of full_kv_heads (" +
+                         std::to_string(full_kv()) + ")");
     if (is_moe()) {
         if (experts_active > experts)
             throw InputError(at + "experts_active (" + std::to_string(experts_active) + ") must be <= experts (" +
