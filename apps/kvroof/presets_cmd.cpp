@@ -31,12 +31,14 @@ std::string hardware_text() {
             std::string math;
             if (hw.gpu_flops_fp8.raw() > 0) math += " fp8 " + io::format_flops(hw.gpu_flops_fp8.raw());
             if (hw.gpu_flops_fp4.raw() > 0) math += " fp4 " + io::format_flops(hw.gpu_flops_fp4.raw());
+            // A card without NVLink runs tensor parallelism over PCIe within its server.
+            const std::string fabric = hw.nvlink_bandwidth.raw() > 0 ? fmt::format("NVLink x{}", hw.nvlink_domain)
+                                                                     : fmt::format("PCIe x{}", hw.nvlink_domain);
             out += fmt::format(
-                "  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | NVLink x{} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
+                "  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | {} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
                 io::format_flops(hw.gpu_flops.raw()), math, io::format_bytes(hw.hbm_capacity.raw()),
-                io::format_bandwidth(hw.hbm_bandwidth.raw()), hw.nvlink_domain, hw.link_name,
-                io::format_bandwidth(hw.link_bandwidth.raw()), hw.cpu_name, hw.cpus_per_gpu,
-                first_source(io::presets("hardware").at(name)));
+                io::format_bandwidth(hw.hbm_bandwidth.raw()), fabric, hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
+                hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
         }
     }
     return out;
