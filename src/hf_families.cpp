@@ -123,6 +123,14 @@ void read_full_layer_shape(std::string_view where, const json& m, ModelSpec& s) 
 
 void read_family_keys(std::string_view where, const json& in, const json& m, ModelSpec& s) {
     read_full_layer_shape(where, m, s);
+    // Nemotron-4 / Minitron (transformers' NemotronMLP): up and down
+    // projections only, squared ReLU, whatever hidden_act says; NeMo's
+    // converter writes the head size as kv_channels when it is not h / H.
+    if (family(in, m) == "nemotron") {
+        s.mlp_gated = false;
+        if (!present(m, "head_dim") && present(m, "kv_channels"))
+            s.head_dim = integer(where, m, "kv_channels", 1, model_field_range("head_dim").hi);
+    }
     // The query projection's output gate: Qwen3-Next always, Qwen3.5 by the key.
     s.attention_output_gate = boolean_or(where, m, "attn_output_gate", family(in, m) == "qwen3_next");
     s.linear_state_fp32 = s.linear_layers > 0 && text(m, "mamba_ssm_dtype") == "float32";

@@ -114,3 +114,25 @@ TEST_CASE("Family features kvroof does not model are refused by key", "[hf]") {
     CHECK(same.layers == 32);
     CHECK(!same.full_layers_differ());
 }
+
+// model_type nemotron (transformers' NemotronMLP: up_proj and down_proj, no
+// gate): L=32, h=4096, H=32, kv=8, d=128, I=16384, V=256000 untied. Attention
+// 4096·4096·2 + 2·4096·1024 = 41,943,040; MLP 2·4096·16384 = 134,217,728;
+// 32·176,160,768 + 2·256,000·4096 = 7,734,296,576 (a gated MLP would add
+// 32·67,108,864). With 48 heads and kv_channels 128 (NeMo's converter; h/H
+// is 85.3): q and o 4096·6144 each, KV 2·32·8·128·2 = 131,072 B/token.
+TEST_CASE("Nemotron: the MLP has no gate, and kv_channels is the head size", "[hf]") {
+    auto nemotron = [](const std::string& heads) {
+        return io::load_model("--model", test::temp_json_file("nemotron", R"({"model_type": "nemotron", "num_hidden_layers": 32,
+            "hidden_size": 4096, "intermediate_size": 16384, "num_key_value_heads": 8, "vocab_size": 256000,
+            "tie_word_embeddings": false, "hidden_act": "relu2", )" + heads + "}"));
+    };
+    const ModelSpec m = nemotron(R"("num_attention_heads": 32)");
+    CHECK_FALSE(m.mlp_gated);
+    CHECK(param_counts(m).total == Approx(7'734'296'576.0).epsilon(1e-12));
+    const ModelSpec wide = nemotron(R"("num_attention_heads": 48, "kv_channels": 128)");
+    CHECK(wide.head_dim == 128);
+    CHECK(kv_bytes_per_token(wide, DType::bf16).raw() == 131'072);
+    const double attn = 2 * 4096.0 * 6144 + 2 * 4096.0 * 1024;
+    CHECK(param_counts(wide).total == Approx(32 * (attn + 134'217'728.0) + 2 * 256'000.0 * 4096).epsilon(1e-12));
+}
