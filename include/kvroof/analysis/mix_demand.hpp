@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// The scenario prepared for evaluation, and what its calls ask of each
+// The scenario (spec/scenario.hpp) prepared for evaluation, and what its calls ask of each
 // resource at an offload fraction f before the overlap ov and the batch are
 // chosen (see serving.hpp for how the batch and throughput follow).
 
@@ -13,27 +13,9 @@
 #include "kvroof/analysis/resource.hpp"
 #include "kvroof/physics/call_demand.hpp"
 #include "kvroof/physics/decode_step.hpp"
+#include "kvroof/spec/scenario.hpp"
 
 namespace kvroof {
-
-inline constexpr int kMaxClasses = 16;
-
-struct Scenario {
-    HardwareSpec hardware;
-    ModelSpec model;
-    Mix mix;
-    PolicySpec policy;
-
-    void check_validity() const {
-        hardware.check_validity();
-        model.check_validity();
-        mix.check_validity();
-        policy.check_validity();
-        if (mix.entries.size() > static_cast<size_t>(kMaxClasses))
-            throw InputError("mix: at most " + std::to_string(kMaxClasses) + " classes, got " +
-                             std::to_string(mix.entries.size()));
-    }
-};
 
 // What the calls ask at offload fraction f, before the overlap is chosen:
 // everything that does not depend on ov, so both ends of a band share it.
