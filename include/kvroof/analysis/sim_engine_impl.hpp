@@ -254,7 +254,8 @@ inline void SimEngine::step() {
     }
     double f = spec_.f;
     if (dynamic) {
-        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov);
+        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov, hint_);
+        if (split.interior > 0) hint_ = split.interior;
         f = split.f;
         s = split.content;
     }
