@@ -78,7 +78,7 @@ struct SimResult {
     std::vector<SimSample> timeline;  // the whole run, in windows of equal width (the last cut at the end)
     double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
     double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
-    // Over the run (--preempt): calls preempted, of them swapped out; tokens prefilled again
+    // Over the run (preemption policy): calls preempted, of them swapped out; tokens prefilled again
     // (prefill_tokens = Σ A + this); bytes swapped out to DRAM (and back)
     double preemptions = 0, swaps = 0, recomputed_tokens = 0, swapped_bytes = 0;
     OperatingPoint closed;  // the closed form at the same load, f and ov
