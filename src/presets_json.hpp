@@ -22,6 +22,7 @@
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/spec/model.hpp"
+#include "kvroof/spec/workload.hpp"
 
 namespace kvroof::io::json_read {
 
@@ -202,3 +203,8 @@ std::shared_ptr<const T> cached(std::string_view name, const Load& load) {
 }
 
 }  // namespace kvroof::io::json_read
+
+namespace kvroof::io {
+// A mix file's classes (mix_file.hpp) from its parsed text; errors name `file` and the class.
+[[nodiscard]] Mix mix_from_json(const std::string& file, const nlohmann::json& j);
+}  // namespace kvroof::io

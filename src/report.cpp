@@ -23,6 +23,7 @@
 #include "kvroof/io/verdict_render.hpp"
 #include "report_deployments.hpp"
 #include "report_sim.hpp"
+#include "report_trace.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -191,6 +192,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back(
         "sim_vs_closed_form.md",
         sim_vs_closed_form_markdown(cfg.at("sim_vs_closed_form").at("description").get<std::string>(), sim_sweep_pages(cfg)));
+    files.emplace_back("trace_classes.md", trace_classes_page(cfg));
     ValidationResult validation = validate(measured_points(), "data/measurements/serving_points.json");
     check_holdout(validation, holdout_points());
     files.emplace_back("validation.md",

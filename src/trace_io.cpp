@@ -15,6 +15,7 @@
 #include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/spec/workload.hpp"
+#include "presets_json.hpp"
 
 namespace kvroof::io {
 
@@ -214,6 +215,10 @@ std::string gap_note(const TraceClasses& t, const TraceClass& c) {
     return "";
 }
 }  // namespace
+
+Mix classes_mix(const TraceClasses& t, std::string_view source) {
+    return mix_from_json(fmt::format("the classes of {}", source), json::parse(classes_mix_json(t, source).dump()));
+}
 
 nlohmann::ordered_json classes_mix_json(const TraceClasses& t, std::string_view source) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();

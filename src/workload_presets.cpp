@@ -56,8 +56,10 @@ CallClass load_workload(std::string_view flag, std::string_view name_or_path) {
 }
 
 Mix load_mix_file(std::string_view flag, std::string_view path) {
-    const json j = read_json_file(flag, path);
-    const std::string file = fmt::format("{} {}", flag, path);
+    return mix_from_json(fmt::format("{} {}", flag, path), read_json_file(flag, path));
+}
+
+Mix mix_from_json(const std::string& file, const json& j) {
     if (!j.is_object() || j.empty())
         throw InputError(fmt::format("{}: expected a {{\"name\": class}} object of one or more classes", file));
     Mix m;

@@ -21,7 +21,7 @@ struct SimOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
     BenchmarkWorkloadText bench;
-    std::optional<std::string> concurrency, rate, chunk, max_seqs, f, f_policy, ov, calls, seed, warmup, gaps;
+    std::optional<std::string> concurrency, rate, chunk, max_seqs, f, f_policy, ov, calls, seed, warmup, gaps, preempt;
     std::string plot;  // FILE.svg: HBM and link use over time
 };
 
@@ -50,6 +50,12 @@ FPolicy f_policy(const std::string& text) {
     throw InputError(fmt::format("--f-policy: must be static or dynamic, got '{}'", text));
 }
 
+Preempt preempt(const std::string& text) {
+    for (const Preempt p : {Preempt::none, Preempt::recompute, Preempt::swap})
+        if (text == name(p)) return p;
+    throw InputError(fmt::format("--preempt: must be none, recompute or swap, got '{}'", text));
+}
+
 SimSpec sim_spec(const SimOptionsText& o) {
     if (o.concurrency && o.rate) throw InputError("--concurrency: give one of --concurrency, --request-rate");
     SimSpec s;
@@ -70,6 +76,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
     if (o.seed) s.seed = static_cast<std::uint64_t>(whole("--seed", *o.seed, 0, kMaxSeed));
     if (o.warmup) s.warmup = fraction("--warmup", *o.warmup, 0.9);
     if (o.gaps) s.gaps = gap_dist(*o.gaps);
+    if (o.preempt) s.preempt = preempt(*o.preempt);
     return s;
 }
 
@@ -111,7 +118,8 @@ Action setup_sim(CLI::App& app) {
         "  kvroof sim --hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 256 --gap-dist deterministic\n"
         "  kvroof sim --request-rate 0.05 --calls 5000 --json\n"
         "  kvroof sim --f 0.3 --ov 0.5 --idle park --report sim.md --plot sim.svg\n"
-        "  kvroof sim --f 1 --f-policy dynamic --ov 1");
+        "  kvroof sim --f 1 --f-policy dynamic --ov 1\n"
+        "  kvroof sim --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 64 --preempt recompute");
     add_scenario_flags(*sub, o->scenario);
     auto add = [&](const char* flag, std::optional<std::string>& t, const char* type, std::string_view help,
                    std::string_view absent) { add_text_option(*sub, flag, t, type, "Simulation", help, absent); };
@@ -136,6 +144,11 @@ Action setup_sim(CLI::App& app) {
         "idle gaps (closed loop) and interarrival times (open loop) around their mean: exponential, deterministic, or "
         "lognormal (the codex shape: median 5.2 s, P99 81.4 s, scaled to the mean)",
         name(def.gaps));
+    add("--preempt", o->preempt, "NAME",
+        "none: a call is admitted when its peak KV (S + O tokens) fits, and never preempted; recompute or swap: admitted "
+        "when its prompt fits (as vLLM), the newest running call is preempted when decode outgrows HBM, its KV dropped and "
+        "prefilled again (recompute) or moved to CPU DRAM over the link and back (swap)",
+        name(def.preempt));
     sub->add_option("--plot", o->plot,
                     with_default("also draw HBM used and each link direction's busy share over time to FILE.svg (needs "
                                  "gnuplot)",

@@ -84,6 +84,8 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
     s += "## The physical ceiling\n\nHow far each GPU is from its roofline: [throughput_ceiling.md](throughput_ceiling.md).\n";
     s += "\n## The closed form against a simulation\n\nA discrete-event simulation of the same engine beside the closed form "
          "over sweeps of load, and what explains each gap over 10 %: [sim_vs_closed_form.md](sim_vs_closed_form.md).\n";
+    s += "\n## From a trace to a mix\n\nThe shipped sample trace binned into workload classes, and the verdict and the "
+         "simulation on their mix: [trace_classes.md](trace_classes.md).\n";
     return s;
 }
 

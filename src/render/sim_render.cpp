@@ -21,9 +21,10 @@ std::string load_text(const SimSpec& s) {
                                  : fmt::format("request rate {:g}/s (open loop)", s.load.value);
     const std::string f =
         s.f_policy == FPolicy::dynamic ? fmt::format("f dynamic in [0, {:g}]", s.f) : fmt::format("f = {:g}", s.f);
-    return fmt::format("{}, prefill chunked ({:g} tokens per step){}, {}, ov = {:g}, {} gaps, {:g} calls, seed {}", load,
+    return fmt::format("{}, prefill chunked ({:g} tokens per step){}, {}, ov = {:g}, {} gaps, {:g} calls, seed {}{}", load,
                        s.load.chunk, std::isfinite(s.load.max_seqs) ? fmt::format(", at most {:g} running", s.load.max_seqs) : "",
-                       f, s.ov, name(s.gaps), s.calls, s.seed);
+                       f, s.ov, name(s.gaps), s.calls, s.seed,
+                       s.preempt == Preempt::none ? "" : fmt::format(", preemption by {}", name(s.preempt)));
 }
 
 // A relative gap in words: "12.3 % below", "4.0 % above".
@@ -41,10 +42,14 @@ std::string mechanism_text(const SimResult& r) {
                 r.closed.saturated ? " (the closed form shows its saturated point)" : "; the closed form serves the rate");
         case SimGap::admission_stall:
             return fmt::format(
-                "admission stall: calls waited for HBM, DRAM or the running cap {:.0f} % of the time; the simulator reserves "
-                "each "
-                "call's peak KV (S + O tokens), the closed form counts the mean occupancy",
-                r.queue_busy * 100);
+                "admission stall: calls waited for HBM, DRAM or the running cap {:.0f} % of the time; {}, the closed form "
+                "counts the mean occupancy",
+                r.queue_busy * 100,
+                r.spec.preempt == Preempt::none
+                    ? "the simulator reserves each call's peak KV (S + O tokens)"
+                    : fmt::format("the simulator admits a call when its prompt fits and preempted {:.0f} calls when decode "
+                                  "outgrew HBM",
+                                  r.preemptions));
         case SimGap::link_queue:
             return fmt::format(
                 "queueing at the link: parked sessions' reloads and saves kept the link busy {:.0f} % (H2D) and {:.0f} % "
@@ -154,6 +159,11 @@ std::string notes(const SimResult& r) {
                      std::abs(r.littles_law_error()) * 100);
     s += fmt::format("Tokens: {:.0f} output (Σ O {:.0f}), {:.0f} prefilled (Σ A {:.0f}).\n", r.output_tokens,
                      r.expected_output_tokens, r.prefill_tokens, r.expected_prefill_tokens);
+    if (r.spec.preempt != Preempt::none)
+        s += fmt::format(
+            "Preemption ({}): {:.0f} calls preempted over the run (the newest running when the next step's KV did not fit), "
+            "{:.0f} swapped out ({:.3f} GB each way over the link), {:.0f} tokens prefilled again.\n",
+            name(r.spec.preempt), r.preemptions, r.swaps, r.swapped_bytes * 1e-9, r.recomputed_tokens);
     if (r.spec.load.mode == LoadMode::concurrency && r.calls < 10 * r.spec.load.value)
         s += "Fewer than 10 calls per client: the run is mostly its start, not a steady state; give more --calls.\n";
     if (r.closed.saturated) s += "The closed form: the rate exceeds what the system serves; its point is the saturated one.\n";
@@ -255,7 +265,8 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
              {"gap_dist", name(s.gaps)},
              {"calls", s.calls},
              {"warmup", s.warmup},
-             {"seed", s.seed}}},
+             {"seed", s.seed},
+             {"preempt", name(s.preempt)}}},
            {"feasible", x.feasible},
            {"closed_form", operating_point_json(x.closed)}};
     if (!x.feasible) {
@@ -292,7 +303,11 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
                       {"littles_law_error", x.littles_law_error()},
                       {"loading", x.loading},
                       {"link_stall_share", x.link_stall},
-                      {"cpu_utilisation", x.cpu_utilisation}};
+                      {"cpu_utilisation", x.cpu_utilisation},
+                      {"preemptions", x.preemptions},
+                      {"swaps", x.swaps},
+                      {"recomputed_tokens", x.recomputed_tokens},
+                      {"swapped_bytes", x.swapped_bytes}};
     j["simulated"]["f_split"] = {
         {"mean", x.f_split.mean}, {"p10", x.f_split.p10}, {"p50", x.f_split.p50}, {"p90", x.f_split.p90}};
     auto link = [](const SimLinkUse& u) {

@@ -56,6 +56,30 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 0, 0, lin, 1.0).f == 0);
 }
 
+TEST_CASE("dynamic split from the previous step's f: the search's own answer, whether the hint holds or not", "[sim][split]") {
+    // The by-hand step above: a hint at the minimum is kept (its neighbours a bracket away are no
+    // shorter), a hint elsewhere fails that check and the golden section runs as without one.
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
+    const PreparedScenario ps(sc);
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
+    const double hand = (std::max(lin, ps.weight_time(1.0)) + 0.010 - ps.offload_step_latency) / 0.040;
+    const detail::StepContent none;
+    const detail::SplitLines l = hand_lines(lin, 0.010, 0.030, 1.0);
+    const detail::Split cold = detail::choose_split(ps, l, none, 1, 0, lin, 1.0);
+    REQUIRE(cold.interior == cold.f);
+    for (const double hint : {cold.f, 0.9, 0.5 * hand, 1.0, 1e-6}) {
+        INFO("hint " << hint);
+        const detail::Split warm = detail::choose_split(ps, l, none, 1, 0, lin, 1.0, hint);
+        CHECK(warm.f == cold.f);
+        CHECK(warm.f == Approx(hand).margin(1e-4));
+    }
+    // The ceiling below the balance and ov = 0: the same ends with a hint at them.
+    const detail::SplitLines low = hand_lines(lin, 0.010, 0.030, 0.5 * hand);
+    CHECK(detail::choose_split(ps, low, none, 1, 0, lin, 1.0, 0.5 * hand).f == 0.5 * hand);
+    const detail::Split zero = detail::choose_split(ps, l, none, 1, 0, lin, 0.0);
+    CHECK(detail::choose_split(ps, l, none, 1, 0, lin, 0.0, zero.interior).f == 0);
+}
+
 TEST_CASE("dynamic split with the CPU far slower than the GPU: every step picks f = 0, the run is static f = 0's",
           "[sim][split]") {
     // Llama-3.1-8B/H200 with a quarter Xeon socket: ~47 GB/s of DRAM against ~4.8 TB/s of HBM, ov = 0.

@@ -276,6 +276,7 @@ sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 
 "$kvroof" sim $sim --json >"$tmp/s1.json" && "$kvroof" sim $sim --json | cmp -s - "$tmp/s1.json" && ok || bad "sim --json not deterministic for a seed"
 "$kvroof" sim $sim --seed 2 --json | cmp -s - "$tmp/s1.json" && bad "sim: another seed gives the same run" || ok
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
+"$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 128 --calls 600 --preempt swap --json | grep -qE '"swaps": [1-9]' && ok || bad "sim --preempt swap: no call swapped under memory pressure"
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
 # kvroof trace: classify the shipped sample, use it as a mix, synthesize the sample back.

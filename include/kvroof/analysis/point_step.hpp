@@ -111,6 +111,16 @@ struct ClassLoad {
     double pre_hbm_chunked = 0;  // s of HBM per call without the weights: KV re-read per chunk, written once
 };
 
+// s of HBM a prefill of A new tokens after Sc cached ones moves over `chunks`
+// steps, without the weights: the cached KV the GPU attends to re-read per
+// chunk, the new KV written once and re-read by the chunks after it.
+[[nodiscard]] inline double prefill_hbm_chunked(const PreparedScenario& ps, const PolicySpec& pol, double Sc, double A,
+                                                double chunks) noexcept {
+    const double kv = ps.mc.kv_gpu_per_token.raw(), bw = ps.sys.hbm_bandwidth.raw();  // the copies HBM holds
+    const double gpu_cached = kv_tokens_held(ps.mc, Sc) * (1.0 - pol.f * (1.0 - pol.r));  // in tokens of kv
+    return kv * (chunks * gpu_cached + 0.5 * A * (chunks + 1.0)) / bw;
+}
+
 struct PointInputs {
     std::array<ClassLoad, kMaxClasses> cls{};
     std::size_t n = 0;
@@ -125,7 +135,6 @@ struct PointInputs {
     pol.idle = ps.idle;
     PointInputs in;
     in.n = sc.mix.entries.size();
-    const double kv = ps.mc.kv_gpu_per_token.raw(), bw = ps.sys.hbm_bandwidth.raw();  // the copies HBM holds
     for (std::size_t i = 0; i < in.n; ++i) {
         const auto& e = sc.mix.entries[i];
         ClassLoad& c = in.cls[i];
@@ -139,9 +148,7 @@ struct PointInputs {
         c.chunks = std::max(1.0, std::ceil(c.A / load.chunk));  // at least the step that yields the first token
         c.dec = decode_demand(ps.mc, ps.sys, pol, c.S + 0.5 * c.O);
         c.pre = prefill_demand(ps.mc, ps.sys, pol, e.cls);
-        // cached KV the GPU attends to, in tokens of kv
-        const double gpu_cached = kv_tokens_held(ps.mc, c.Sc) * (1.0 - f * (1.0 - pol.r));
-        c.pre_hbm_chunked = kv * (c.chunks * gpu_cached + 0.5 * c.A * (c.chunks + 1.0)) / bw;
+        c.pre_hbm_chunked = prefill_hbm_chunked(ps, pol, c.Sc, c.A, c.chunks);
         in.sum_pD += c.p * c.D;
         in.sum_pA += c.p * c.A;
         in.sum_pO += c.p * c.O;

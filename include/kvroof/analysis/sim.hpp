@@ -78,6 +78,9 @@ struct SimResult {
     std::vector<SimSample> timeline;  // the whole run, in windows of equal width (the last cut at the end)
     double output_tokens = 0, expected_output_tokens = 0;  // produced; Σ O of the calls issued
     double prefill_tokens = 0, expected_prefill_tokens = 0;  // prefilled; Σ A of the calls issued
+    // Over the run (preemption policy): calls preempted, of them swapped out; tokens prefilled again
+    // (prefill_tokens = Σ A + this); bytes swapped out to DRAM (and back)
+    double preemptions = 0, swaps = 0, recomputed_tokens = 0, swapped_bytes = 0;
     OperatingPoint closed;  // the closed form at the same load, f and ov
     double gap_throughput = 0, gap_itl = 0, gap_ttft = 0;  // simulated / closed form − 1
     SimGap mechanism = SimGap::none;
@@ -216,6 +219,10 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.expected_output_tokens = e.expected_output;
     r.prefill_tokens = e.prefill_tokens;
     r.expected_prefill_tokens = e.expected_prefill;
+    r.preemptions = static_cast<double>(e.preemptions);
+    r.swaps = static_cast<double>(e.swaps);
+    r.recomputed_tokens = e.recomputed_tokens;
+    r.swapped_bytes = e.swapped_bytes;
     detail::fill_from_tally(r, e, sc.hardware.gpus);
     const double f = spec.f_policy == FPolicy::dynamic ? r.f_split.mean : spec.f;
     if (spec.f_policy == FPolicy::dynamic) r.closed = operating_point(ps, spec.load, f, spec.ov);

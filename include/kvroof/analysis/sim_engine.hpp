@@ -26,6 +26,19 @@
 // out of the steps. A step's own link traffic (offload) stays in step_time and
 // occupies both queues too: it queues behind the transfers already there, and
 // a step that found the link busy ends no earlier than its traffic.
+//
+// Preemption (sim_preempt.hpp, as vLLM's scheduler): a call reserves, when
+// admitted, the tokens its prefill ends holding (S + A), and each step the
+// decode tokens it writes; a call is admitted only when its prompt and the
+// next step's decode tokens fit. When a step's decode tokens do not fit, the
+// newest admitted call that is prefilling or decoding is preempted (never the
+// only one; a call alone that cannot grow waits for an idle session's KV to
+// leave HBM): its KV leaves HBM and it goes back to the head of the queue.
+// recompute: re-admitted, it prefills every token it held again (a decoding
+// call also its last output token, and that prefill's step yields its next
+// token). swap: its GPU share is queued on D2H; re-admitted, the same bytes
+// are queued on H2D after it, and it resumes where it was (recompute when
+// DRAM cannot hold them).
 
 #include <cstdint>
 #include <deque>
@@ -33,6 +46,7 @@
 #include <vector>
 
 #include "kvroof/analysis/sim_link.hpp"
+#include "kvroof/analysis/sim_preempt.hpp"
 #include "kvroof/analysis/sim_random.hpp"
 #include "kvroof/analysis/sim_split.hpp"
 #include "kvroof/analysis/sim_stats.hpp"
@@ -52,6 +66,7 @@ struct SimSpec {
     double warmup = 0.1;  // share of the calls, first completed, left out of the statistics
     std::uint64_t seed = 1;
     GapDist gaps = GapDist::exponential;
+    Preempt preempt = Preempt::none;
 
     void check_validity() const {
         if (load.mode != LoadMode::concurrency && load.mode != LoadMode::request_rate)
@@ -72,12 +87,23 @@ struct SimSpec {
 
 namespace detail {
 
+enum class CallState : std::uint8_t { queued, loading, prefilling, decoding, done };
+
 struct SimCall {  // a call from arrival to completion
     double arrival = 0, first_token = 0;  // s
     std::int64_t prefill_left = 0;  // tokens of A not prefilled yet
-    std::int64_t decode_from = 0;  // the step that yielded its first token
+    std::int64_t decode_from = 0;  // the step that yielded its first token (or the last it resumed at)
+    std::int64_t end_step = 0;  // decoding: the step that yields its last token
+    std::int64_t produced = 0;  // output tokens before decode_from's (while decoding: including it)
+    std::int64_t prompt = 0;  // tokens its prefill ends holding: S + A, or what it recomputes
+    std::int64_t swapped = 0;  // tokens swapped out (swap: waiting to come back)
+    std::int64_t swap_out = -1;  // its swap-out's number on D2H
+    std::uint64_t admitted = 0;  // admission number (the newest is preempted first)
     std::int32_t client = -1;  // closed loop: whose call it is
     std::uint32_t cls = 0;
+    CallState state = CallState::queued;
+    bool recompute = false;  // its prefill is a recomputation (recompute_load)
+    bool swapped_decoding = false;  // swapped out while decoding: resumes decoding when back
 };
 
 struct SimClass {  // a class in whole tokens, with its reservations in bytes
@@ -115,6 +141,8 @@ public:
     SimTimeline timeline;
     LinkPair link;
     std::uint64_t events = 0, steps = 0, max_running = 0;
+    std::uint64_t preemptions = 0, swaps = 0;  // calls preempted; of them, swapped out
+    double recomputed_tokens = 0, swapped_bytes = 0;  // prefilled again; bytes swapped out (D2H)
     double output_tokens = 0, prefill_tokens = 0, expected_output = 0, expected_prefill = 0, now = 0;
 
 private:
@@ -136,6 +164,8 @@ private:
     std::vector<SimClass> cls_;
     DecodeLines lines_;  // per decode token at f_gpu: demand at context 0, and its slope per key of context
     SplitLines split_;  // dynamic: the lines at f = 0, 1/2 and 1
+    double link_bw_ = 0;  // bytes/s of one link direction
+    double hint_ = 0;  // dynamic: the last step's interior minimum of the split
     double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
     SimRng rng_;
     std::vector<SimCall> calls_;
@@ -150,6 +180,11 @@ private:
     std::deque<std::pair<std::int64_t, std::uint32_t>> loading_;  // (reload's number on H2D, call), in FIFO order
     std::vector<std::int64_t> saved_;  // per client: its last save's number on D2H (LinkPair::kNone: none)
     std::vector<std::pair<std::uint32_t, std::int64_t>> chunks_;  // this step's (call, tokens)
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> order_;  // preempt: (admission number, call), oldest first
+    std::vector<ClassLoad> recompute_;  // per call: the prefill of its recomputation
+    PolicySpec recompute_pol_;  // the policy of that prefill (idle hold: nothing parked)
+    std::uint64_t admissions_ = 0;
+    std::size_t decoding_ = 0;  // calls decoding (decoders_ may keep preempted ones' entries)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions
     double held_tokens_ = 0;  // KV tokens the calls in the engine hold now (for utilisation)
@@ -166,9 +201,14 @@ private:
     void account(double dt);
     void step();
     void start_decoding(std::uint32_t id);
+    void resume_decoding(std::uint32_t id);
+    [[nodiscard]] std::int64_t reserve_tokens(const SimCall& c) const noexcept;
+    [[nodiscard]] bool make_room();
+    [[nodiscard]] std::int64_t newest_active();
+    void preempt(std::uint32_t id);
     void complete(std::uint32_t id);
     void start_window();
-    [[nodiscard]] std::size_t active() const noexcept { return prefilling_.size() + decoders_.size(); }
+    [[nodiscard]] std::size_t active() const noexcept { return prefilling_.size() + decoding_; }
     [[nodiscard]] std::size_t running() const noexcept { return active() + loading_.size(); }
 };
 
@@ -176,3 +216,4 @@ private:
 }  // namespace kvroof
 
 #include "kvroof/analysis/sim_engine_impl.hpp"
+#include "kvroof/analysis/sim_engine_preempt.hpp"

@@ -33,9 +33,11 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
     kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
+    link_bw_ = ps.sys.link_bandwidth.raw();
     const double kv = ps.mc.kv_per_token.raw();
     PolicySpec hold = pol, copy = pol;
     hold.idle = IdlePolicy::hold;
+    recompute_pol_ = hold;
     copy.f = spec.f, copy.r = 1.0;  // prefill_demand's D2H at f, none of it attended on the CPU: the KV written to DRAM
     double cum = 0;
     for (std::size_t i = 0; i < sc.mix.entries.size(); ++i) {
@@ -113,6 +115,7 @@ inline void SimEngine::arrive(const Arrival& a) {
     c.client = a.client;
     c.cls = draw_class();
     c.prefill_left = cls_[c.cls].a_append;
+    c.prompt = cls_[c.cls].context;
     expected_output += static_cast<double>(cls_[c.cls].o_output);
     expected_prefill += static_cast<double>(cls_[c.cls].a_append);
     queue_.push_back(id);
@@ -132,20 +135,41 @@ inline void SimEngine::arrive(const Arrival& a) {
 
 inline void SimEngine::admit() {
     constexpr double kSlack = 1.0 + 1e-12;  // reservations summed in floating point
+    const bool optimistic = spec_.preempt != Preempt::none;
     while (!queue_.empty() && static_cast<double>(running()) < spec_.load.max_seqs) {
         const std::uint32_t id = queue_.front();
-        const SimClass& c = cls_[calls_[id].cls];
-        if (reserved_hbm_ + c.hbm > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
+        SimCall& call = calls_[id];
+        const SimClass& c = cls_[call.cls];
+        // preempt: what it holds when its prefill ends (or when it is back), beside the next step's decode tokens
+        const double hbm = optimistic ? kv_gpu_ * static_cast<double>(reserve_tokens(call)) : c.hbm;
+        const double growth = optimistic ? kv_gpu_ * static_cast<double>(decoding_) : 0.0;
+        if (reserved_hbm_ + hbm + growth > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
         queue_.pop_front();
-        reserved_hbm_ += c.hbm;
+        reserved_hbm_ += hbm;
         reserved_dram_ += c.dram;
-        held_tokens_ += static_cast<double>(c.s_cached);
-        if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
-            const std::int32_t who = calls_[id].client;
-            const std::int64_t saved = who >= 0 ? saved_[static_cast<std::size_t>(who)] : LinkPair::kNone;
-            loading_.emplace_back(link.submit(LinkPair::h2d, now, c.reload, timeline, measuring_, true, saved), id);
-        } else {
+        call.admitted = ++admissions_;
+        if (optimistic) order_.emplace_back(call.admitted, id);
+        if (call.swapped > 0) {  // swapped out: the same bytes come back over H2D after they have left
+            const double bytes = kv_gpu_ * static_cast<double>(call.swapped);
+            reserved_dram_ -= bytes;
+            held_tokens_ += static_cast<double>(call.swapped);
+            call.state = CallState::loading;
+            loading_.emplace_back(link.submit(LinkPair::h2d, now, bytes / link_bw_, timeline, measuring_, true, call.swap_out),
+                                  id);
+        } else if (call.recompute) {  // nothing held: the recomputation starts from an empty context
+            call.state = CallState::prefilling;
             prefilling_.push_back(id);
+        } else {
+            held_tokens_ += static_cast<double>(c.s_cached);
+            if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
+                const std::int32_t who = call.client;
+                const std::int64_t saved = who >= 0 ? saved_[static_cast<std::size_t>(who)] : LinkPair::kNone;
+                call.state = CallState::loading;
+                loading_.emplace_back(link.submit(LinkPair::h2d, now, c.reload, timeline, measuring_, true, saved), id);
+            } else {
+                call.state = CallState::prefilling;
+                prefilling_.push_back(id);
+            }
         }
         ++events;
         max_running = std::max<std::uint64_t>(max_running, running());
@@ -156,8 +180,17 @@ inline void SimEngine::admit() {
 inline void SimEngine::loaded() {
     link.advance(now, timeline);
     while (!loading_.empty() && loading_.front().first < link.ended(LinkPair::h2d)) {
-        prefilling_.push_back(loading_.front().second);
+        const std::uint32_t id = loading_.front().second;
         loading_.pop_front();
+        SimCall& c = calls_[id];
+        const bool decoding = c.swapped > 0 && c.swapped_decoding;
+        c.swapped = 0;
+        if (decoding) {
+            resume_decoding(id);
+        } else {
+            c.state = CallState::prefilling;
+            prefilling_.push_back(id);
+        }
     }
 }
 
@@ -186,7 +219,7 @@ inline void SimEngine::account(double dt) {
     tally.queued += q * dt;
     if (q > 0) tally.queue_busy += dt;
     tally.queue_max = std::max(tally.queue_max, q);
-    tally.batch += static_cast<double>(decoders_.size()) * dt;
+    tally.batch += static_cast<double>(decoding_) * dt;
     tally.running += r * dt;
     tally.loading += static_cast<double>(loading_.size()) * dt;
     tally.hbm_used += (weights_ + kv_gpu_ * held_tokens_ + idle_hbm_) * dt;
@@ -202,7 +235,7 @@ inline void SimEngine::start_window() {
 inline void SimEngine::step() {
     ++steps;
     ++events;
-    const auto n = static_cast<double>(decoders_.size());
+    const auto n = static_cast<double>(decoding_);
     const bool dynamic = spec_.f_policy == FPolicy::dynamic;
     StepContent s;
     if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
@@ -212,15 +245,17 @@ inline void SimEngine::step() {
         const SimCall& c = calls_[id];
         const std::int64_t take = std::min(c.prefill_left, budget);
         if (take == 0 && c.prefill_left > 0) break;
-        const auto A = static_cast<double>(cls_[c.cls].a_append);
-        add_prefill(s, in_.cls[c.cls], A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
+        const ClassLoad& load = c.recompute ? recompute_[id] : in_.cls[c.cls];
+        const auto A = c.recompute ? load.A : static_cast<double>(cls_[c.cls].a_append);
+        add_prefill(s, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
         chunks_.emplace_back(id, take);
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
     double f = spec_.f;
     if (dynamic) {
-        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov);
+        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov, hint_);
+        if (split.interior > 0) hint_ = split.interior;
         f = split.f;
         s = split.content;
     }
@@ -239,12 +274,15 @@ inline void SimEngine::step() {
     output_tokens += n;
     sum_context_ += n;
     held_tokens_ += n;
+    if (spec_.preempt != Preempt::none) reserved_hbm_ += kv_gpu_ * n;  // the KV the step wrote
     while (!decoders_.empty() && decoders_.top().end_step == static_cast<std::int64_t>(steps)) {
-        const std::uint32_t id = decoders_.top().call;
+        const Decoder d = decoders_.top();
         decoders_.pop();
-        const SimCall& c = calls_[id];
-        sum_context_ -= static_cast<double>(cls_[c.cls].context + static_cast<std::int64_t>(steps) + 1 - c.decode_from);
-        complete(id);
+        const SimCall& c = calls_[d.call];
+        if (c.state != CallState::decoding || c.end_step != d.end_step) continue;  // preempted since
+        --decoding_;
+        sum_context_ -= static_cast<double>(cls_[c.cls].context + c.produced + static_cast<std::int64_t>(steps) - c.decode_from);
+        complete(d.call);
     }
     for (const auto& [id, take] : chunks_) {
         calls_[id].prefill_left -= take;
@@ -252,9 +290,9 @@ inline void SimEngine::step() {
         prefill_tokens += static_cast<double>(take);
         if (calls_[id].prefill_left > 0) continue;
         prefilling_.pop_front();  // the calls that finish are the first of the FIFO
-        output_tokens += 1;  // the first token
+        output_tokens += 1;  // the first token (a recomputation's: its next)
         if (measuring_) tally.tokens_out += 1;
-        calls_[id].first_token = now;
+        if (calls_[id].produced == 0) calls_[id].first_token = now;
         start_decoding(id);
     }
 }
@@ -264,21 +302,24 @@ inline void SimEngine::start_decoding(std::uint32_t id) {
     SimCall& c = calls_[id];
     const SimClass& k = cls_[c.cls];
     c.decode_from = static_cast<std::int64_t>(steps);
-    if (k.copy > 0) (void)link.submit(LinkPair::d2h, now, k.copy, timeline, measuring_, false);
-    if (k.o_output <= 1) {
+    if (k.copy > 0 && c.produced == 0) (void)link.submit(LinkPair::d2h, now, k.copy, timeline, measuring_, false);
+    c.produced += 1;
+    if (c.produced >= k.o_output) {
         complete(id);
         return;
     }
-    decoders_.push(Decoder{c.decode_from + k.o_output - 1, id});
-    sum_context_ += static_cast<double>(k.context + 1);  // token j reads S + j keys
+    resume_decoding(id);
 }
 
 inline void SimEngine::complete(std::uint32_t id) {
     ++events;
     ++completed_;
-    const SimCall& c = calls_[id];
+    SimCall& c = calls_[id];
+    c.state = CallState::done;
     const SimClass& k = cls_[c.cls];
-    reserved_hbm_ -= k.hbm;
+    const bool optimistic = spec_.preempt != Preempt::none;
+    const double held_hbm = optimistic ? kv_gpu_ * static_cast<double>(k.context + k.o_output - 1) : k.hbm;
+    reserved_hbm_ -= held_hbm;
     reserved_dram_ -= k.dram;
     held_tokens_ -= static_cast<double>(k.context + k.o_output - 1);
     if (measuring_) {
@@ -294,7 +335,7 @@ inline void SimEngine::complete(std::uint32_t id) {
         const double gap = rng_.gap(k.idle, spec_.gaps);
         if (gap > 0) {  // idle: the session's KV stays reserved (hold) or moves to DRAM (park)
             Hold& h = holds_[static_cast<std::size_t>(c.client)];
-            h = ps_.idle == IdlePolicy::park ? Hold{0.0, k.dram_parked} : Hold{k.hbm, k.dram};
+            h = ps_.idle == IdlePolicy::park ? Hold{0.0, k.dram_parked} : Hold{held_hbm, k.dram};
             reserved_hbm_ += h.hbm;
             idle_hbm_ += h.hbm;
             reserved_dram_ += h.dram;
@@ -330,11 +371,12 @@ inline void SimEngine::run(double first_cycle) {
         }
         admit();
         loaded();
-        if (active() > 0) {
+        if (active() > 0 && (spec_.preempt == Preempt::none || make_room())) {
             step();
             continue;
         }
         if (arrivals_.empty() && loading_.empty()) {
+            if (active() > 0) throw std::logic_error("sim: a running call cannot grow and nothing will free HBM");
             if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
             break;
         }

@@ -11,6 +11,7 @@
 
 #include "kvroof/analysis/trace_classes.hpp"
 #include "kvroof/analysis/trace_synth.hpp"
+#include "kvroof/spec/workload.hpp"
 
 namespace kvroof::io {
 
@@ -30,6 +31,8 @@ enum class TraceFormat { jsonl, csv };
 // The classes as a mix file: loadable by --mix FILE.json, by --workload
 // (one class) and by --synthesize. `source` goes into each class's note.
 [[nodiscard]] nlohmann::ordered_json classes_mix_json(const TraceClasses& t, std::string_view source);
+// The same classes as the Mix a mix file of them reads back as.
+[[nodiscard]] Mix classes_mix(const TraceClasses& t, std::string_view source);
 
 // The statistics of a classes file (mix file schema, every class with
 // calls_per_session); calls, seed and spread are left at their defaults.
