@@ -112,15 +112,17 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
     const double lo = s.f[lo_i], hi = s.f[hi_i];
     double last_width = hi - lo;
     int stalls = 0;
+    // The window [first, last] and its best sample k (the first of equal
+    // ones), kept as samples are inserted: each lands strictly inside it.
+    const auto first =
+        static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
+    auto last = static_cast<std::size_t>(std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) -
+                                         s.f.begin()) -
+                1;
+    std::size_t k = first;
+    for (std::size_t i = first + 1; i <= last; ++i)
+        if (s.x[i] > s.x[k]) k = i;
     while (budget > 0) {
-        const auto first = static_cast<std::size_t>(
-            std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
-        const auto last = static_cast<std::size_t>(
-                              std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin()) -
-                          1;
-        std::size_t k = first;
-        for (std::size_t i = first + 1; i <= last; ++i)
-            if (s.x[i] > s.x[k]) k = i;
         if (k == first || k == last || !(s.x[k] > 0)) return;  // no interior peak in the window
         const double a = s.f[k - 1], b = s.f[k], c = s.f[k + 1];
         if (c - a <= tol) return;
@@ -161,8 +163,12 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
             if (u < 0 || budget <= 0) continue;
             u = std::clamp(u, a + min_gap, c - min_gap);
             if (std::abs(u - b) < min_gap) u = b + (c - b > b - a ? min_gap : -min_gap);
-            s.add(u, eval);
+            const std::size_t n = s.n, i = s.add(u, eval);
             --budget;  // per attempt, inserted or not: the loop always ends
+            if (s.n == n) continue;  // an existing sample: nothing moved
+            ++last;
+            if (i <= k) ++k;
+            if (s.x[i] > s.x[k] || (s.x[i] == s.x[k] && i < k)) k = i;
         }
     }
 }
