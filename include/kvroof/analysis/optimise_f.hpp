@@ -112,15 +112,17 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
     const double lo = s.f[lo_i], hi = s.f[hi_i];
     double last_width = hi - lo;
     int stalls = 0;
+    // The window [first, last] and its best sample k (the first of equal
+    // ones), kept as samples are inserted: each lands strictly inside it.
+    const auto first =
+        static_cast<std::size_t>(std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
+    auto last = static_cast<std::size_t>(std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) -
+                                         s.f.begin()) -
+                1;
+    std::size_t k = first;
+    for (std::size_t i = first + 1; i <= last; ++i)
+        if (s.x[i] > s.x[k]) k = i;
     while (budget > 0) {
-        const auto first = static_cast<std::size_t>(
-            std::lower_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), lo) - s.f.begin());
-        const auto last = static_cast<std::size_t>(
-                              std::upper_bound(s.f.begin(), s.f.begin() + static_cast<std::ptrdiff_t>(s.n), hi) - s.f.begin()) -
-                          1;
-        std::size_t k = first;
-        for (std::size_t i = first + 1; i <= last; ++i)
-            if (s.x[i] > s.x[k]) k = i;
         if (k == first || k == last || !(s.x[k] > 0)) return;  // no interior peak in the window
         const double a = s.f[k - 1], b = s.f[k], c = s.f[k + 1];
         if (c - a <= tol) return;
@@ -161,8 +163,12 @@ void maximise_near(FSamples& s, std::size_t lo_i, std::size_t hi_i, Eval& eval, 
             if (u < 0 || budget <= 0) continue;
             u = std::clamp(u, a + min_gap, c - min_gap);
             if (std::abs(u - b) < min_gap) u = b + (c - b > b - a ? min_gap : -min_gap);
-            s.add(u, eval);
+            const std::size_t n = s.n, i = s.add(u, eval);
             --budget;  // per attempt, inserted or not: the loop always ends
+            if (s.n == n) continue;  // an existing sample: nothing moved
+            ++last;
+            if (i <= k) ++k;
+            if (s.x[i] > s.x[k] || (s.x[i] == s.x[k] && i < k)) k = i;
         }
     }
 }
@@ -289,6 +295,10 @@ struct EndSearch {
     double best_f = 0, best_x = 0;
     bool have = false;
 
+    // A constructor, not aggregate initialisation: that zero-filled the 4 kB
+    // sample store of each end (8 % of a verdict's instructions).
+    EndSearch(const PreparedScenario* p, double overlap) noexcept : ps(p), ov(overlap) {}
+
     double take(double f, double x) {
         if (!have || x > best_x || (x == best_x && f < best_f)) {
             best_f = f;
@@ -338,7 +348,7 @@ inline void refine(EndSearch& e, const Scan& sc) {
 // Best f in [0, 1] at overlap ov (see the header comment for the method).
 [[nodiscard]] inline ServingPoint optimise_f(const PreparedScenario& ps, double ov) {
     const detail::Scan sc = detail::scan_points(ps);
-    detail::EndSearch e{&ps, ov, {}, 0.0, 0.0, false};
+    detail::EndSearch e(&ps, ov);
     for (std::size_t i = 0; i < sc.n; ++i) e.s.add(sc.f[i], e);
     const double coarse_best = e.best_x;
     for (int i = 0; i < kCoarseSteps; ++i)
@@ -354,7 +364,7 @@ inline void refine(EndSearch& e, const Scan& sc) {
 [[nodiscard]] inline std::array<ServingPoint, 2> optimise_f_band(const PreparedScenario& ps,
                                                                  std::array<const ServingPoint*, 2> at_zero = {}) {
     const detail::Scan sc = detail::scan_points(ps);
-    std::array<detail::EndSearch, 2> e{{{&ps, 0.0, {}, 0.0, 0.0, false}, {&ps, 1.0, {}, 0.0, 0.0, false}}};
+    std::array<detail::EndSearch, 2> e{{detail::EndSearch(&ps, 0.0), detail::EndSearch(&ps, 1.0)}};
     for (std::size_t i = 0; i < sc.n; ++i) {
         const MixDemand md = mix_demand(ps, sc.f[i]);
         for (auto& end : e) {
