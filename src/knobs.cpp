@@ -187,7 +187,7 @@ std::vector<Knob> fabric_rows() {
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
          .access = on_hardware<&HardwareSpec::allreduce_latency>()},
         {.name = "ep", .column = "ep", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
-         .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus; MoE models); adds an all-to-all dispatch and combine per MoE layer",
+         .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus, at most the routed experts; where it does not divide them the busiest GPU holds ceil(E/ep) of them; MoE models); adds an all-to-all dispatch and combine per MoE layer",
          .group = kHardware, .access = on_hardware<&HardwareSpec::ep>()},
         {.name = "attention-dp", .column = "attention_dp", .type = KnobType::whole, .shown_default = "0 (off)", .lo = 0, .hi = 1,
          .help = "data-parallel attention over the --gpus group, MLA models (SGLang --enable-dp-attention): 1 = each GPU holds only its own sequences' latent KV and a whole copy of the attention weights; the FFN stays TP/EP",

@@ -109,6 +109,8 @@ void check_scenario(const Scenario& s) {
         if (s.hardware.ep > 1 && !s.model.is_moe())
             throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
                              std::to_string(s.hardware.ep));
+        if (s.hardware.ep > s.model.experts && s.model.is_moe())
+            throw InputError(fmt::format("ep: at most the model's routed experts ({}), got {}", s.model.experts, s.hardware.ep));
         if (s.hardware.pp > s.model.layers)
             throw InputError(fmt::format("pp: at most the model's layers ({}), got {}", s.model.layers, s.hardware.pp));
         if (s.hardware.attention_dp == 1 && s.model.attention != Attention::mla)

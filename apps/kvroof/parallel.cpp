@@ -61,7 +61,8 @@ Action setup_parallel(CLI::App& app) {
     sub->footer(
         "--gpus is the total; every tensor-parallel size that divides it, fits the NVLink domain (--nvlink-domain) and\n"
         "divides the attention heads is tried, with --gpus / TP replicas; for MoE models every expert-parallel degree\n"
-        "that divides the group and the routed experts, and for MLA models data-parallel attention over the group\n"
+        "that divides the group, up to the routed experts (where it does not divide them the busiest GPU holds\n"
+        "ceil(experts/EP) of them), and for MLA models data-parallel attention over the group\n"
         "(ADP, with EP 1 or the group); --ep and --attention-dp are chosen here, not taken from the flags.\n"
         "Each deployment is run at 1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked, KV on the GPU; "
         "its best point within the SLOs ranks it.\n\n"
