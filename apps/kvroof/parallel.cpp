@@ -68,6 +68,7 @@ Action setup_parallel(CLI::App& app) {
         "its best point within the SLOs ranks it.\n\n"
         "Examples:\n"
         "  kvroof parallel --hardware h100-sxm --gpus 8 --model qwen3-235b-a22b --isl 2000 --osl 500\n"
+        "  kvroof parallel --deployment gb200-nvl72 --model deepseek-v3 --isl 2000 --osl 500\n"
         "  kvroof parallel --hardware h200 --gpus 8 --model llama-3.1-405b --weight-dtype fp8 --slo-tpot 30ms --json\n"
         "  kvroof parallel --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000 --csv points.csv "
         "--plot pareto.svg");

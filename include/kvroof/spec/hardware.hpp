@@ -69,6 +69,7 @@ struct HardwareSpec {
     // NIC's line rate, so no η. Latency per all-to-all over it: ASSUMED.
     BytesPerSecond net_bandwidth{50e9};
     Seconds net_latency{10e-6};
+    std::string net_name;  // the network preset that set them ("ib-ndr", ...); empty: these defaults
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
     Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
