@@ -223,12 +223,12 @@ std::vector<Knob> fabric_rows() {
         {.name = "net-bw", .column = "net_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --net, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",
-         .group = kHardware, .preset = PresetFile::net, .preset_key = "bandwidth_GBps", .preset_required = true,
+         .group = kHardware, .preset = PresetFile::net, .preset_key = "net_bandwidth_GBps", .preset_required = true,
          .access = on_hardware<&HardwareSpec::net_bandwidth>()},
         {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
          .shown_default = "from --net, else 10 (ASSUMED)", .lo = 0, .hi = kMaxLinkLatency,
          .help = "time of one small all-to-all over the scale-out network, e.g. 10us", .group = kHardware,
-         .preset = PresetFile::net, .preset_key = "latency_us", .preset_required = true,
+         .preset = PresetFile::net, .preset_key = "net_latency_us", .preset_required = true,
          .access = on_hardware<&HardwareSpec::net_latency>()},
     };
 }

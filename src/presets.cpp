@@ -247,7 +247,7 @@ std::shared_ptr<const LinkPreset> load_net_preset(std::string_view flag, std::st
             return net_from_json(fmt::format("networks.{}", name_or_path), find_preset(flag, "networks", name_or_path),
                                  std::string(name_or_path));
         const json j = read_json_file(flag, name_or_path);
-        const Entry e = single_entry(flag, name_or_path, j, "bandwidth_GBps");
+        const Entry e = single_entry(flag, name_or_path, j, "net_bandwidth_GBps");
         return net_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
     });
 }

@@ -101,8 +101,9 @@ void run_presets(bool as_json) {
                          l.value("note", ""), first_source(l));
     s += "\nNetworks (scale-out, per GPU per direction; --net)\n";
     for (const auto& [name, n] : io::presets("networks").items())
-        s += fmt::format("  {:<20} {:>7g} GB/s  {:>4g} us  {}\n      source: {}\n", name, n.at("bandwidth_GBps").get<double>(),
-                         n.at("latency_us").get<double>(), n.value("note", ""), first_source(n));
+        s +=
+            fmt::format("  {:<20} {:>7g} GB/s  {:>4g} us  {}\n      source: {}\n", name, n.at("net_bandwidth_GBps").get<double>(),
+                        n.at("net_latency_us").get<double>(), n.value("note", ""), first_source(n));
     s += "\nDeployments (--deployment: hardware preset, GPUs, NVLink domain, network)\n";
     for (const auto& [name, d] : io::presets("deployments").items())
         s += fmt::format("  {:<12} {} x{}, NVLink domain {}, net {}  {}\n      source: {}\n", name,

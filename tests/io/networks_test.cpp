@@ -33,7 +33,7 @@ TEST_CASE("every network preset says which figure is nominal or measured and whi
     }
 }
 
-TEST_CASE("--net sets the network figures and --net-bw / --net-latency given too override them", "[presets][net]") {
+TEST_CASE("the net knob sets the network figures and net-bw / net-latency given too override them", "[presets][net]") {
     // 800 Gb/s XDR = 100 GB/s per direction; 400 Gb/s NDR = 50 GB/s; DeepEP's measured NDR all-to-all 43 GB/s.
     const Scenario xdr = built({{"net", "ib-xdr"}});
     CHECK(xdr.hardware.net_bandwidth.raw() == 100e9);
@@ -54,7 +54,7 @@ TEST_CASE("--net sets the network figures and --net-bw / --net-latency given too
                       Catch::Contains("--net: unknown networks preset 'ib-hdr'") && Catch::Contains("did you mean 'ib-ndr'?"));
 }
 
-TEST_CASE("hardware presets without a network keep the default, which ib-ndr equals; gb300 names ib-xdr", "[presets][net]") {
+TEST_CASE("hardware presets without a network keep the default, which ib-ndr equals, and gb300 names ib-xdr", "[presets][net]") {
     // The default is a 400 Gb/s NIC per GPU (50 GB/s, 10 µs): ib-ndr's figures, so the presets of HGX and
     // GB200 boards keep it bit for bit (naming ib-ndr would read 10 µs as 10 · 1e-6, one ulp away).
     const HardwareSpec defaults;
@@ -91,7 +91,7 @@ TEST_CASE("ib-xdr halves the network-bound all-to-all time of ib-ndr", "[presets
     CHECK(evaluate(xdr, 0.0, 0.0).throughput >= evaluate(ndr, 0.0, 0.0).throughput);
 }
 
-TEST_CASE("--deployment sets the hardware preset, GPUs, NVLink domain and network; explicit flags override",
+TEST_CASE("a deployment sets the hardware preset, GPUs, NVLink domain and network, and explicit flags override",
           "[presets][deploy]") {
     CHECK(io::preset_names("deployments") ==
           std::vector<std::string>{"gb200-nvl72", "gh200x2", "hgx-b200x8", "hgx-h100x8", "hgx-h200x8"});
