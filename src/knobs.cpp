@@ -66,6 +66,12 @@ std::vector<Knob> scenario_rows() {
         {.name = "hardware", .column = "hardware", .type = KnobType::text, .fallback = io::kDefaultHardware,
          .help = "hardware preset or JSON file (see `kvroof presets`)", .group = kScenario, .decode = io::decode_hardware,
          .access = {[](Scenario& s, const KnobValue& v) { s.hardware = *std::get<std::shared_ptr<const HardwareSpec>>(v); }, nullptr}},
+        {.name = "deployment", .column = "deployment", .type = KnobType::text, .shown_default = "none: --hardware",
+         .help = "deployment preset (see `kvroof presets`: hgx-h100x8, hgx-h200x8, hgx-b200x8, gb200-nvl72, gh200x2): sets the "
+                 "hardware preset, --gpus, --nvlink-domain and --net; not with --hardware; --gpus, --nvlink-domain, --net and the "
+                 "other hardware flags given too override it",
+         .group = kScenario, .decode = io::decode_deployment,
+         .access = {[](Scenario& s, const KnobValue& v) { s.hardware = *std::get<std::shared_ptr<const HardwareSpec>>(v); }, nullptr}},
         {.name = "model", .column = "model", .type = KnobType::text, .fallback = io::kDefaultModel,
          .help = "model preset, JSON file, or a Hugging Face config.json", .group = kScenario, .decode = io::decode_model,
          .access = {[](Scenario& s, const KnobValue& v) {
@@ -187,7 +193,7 @@ std::vector<Knob> fabric_rows() {
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
          .access = on_hardware<&HardwareSpec::allreduce_latency>()},
         {.name = "ep", .column = "ep", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
-         .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus; MoE models); adds an all-to-all dispatch and combine per MoE layer",
+         .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus, at most the routed experts; where it does not divide them the busiest GPU holds ceil(E/ep) of them; MoE models); adds an all-to-all dispatch and combine per MoE layer",
          .group = kHardware, .access = on_hardware<&HardwareSpec::ep>()},
         {.name = "attention-dp", .column = "attention_dp", .type = KnobType::whole, .shown_default = "0 (off)", .lo = 0, .hi = 1,
          .help = "data-parallel attention over the --gpus group, MLA models (SGLang --enable-dp-attention): 1 = each GPU holds only its own sequences' latent KV and a whole copy of the attention weights; the FFN stays TP/EP",
@@ -204,15 +210,26 @@ std::vector<Knob> fabric_rows() {
         {.name = "expert-imbalance", .column = "expert_imbalance", .type = KnobType::number, .shown_default = "1 (ASSUMED)", .lo = 1,
          .hi = kMaxGpus, .help = "the busiest GPU's expert work over the mean under --ep (1: perfect balance)", .group = kHardware,
          .access = on_hardware<&HardwareSpec::expert_imbalance>()},
+        {.name = "net", .column = "net", .type = KnobType::text, .shown_default = "from --hardware, else 50 GB/s and 10 us",
+         .help = "scale-out network preset (see `kvroof presets`: ib-ndr, ib-ndr-measured, ib-xdr, roce-400g) or a network JSON "
+                 "file (a value with '/' or ending in .json); sets --net-bw and --net-latency, which override it when given too",
+         .group = kHardware, .decode = io::decode_net,
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        const LinkPreset& n = *std::get<std::shared_ptr<const LinkPreset>>(v);
+                        for (const auto& [k, si] : n.figures) k->access.apply(s, si);
+                        s.hardware.net_name = n.name;
+                    },
+                    nullptr}},
         {.name = "net-bw", .column = "net_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
-         .shown_default = "from --hardware, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
+         .shown_default = "from --net, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",
-         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "net_bandwidth_GBps",
+         .group = kHardware, .preset = PresetFile::net, .preset_key = "net_bandwidth_GBps", .preset_required = true,
          .access = on_hardware<&HardwareSpec::net_bandwidth>()},
         {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
-         .shown_default = "from --hardware, else 10 (ASSUMED)", .lo = 0, .hi = kMaxLinkLatency,
+         .shown_default = "from --net, else 10 (ASSUMED)", .lo = 0, .hi = kMaxLinkLatency,
          .help = "time of one small all-to-all over the scale-out network, e.g. 10us", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "net_latency_us", .access = on_hardware<&HardwareSpec::net_latency>()},
+         .preset = PresetFile::net, .preset_key = "net_latency_us", .preset_required = true,
+         .access = on_hardware<&HardwareSpec::net_latency>()},
     };
 }
 

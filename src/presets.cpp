@@ -21,7 +21,7 @@ using namespace json_read;
 const json& presets(std::string_view kind) {
     static const std::map<std::string, json, std::less<>> cache = [] {
         std::map<std::string, json, std::less<>> m;
-        for (const char* k : {"hardware", "hosts", "links", "models", "workloads", "checkpoints"})
+        for (const char* k : {"hardware", "hosts", "links", "networks", "deployments", "models", "workloads", "checkpoints"})
             m.emplace(k, json::parse(embedded_file(k)));
         return m;
     }();
@@ -180,8 +180,27 @@ LinkPreset host_from_json(std::string_view where, const json& c, std::string nam
     return p;
 }
 
+// Every network knob (--net-bw, --net-latency) from one networks.json-shaped
+// entry, each required and within its knob's range.
+LinkPreset net_from_json(std::string_view where, const json& n, std::string name) {
+    LinkPreset p{std::move(name), {}};
+    std::set<std::string> keys;
+    for (const Knob& k : knobs()) {
+        if (k.preset != PresetFile::net) continue;
+        const std::string key(k.preset_key);
+        keys.emplace(key);
+        const double v = knob_from_json(where, n, k), bare = bare_si(k);
+        if (!(v >= k.lo && v <= k.hi))
+            throw InputError(
+                fmt::format("{}: '{}' must be in [{:g}, {:g}], got {:g}", where, key, k.lo / bare, k.hi / bare, v / bare));
+        p.figures.emplace_back(&k, v);
+    }
+    only_keys(where, n, with_meta(keys));
+    return p;
+}
+
 HardwareSpec hardware_from_json(std::string_view where, const json& h, std::string name) {
-    std::set<std::string> keys = {"prefill_flops_TFLOPS", "link", "link_shared_by_gpus", "host", "memory_type"};
+    std::set<std::string> keys = {"prefill_flops_TFLOPS", "link", "link_shared_by_gpus", "host", "net", "memory_type"};
     for (const Knob& k : knobs())
         if (k.preset == PresetFile::hardware) keys.emplace(k.preset_key);
     only_keys(where, h, with_meta(keys));
@@ -198,6 +217,8 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
     hw.link_bandwidth = hw.link_bandwidth / shared;
     knob("host").access.apply(s, load_host_preset(fmt::format("{}: host", where), string(where, h, "host")));
+    // The scale-out network: the preset's, else the spec's default (a 400 Gb/s NIC per GPU).
+    if (h.contains("net")) knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, h, "net")));
     return hw;
 }
 
@@ -216,6 +237,33 @@ std::shared_ptr<const LinkPreset> load_host_preset(std::string_view flag, std::s
         const json j = read_json_file(flag, name_or_path);
         const Entry e = single_entry(flag, name_or_path, j, "cpu_flops_TFLOPS");
         return host_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+    });
+}
+
+std::shared_ptr<const LinkPreset> load_net_preset(std::string_view flag, std::string_view name_or_path) {
+    // Keyed apart from the link and host presets, which share the cache's type.
+    return cached<LinkPreset>(is_path(name_or_path) ? std::string(name_or_path) : "networks." + std::string(name_or_path), [&] {
+        if (!is_path(name_or_path))
+            return net_from_json(fmt::format("networks.{}", name_or_path), find_preset(flag, "networks", name_or_path),
+                                 std::string(name_or_path));
+        const json j = read_json_file(flag, name_or_path);
+        const Entry e = single_entry(flag, name_or_path, j, "net_bandwidth_GBps");
+        return net_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+    });
+}
+
+std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::string_view name) {
+    // Keyed apart from the hardware presets, which share the cache's type.
+    return cached<HardwareSpec>("deployments." + std::string(name), [&] {
+        const json& d = find_preset(flag, "deployments", name);
+        const std::string where = fmt::format("deployments.{}", name);
+        only_keys(where, d, with_meta({"hardware", "gpus", "nvlink_domain", "net"}));
+        Scenario s;
+        s.hardware = *hardware_preset(fmt::format("{}: hardware", where), string(where, d, "hardware"));
+        s.hardware.gpus = integer(where, d, "gpus", 1, limits::kMaxGpus);
+        s.hardware.nvlink_domain = integer(where, d, "nvlink_domain", 1, limits::kMaxGpus);
+        knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, d, "net")));
+        return s.hardware;
     });
 }
 

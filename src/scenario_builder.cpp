@@ -67,12 +67,16 @@ namespace {
 // A knob that replaces another: given together they are an error; given alone, the other's fallback does not apply.
 const Knob* replaced_by(const Knob& k, const ScenarioInputs& in) {
     if (k.name == "workload" && in.given("mix")) return &knob("mix");
+    if (k.name == "hardware" && in.given("deployment")) return &knob("deployment");
     return nullptr;
 }
 }  // namespace
 
 DecodedInputs decode_inputs(const ScenarioInputs& in) {
     if (in.given("mix") && in.given("workload")) throw InputError("--mix: cannot be combined with --workload; give one of them");
+    if (in.given("deployment") && in.given("hardware"))
+        throw InputError(
+            "--deployment: names its own hardware preset, so it cannot be combined with --hardware; give one of them");
     DecodedInputs out(knobs().size());
     for (const Knob& k : knobs()) {
         if (k.grid_only) continue;
@@ -109,6 +113,8 @@ void check_scenario(const Scenario& s) {
         if (s.hardware.ep > 1 && !s.model.is_moe())
             throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
                              std::to_string(s.hardware.ep));
+        if (s.hardware.ep > s.model.experts && s.model.is_moe())
+            throw InputError(fmt::format("ep: at most the model's routed experts ({}), got {}", s.model.experts, s.hardware.ep));
         if (s.hardware.pp > s.model.layers)
             throw InputError(fmt::format("pp: at most the model's layers ({}), got {}", s.model.layers, s.hardware.pp));
         if (s.hardware.attention_dp == 1 && s.model.attention != Attention::mla)
@@ -209,6 +215,8 @@ KnobValue decode_mix(std::string_view flag, std::string_view text) {
 
 KnobValue decode_link(std::string_view flag, std::string_view text) { return load_link_preset(flag, text); }
 KnobValue decode_host(std::string_view flag, std::string_view text) { return load_host_preset(flag, text); }
+KnobValue decode_net(std::string_view flag, std::string_view text) { return load_net_preset(flag, text); }
+KnobValue decode_deployment(std::string_view flag, std::string_view text) { return load_deployment(flag, text); }
 
 KnobValue decode_dtype(std::string_view flag, std::string_view text) { return parse_dtype(flag, text); }
 

@@ -61,12 +61,14 @@ Action setup_parallel(CLI::App& app) {
     sub->footer(
         "--gpus is the total; every tensor-parallel size that divides it, fits the NVLink domain (--nvlink-domain) and\n"
         "divides the attention heads is tried, with --gpus / TP replicas; for MoE models every expert-parallel degree\n"
-        "that divides the group and the routed experts, and for MLA models data-parallel attention over the group\n"
+        "that divides the group, up to the routed experts (where it does not divide them the busiest GPU holds\n"
+        "ceil(experts/EP) of them), and for MLA models data-parallel attention over the group\n"
         "(ADP, with EP 1 or the group); --ep and --attention-dp are chosen here, not taken from the flags.\n"
         "Each deployment is run at 1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked, KV on the GPU; "
         "its best point within the SLOs ranks it.\n\n"
         "Examples:\n"
         "  kvroof parallel --hardware h100-sxm --gpus 8 --model qwen3-235b-a22b --isl 2000 --osl 500\n"
+        "  kvroof parallel --deployment gb200-nvl72 --model deepseek-v3 --isl 2000 --osl 500\n"
         "  kvroof parallel --hardware h200 --gpus 8 --model llama-3.1-405b --weight-dtype fp8 --slo-tpot 30ms --json\n"
         "  kvroof parallel --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000 --csv points.csv "
         "--plot pareto.svg");

@@ -34,11 +34,13 @@ std::string hardware_text() {
             // A card without NVLink runs tensor parallelism over PCIe within its server.
             const std::string fabric = hw.nvlink_bandwidth.raw() > 0 ? fmt::format("NVLink x{}", hw.nvlink_domain)
                                                                      : fmt::format("PCIe x{}", hw.nvlink_domain);
-            out += fmt::format(
-                "  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | {} | link {} {} | host {} x{:g}/GPU\n      source: {}\n", name,
-                io::format_flops(hw.gpu_flops.raw()), math, io::format_bytes(hw.hbm_capacity.raw()),
-                io::format_bandwidth(hw.hbm_bandwidth.raw()), fabric, hw.link_name, io::format_bandwidth(hw.link_bandwidth.raw()),
-                hw.cpu_name, hw.cpus_per_gpu, first_source(io::presets("hardware").at(name)));
+            out +=
+                fmt::format("  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | {}{} | link {} {} | host {} x{:g}/GPU\n      source: {}\n",
+                            name, io::format_flops(hw.gpu_flops.raw()), math, io::format_bytes(hw.hbm_capacity.raw()),
+                            io::format_bandwidth(hw.hbm_bandwidth.raw()), fabric,
+                            hw.net_name.empty() ? std::string() : " | net " + hw.net_name, hw.link_name,
+                            io::format_bandwidth(hw.link_bandwidth.raw()), hw.cpu_name, hw.cpus_per_gpu,
+                            first_source(io::presets("hardware").at(name)));
         }
     }
     return out;
@@ -82,7 +84,8 @@ std::string models_text() {
 void run_presets(bool as_json) {
     if (as_json) {
         nlohmann::json j;
-        for (const char* k : {"hardware", "hosts", "links", "models", "workloads", "checkpoints"}) j[k] = io::presets(k);
+        for (const char* k : {"hardware", "hosts", "links", "networks", "deployments", "models", "workloads", "checkpoints"})
+            j[k] = io::presets(k);
         j["tool"] = "kvroof";
         j["version"] = KVROOF_VERSION;
         const std::string s = j.dump(2) + "\n";
@@ -101,6 +104,16 @@ void run_presets(bool as_json) {
     for (const auto& [name, l] : io::presets("links").items())
         s += fmt::format("  {:<20} {:>7g} GB/s   {}\n      source: {}\n", name, l.at("bandwidth_GBps").get<double>(),
                          l.value("note", ""), first_source(l));
+    s += "\nNetworks (scale-out, per GPU per direction; --net)\n";
+    for (const auto& [name, n] : io::presets("networks").items())
+        s +=
+            fmt::format("  {:<20} {:>7g} GB/s  {:>4g} us  {}\n      source: {}\n", name, n.at("net_bandwidth_GBps").get<double>(),
+                        n.at("net_latency_us").get<double>(), n.value("note", ""), first_source(n));
+    s += "\nDeployments (--deployment: hardware preset, GPUs, NVLink domain, network)\n";
+    for (const auto& [name, d] : io::presets("deployments").items())
+        s += fmt::format("  {:<12} {} x{}, NVLink domain {}, net {}  {}\n      source: {}\n", name,
+                         d.at("hardware").get<std::string>(), d.at("gpus").get<int>(), d.at("nvlink_domain").get<int>(),
+                         d.at("net").get<std::string>(), d.value("note", ""), first_source(d));
     s += models_text();
     s += "\nWorkloads (call classes)\n";
     for (const auto& name : io::preset_names("workloads")) {
@@ -121,7 +134,8 @@ void run_presets(bool as_json) {
 
 Action setup_presets(CLI::App& app) {
     auto as_json = std::make_shared<bool>(false);
-    CLI::App* sub = app.add_subcommand("presets", "list every hardware, host, link, model and workload preset with its source");
+    CLI::App* sub = app.add_subcommand(
+        "presets", "list every hardware, host, link, network, deployment, model and workload preset with its source");
     sub->add_flag("--json", *as_json, "print the presets as JSON");
     return [as_json] { run_presets(*as_json); };
 }

@@ -112,6 +112,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
              {"link", hw.link_name},
              {"link_bandwidth_bytes_per_s", hw.link_bandwidth.raw()},
              {"host", hw.cpu_name},
+             {"net", hw.net_name},
              {"cpus_per_gpu", hw.cpus_per_gpu},
              {"cpu_flops_per_s", hw.cpu_flops.raw()},
              {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},

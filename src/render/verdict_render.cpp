@@ -75,6 +75,13 @@ std::string capacity_text(const ScenarioFacts& facts) {
             "of attention (and shared-expert) copies, {} per GPU\n",
             format_bytes(facts.weights_replicated.raw()),
             format_bytes(facts.weights_replicated.raw() / facts.scenario.hardware.gpus));
+    if (facts.weights_uneven.raw() > 0) {
+        const int e = facts.scenario.hardware.ep, E = facts.scenario.model.experts;
+        s += fmt::format(
+            "  EP {} over {} routed experts: the busiest GPU holds {} of them ({:.4g}x the mean {:.4g}); the weights "
+            "include {} for every GPU holding as many\n",
+            e, E, (E + e - 1) / e, facts.expert_load, static_cast<double>(E) / e, format_bytes(facts.weights_uneven.raw()));
+    }
     for (const ClassFit& c : facts.classes)
         s += fmt::format("  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n",
                          c.name, c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);

@@ -25,8 +25,10 @@ Scenario on(const char* hardware, const char* model, int gpus) {
 
 TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     // DeepSeek-V3: hidden 7168, 61 layers of which the first 3 dense (58 MoE), top-8 of 256 experts.
-    // One all-to-all moves 7168 · 2 B · 8 = 114,688 B per token; a dispatch and a combine per MoE
-    // layer: 2 · 114,688 = 229,376 B per token per layer, 116 all-to-alls = 13,303,808 B per pass.
+    // One all-to-all moves 7168 · 2 B · 8 = 114,688 B per token (BF16 for dispatch and combine, as
+    // charged: DeepEP dispatches FP8, 7168 · 1 B · 8 = 57,344 B plus scales, so dispatch is
+    // overstated ≈2×); a dispatch and a combine per MoE layer: 2 · 114,688 = 229,376 B per token per
+    // layer, 116 all-to-alls = 13,303,808 B per pass.
     Scenario s = on("gb200", "deepseek-v3", 72);  // NVLink 900 GB/s per direction, η 0.70, α 6 µs, domain 72
     s.hardware.ep = 72;
     s.hardware.check_validity();
@@ -34,11 +36,17 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     CHECK(ps.mc.alltoalls_per_pass == 116.0);
     CHECK(ps.mc.alltoall_bytes_per_token == 114688.0);
     CHECK(2.0 * ps.mc.alltoall_bytes_per_token == 229376.0);
-    // Inside one NVL72 domain 71/72 of it leaves each GPU, all over NVLink; each of the 72 GPUs
-    // sends the bytes of its B/72 sequences: per sequence 13,303,808 · (71/72) / (0.7 · 900e9) / 72
-    // = 2.892e-7 s per pass, and the α of the 116 all-to-alls, 116 · 6 µs = 696 µs per step.
-    const double per_seq = 13'303'808.0 * (71.0 / 72.0) / (0.7 * 900e9) / 72.0;
-    CHECK(per_seq == Approx(2.892e-7).epsilon(1e-3));
+    // 72 does not divide 256: 256 = 3 · 72 + 40, so 40 GPUs hold 4 experts and 32 hold 3. The busiest
+    // holds 4 where the mean is 256/72 = 3.556: load 4 · 72 / 256 = 1.125. It receives 1.125 times the
+    // mean's tokens (uniform routing), so its all-to-all bytes and routed FLOP are 1.125 times the mean.
+    CHECK(ps.mc.expert_load == 1.125);
+    // Inside one NVL72 domain 71/72 of it leaves each GPU, all over NVLink; each of the 72 GPUs sends
+    // the bytes of its B/72 sequences: per sequence 13,303,808 · (71/72) / (0.7 · 900e9) / 72 =
+    // 2.892e-7 s per pass at an even split, × 1.125 = 3.254e-7 s on the busiest GPU; the α of the
+    // 116 all-to-alls, 116 · 6 µs = 696 µs per step, does not depend on the bytes.
+    const double even = 13'303'808.0 * (71.0 / 72.0) / (0.7 * 900e9) / 72.0, per_seq = 1.125 * even;
+    CHECK(even == Approx(2.892e-7).epsilon(1e-3));
+    CHECK(per_seq == Approx(3.254e-7).epsilon(1e-3));
     CHECK(ep_comm_per_token(ps.mc, ps.sys) == Approx(per_seq).epsilon(1e-12));
     CHECK(ps.ep_step_latency == Approx(116 * 6e-6).epsilon(1e-12));
     CHECK(ep_comm_per_pass(ps.mc, ps.sys, 100) == Approx(116 * 6e-6 + 100 * per_seq).epsilon(1e-12));
@@ -47,16 +55,55 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     const detail::BatchShape bs = detail::batch_shape(ps, mix_demand(ps, 0.0), 0.0);
     CHECK(bs.shape.g0 == Approx(ps.tp_step_latency + 116 * 6e-6).epsilon(1e-12));
     CHECK(bs.shape.gx == Approx(tp_comm_per_token(ps.mc, ps.sys) + per_seq).epsilon(1e-12));
+    // Memory: the routed experts are 58 · 256 · 3 · 7168 · 2048 = 653,908,770,816 weights, FP8 1 B each;
+    // holding 4 on every GPU instead of the mean adds 0.125 of them, 81,738,596,352 B to the group.
+    CHECK(ps.mc.weights_uneven == 81'738'596'352.0);
+    CHECK(ps.mc.weights_routed.raw() == 653'908'770'816.0 * 1.125);
+    // Compute: the routed FLOP per token, 2 · 58 · 8 · 3 · 7168 · 2048, gains 0.125 of itself.
+    Scenario s8 = s;
+    s8.hardware.ep = 8;  // divides 256: even
+    const PreparedScenario p8(s8);
+    CHECK(ps.mc.linear_per_token.raw() - p8.mc.linear_per_token.raw() ==
+          Approx(0.125 * 2.0 * 58 * 8 * 3.0 * 7168 * 2048).epsilon(1e-12));
+    CHECK(ps.mc.weights.raw() - p8.mc.weights.raw() == 81'738'596'352.0);
 
     // The same EP 72 over HGX-sized NVLink domains of 8: 7/72 stays on NVLink, 64/72 crosses the
-    // 50 GB/s network (400 Gb/s NDR), which binds: 13,303,808 · (64/72) / 50e9 / 72 = 3.285e-6 s,
-    // and each all-to-all waits for the network's α (10 µs) instead of NVLink's (6 µs).
+    // 50 GB/s network (400 Gb/s NDR), which binds: 13,303,808 · (64/72) / 50e9 / 72 = 3.285e-6 s at an
+    // even split, 3.696e-6 s on the busiest GPU; each all-to-all waits for the network's α (10 µs).
     s.hardware.nvlink_domain = 8;
     const PreparedScenario pn(s);
-    const double net = 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0;
-    CHECK(net == Approx(3.285e-6).epsilon(1e-3));
+    const double net = 1.125 * 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0;
+    CHECK(net == Approx(3.696e-6).epsilon(1e-3));
     CHECK(ep_comm_per_token(pn.mc, pn.sys) == Approx(net).epsilon(1e-12));
     CHECK(pn.ep_step_latency == Approx(116 * 10e-6).epsilon(1e-12));
+}
+
+TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sharding", "[ep]") {
+    // E = 256 over e = 8 (or 2, 4, 64): no extra expert on any GPU; every figure is what the even
+    // formulas give, compared with ==, not Approx: the expert load is exactly 1 and adds nothing.
+    for (int e : {2, 4, 8, 64}) {
+        INFO(e);
+        Scenario s = on("gb200", "deepseek-v3", 64);
+        s.hardware.ep = e;
+        s.hardware.expert_imbalance = 1.5;
+        const PreparedScenario ps(s);
+        const WeightBytes w = weight_bytes_by_group(s.model, s.policy.weight_dtype);
+        const ParamCounts pc = param_counts(s.model);
+        CHECK(ps.mc.expert_load == 1.0);
+        CHECK(ps.mc.weights_uneven == 0.0);
+        CHECK(ps.mc.weights.raw() == w.total);
+        CHECK(ps.mc.weights_routed.raw() == w.routed);
+        CHECK(ps.mc.linear_per_token.raw() ==
+              linear_flop_per_token(s.model).raw() + 0.5 * (2.0 * pc.moe_layers * s.model.experts_active * pc.per_expert));
+        CHECK(ep_comm_per_token(ps.mc, ps.sys) ==
+              ps.mc.alltoalls_per_pass * ps.mc.alltoall_bytes_per_token * ps.sys.alltoall_s_per_byte);
+        CHECK(ep_comm_per_pass(ps.mc, ps.sys, 7) ==
+              ps.mc.alltoalls_per_pass *
+                  (ps.sys.alltoall_latency + 7 * ps.mc.alltoall_bytes_per_token * ps.sys.alltoall_s_per_byte));
+    }
+    CHECK(expert_load(256, 1) == 1.0);
+    CHECK(expert_load(128, 6) == 132.0 / 128.0);  // 128 over 6: 2 GPUs hold 22, 4 hold 21
+    CHECK(expert_load(8, 3) == 9.0 / 8.0);  // Mixtral over 3: 3, 3, 2
 }
 
 TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-all bytes by λ", "[ep]") {

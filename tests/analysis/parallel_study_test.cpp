@@ -152,22 +152,29 @@ TEST_CASE("deployments tried: EP degrees for MoE models, data-parallel attention
     // DeepSeek-V3 (MLA, 128 heads, 256 routed experts) on a GB200 NVL72:
     // tensor-parallel attention on 1, 2, 4, 8 GPUs (128 heads) with EP dividing
     // them: 1 + 2 + 3 + 4 = 10; data-parallel attention on every divisor of 72
-    // above 1 (11 of them), with EP = the group where it divides 256 (2, 4,
-    // 8): 14. Pipelines of the tensor-parallel groups, p dividing 72 / t up to
+    // above 1 (11 of them), with EP 1 and EP = the group (each at most the
+    // 256 experts; 3, 6, 9, 12, 18, 24, 36, 72 do not divide them, so their
+    // busiest GPU holds ⌈256/e⌉): 22. Pipelines of the tensor-parallel groups, p dividing 72 / t up to
     // the 61 layers: t = 1 (10 p, 72 excluded), 2 (8 p x 2 EP), 4 (5 p x 3 EP),
     // 8 (p = 3, 9 x 4 EP): 10 + 16 + 15 + 8 = 49.
     const ModelSpec dsv3 = io::load_model("--model", "deepseek-v3");
     const std::vector<Deployment> d = deployments_of(dsv3, 72, 72);
-    CHECK(d.size() == 24 + 49);
+    CHECK(d.size() == 32 + 49);
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 1, 8, false, 9}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{1, 1, 1, false, 72}) == 0);  // more stages than layers
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 8, true}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 1, true}) == 1);
-    CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 72, true}) == 0);  // 72 does not divide 256 experts
+    CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 72, true}) == 1);  // 72 does not divide 256: 40 GPUs hold 4
+    CHECK(std::count(d.begin(), d.end(), Deployment{6, 12, 6, true}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 4, true}) == 0);  // ADP dispatches from every GPU: EP 1 or 8
     CHECK(expert_parallel_degrees(dsv3, 8, false) == std::vector<int>{1, 2, 4, 8});
     CHECK(expert_parallel_degrees(dsv3, 8, true) == std::vector<int>{1, 8});
     CHECK(expert_parallel_degrees(llama, 8, false) == std::vector<int>{1});
+    CHECK(expert_parallel_degrees(dsv3, 72, false) == std::vector<int>{1, 2, 3, 4, 6, 8, 9, 12, 18, 24, 36, 72});
+    ModelSpec few = dsv3;  // an EP degree above the routed experts would leave GPUs without one: not tried
+    few.experts = 16;
+    CHECK(expert_parallel_degrees(few, 72, false) == std::vector<int>{1, 2, 3, 4, 6, 8, 9, 12});
+    CHECK(expert_parallel_degrees(few, 72, true) == std::vector<int>{1});
 }
 
 TEST_CASE("a data-parallel-attention deployment holds the replicated attention weights and one copy of the latent",

@@ -7,8 +7,8 @@
 // of N within the NVLink domain: with tensor-parallel attention those that
 // divide the attention heads (an engine splits heads evenly over the group);
 // with data-parallel attention (MLA models) any of them above 1. MoE models
-// also try every expert-parallel degree e of the group that divides t and the
-// routed experts (with data-parallel attention e = 1 or t: each GPU
+// also try every expert-parallel degree e of the group that divides t, up to
+// the routed experts (with data-parallel attention e = 1 or t: each GPU
 // dispatches its own tokens). Pipelines of tensor-parallel groups come last:
 // p > 1 stages of t GPUs for every p dividing N / t (p ≤ the layers), copied
 // N / (t·p) times, their costs those of analysis/pipeline.hpp.
@@ -95,13 +95,14 @@ struct ParallelStudy {
 }
 
 // The expert-parallel degrees of a group of t: 1, and for MoE models the
-// divisors of t that divide the routed experts; with data-parallel attention
-// only t (SGLang's DeepEP sets ep = tp).
+// divisors of t up to the routed experts (where e does not divide them the
+// busiest GPU holds ⌈E/e⌉: ModelConstants::expert_load); with data-parallel
+// attention only t (SGLang's DeepEP sets ep = tp).
 [[nodiscard]] inline std::vector<int> expert_parallel_degrees(const ModelSpec& m, int t, bool attention_dp) {
     std::vector<int> out{1};
     if (!m.is_moe()) return out;
-    for (int e = 2; e <= t; ++e)
-        if (t % e == 0 && m.experts % e == 0 && (!attention_dp || e == t)) out.push_back(e);
+    for (int e = 2; e <= std::min(t, m.experts); ++e)
+        if (t % e == 0 && (!attention_dp || e == t)) out.push_back(e);
     return out;
 }
 

@@ -30,6 +30,8 @@ struct ScenarioFacts {
     double kv_replication = 1;  // copies HBM holds across the tensor-parallel GPUs (ModelConstants)
     double kv_session_span = 1;  // one session fits when its KV times this fits the free HBM (ModelConstants)
     Bytes weights_replicated{0.0};  // data-parallel attention's extra weight copies, part of `weights`
+    double expert_load = 1;  // the busiest GPU's routed experts over the mean (EP not dividing them; ModelConstants)
+    Bytes weights_uneven{0.0};  // what holding that on every GPU adds, part of `weights`
     Bytes hbm_usable;  // GPUs × (HBM − reserve)
     Bytes hbm_free;  // hbm_usable − weights (negative when they do not fit)
     Bytes cpu_memory;  // CPU DRAM of every socket
@@ -48,6 +50,8 @@ struct ScenarioFacts {
     f.kv_replication = ps.kv_replication;
     f.kv_session_span = ps.kv_session_span;
     f.weights_replicated = Bytes(ps.mc.weights_replicated);
+    f.expert_load = ps.mc.expert_load;
+    f.weights_uneven = Bytes(ps.mc.weights_uneven);
     f.hbm_usable = ps.sys.hbm_capacity;
     f.hbm_free = Bytes(ps.hbm_free_bytes());
     f.cpu_memory = ps.sys.cpu_memory;

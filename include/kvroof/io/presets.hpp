@@ -53,6 +53,12 @@ inline constexpr int kMaxJsonDepth = 64;
 // probe --cpu --out FILE` writes; a name with '/' or ending in .json, is_path):
 // every knob with PresetFile::host, an absent optional key as the spec's default.
 [[nodiscard]] std::shared_ptr<const LinkPreset> load_host_preset(std::string_view flag, std::string_view name_or_path);
+// A network preset (data/networks.json) or a file of its entry schema: every
+// knob with PresetFile::net (the net-bw and net-latency knobs).
+[[nodiscard]] std::shared_ptr<const LinkPreset> load_net_preset(std::string_view flag, std::string_view name_or_path);
+// A deployment preset (data/deployments.json): the hardware preset it names
+// with its GPU count, NVLink domain and network applied.
+[[nodiscard]] std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::string_view name);
 [[nodiscard]] ModelSpec load_model(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] CallClass load_workload(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] BytesPerSecond load_link(std::string_view flag, std::string_view name);

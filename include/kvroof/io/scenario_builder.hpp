@@ -83,6 +83,8 @@ void check_scenario(const Scenario& s);
 [[nodiscard]] KnobValue decode_mix(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_link(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_host(std::string_view flag, std::string_view text);
+[[nodiscard]] KnobValue decode_net(std::string_view flag, std::string_view text);
+[[nodiscard]] KnobValue decode_deployment(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_dtype(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_idle(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_slo_target(std::string_view flag, std::string_view text);

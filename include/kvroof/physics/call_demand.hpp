@@ -57,6 +57,13 @@ struct ModelConstants {
     // holds the attention weights (and, under EP, the shared experts) on each of
     // the t GPUs, (t − 1) extra copies. Part of `weights` and `weights_non_routed`.
     double weights_replicated = 0;
+    // Expert parallelism with e not dividing the E routed experts: the busiest
+    // GPU holds ⌈E/e⌉ experts where the mean is E/e, expert_load = ⌈E/e⌉·e/E
+    // times its even share (1 when e divides E, or at EP 1). The group is
+    // charged as if every GPU held what the busiest does: (expert_load − 1)·
+    // routed bytes more, part of `weights` and `weights_routed`.
+    double expert_load = 1.0;
+    double weights_uneven = 0;
     // How much of kv a sequence holds and reads at context S (window and
     // linear layers); the functions kv_held and kv_tokens_held below.
     AttentionLayout layout;
@@ -117,6 +124,15 @@ struct ExpertParallel {
     double imbalance = 1.0;
 };
 
+// The busiest GPU's share of the routed experts over the mean when E experts
+// are sharded over e GPUs: ⌈E/e⌉ / (E/e) (DeepSeek-V3's 256 over 72: 4 of a
+// mean 3.56, 1.125); exactly 1 where e divides E or e ≤ 1.
+[[nodiscard]] inline double expert_load(int experts, int ep) noexcept {
+    if (ep <= 1 || experts <= 0) return 1.0;
+    const long long most = (static_cast<long long>(experts) + ep - 1) / ep;
+    return static_cast<double>(most * ep) / experts;
+}
+
 namespace detail {
 // Data-parallel attention over t GPUs (docs/model.md, "Data-parallel
 // attention"): replicated weights, the KV on one GPU per sequence, and the
@@ -150,20 +166,22 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     if (ep.ep > 1 && pc.moe_layers > 0) {
         c.alltoalls_per_pass = 2.0 * pc.moe_layers;
         c.alltoall_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16) * m.experts_active;
-        // The step waits for the busiest GPU: its routed-expert FLOP is λ times the mean.
-        const double routed_flop = 2.0 * pc.moe_layers * m.experts_active * pc.per_expert;
-        if (ep.imbalance != 1.0) c.linear_per_token = Flop(c.linear_per_token.raw() + (ep.imbalance - 1.0) * routed_flop);
+        c.expert_load = expert_load(m.experts, ep.ep);
+        c.weights_uneven = (c.expert_load - 1.0) * w.routed;
+        // The step waits for the busiest GPU: its routed-expert FLOP is λ·expert_load times the mean.
+        const double routed_flop = 2.0 * pc.moe_layers * m.experts_active * pc.per_expert, load = ep.imbalance * c.expert_load;
+        if (load != 1.0) c.linear_per_token = Flop(c.linear_per_token.raw() + (load - 1.0) * routed_flop);
     }
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
     if (attention_dp && tp > 1 && m.attention == Attention::mla)
         detail::apply_attention_dp(c, m, p, tp, ep.ep, pc.moe_layers, pc.per_expert, w.attention);
-    c.weights = Bytes(w.total + c.weights_replicated);
+    c.weights = Bytes(w.total + c.weights_replicated + c.weights_uneven);
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
-    c.weights_routed = Bytes(w.routed);
+    c.weights_routed = Bytes(w.routed + c.weights_uneven);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
     return c;
 }
@@ -199,15 +217,17 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
 }
 
 // Seconds of expert-parallel all-to-all in one forward pass over `tokens`
-// tokens: all-to-alls · (α + tokens · bytes per token · s per byte), the s per
-// byte already holding the share that leaves each GPU and the imbalance
-// (SystemRates::alltoall_s_per_byte); 0 at EP 1 or with no tokens.
+// tokens: all-to-alls · (α + tokens · bytes per token · s per byte · expert
+// load), the s per byte already holding the share that leaves each GPU and the
+// imbalance λ (SystemRates::alltoall_s_per_byte), the expert load the busiest
+// GPU's extra experts (ModelConstants::expert_load); 0 at EP 1 or with no tokens.
 [[nodiscard]] inline double ep_comm_per_pass(const ModelConstants& mc, const SystemRates& sys, double tokens) noexcept {
     if (tokens <= 0) return 0.0;
-    return mc.alltoalls_per_pass * (sys.alltoall_latency + tokens * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte);
+    return mc.alltoalls_per_pass *
+           (sys.alltoall_latency + tokens * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte * mc.expert_load);
 }
 [[nodiscard]] inline double ep_comm_per_token(const ModelConstants& mc, const SystemRates& sys) noexcept {
-    return mc.alltoalls_per_pass * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte;
+    return mc.alltoalls_per_pass * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte * mc.expert_load;
 }
 
 // Plain aggregates (no member initialisers) so that arrays of them on the hot

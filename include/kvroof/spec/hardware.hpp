@@ -45,7 +45,8 @@ struct HardwareSpec {
     int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
     Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
     // Expert parallelism: the routed experts sharded over `ep` GPUs (1: every
-    // GPU of the group holds its TP share of every expert), and the busiest
+    // GPU of the group holds its TP share of every expert; `ep` divides the
+    // group, not necessarily the experts: ModelConstants::expert_load), and the busiest
     // GPU's expert work over the mean. 1.0 is ASSUMED (perfect balance, what
     // EPLB's redundant experts aim at): no published max/mean figure found.
     int ep = 1;
@@ -68,6 +69,7 @@ struct HardwareSpec {
     // NIC's line rate, so no η. Latency per all-to-all over it: ASSUMED.
     BytesPerSecond net_bandwidth{50e9};
     Seconds net_latency{10e-6};
+    std::string net_name;  // the network preset that set them ("ib-ndr", ...); empty: these defaults
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
     Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
@@ -216,7 +218,8 @@ struct SystemRates {
 // An all-to-all over e expert-parallel GPUs in an NVLink domain of D: each of
 // the `gpus` GPUs sends its B/gpus tokens' bytes; with experts spread evenly,
 // (min(e, D) − 1)/e of them cross NVLink and (e − min(e, D))/e the scale-out
-// network, both fabrics at once; the busiest GPU moves λ times the mean:
+// network, both fabrics at once; the busiest GPU moves λ times the mean (and
+// expert_load times that where e does not divide the experts: call_demand.hpp):
 //   s per byte per sequence = λ / gpus · max((min(e,D) − 1)/e / (η_nvlink·NVLink), (e − min(e,D))/e / network)
 [[nodiscard]] inline double alltoall_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.ep <= 1) return 0.0;

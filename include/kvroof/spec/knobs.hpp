@@ -54,10 +54,10 @@ enum class KnobType {
 };
 
 // Where a knob's value may come from besides the command line.
-enum class PresetFile { none, hardware, host, link };
+enum class PresetFile { none, hardware, host, link, net };
 
-// A link or host preset decoded once: its name and the SI value of every knob
-// it sets (a host gives every host knob: an absent key is the spec's default).
+// A link, host or network preset decoded once: its name and the SI value of
+// every knob it sets (a host gives every host knob: an absent key is the spec's default).
 struct LinkPreset {
     std::string name;
     std::vector<std::pair<const Knob*, double>> figures;
