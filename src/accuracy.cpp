@@ -31,6 +31,13 @@ void decode_limits(const json& p, MeasuredPoint& m) {
     m.max_seqs = number(e, "max_seqs");
     m.max_num_tokens = number(e, "max_num_tokens");
     m.peak_admission = e.value("admission", json()).is_string() && e.at("admission").get<std::string>() == "peak";
+    if (!e.contains("kv_memory") || e.at("kv_memory").is_null()) return;
+    const json& k = e.at("kv_memory");
+    m.kv_mem_fraction = k.at("fraction").get<double>();
+    const auto of = k.at("of").get<std::string>();
+    if (of != "free" && of != "total")
+        throw InputError(fmt::format("engine_limits.kv_memory.of: must be free or total, got '{}'", of));
+    m.kv_mem_of_total = of == "total";
 }
 
 MeasuredPoint decode_point(const json& p) {
@@ -78,7 +85,27 @@ MeasuredPoint checked(MeasuredPoint m) {
          {std::pair{m.itl, "measured.itl_ms"}, {m.ttft, "measured.ttft_ms"}, {m.throughput, "measured.throughput_tok_s"}})
         need(!v || *v > 0, field, "must be > 0 or null");
     need(m.itl || m.ttft || m.throughput, "measured", "needs at least one of itl_ms, tpot_ms, ttft_ms, throughput_tok_s");
+    need(!m.kv_mem_fraction || (*m.kv_mem_fraction > 0 && *m.kv_mem_fraction <= 1), "engine_limits.kv_memory.fraction",
+         "must be in (0, 1]");
     return m;
+}
+}  // namespace
+
+namespace {
+// The engine's KV memory share, as the per-GPU reserve that leaves it:
+//   of free  (TensorRT-LLM):  KV = φ·(M − r − W/g)  ⇒  r' = r + (1 − φ)·(M − r − W/g)
+//   of total (vLLM):          KV = φ·M − W/g − r   ⇒  r' = r + (1 − φ)·M
+// M: HBM per GPU, r: the preset's reserve (activations, workspace), W/g: the
+// weights each GPU holds. Weights that do not fit are left for the model to report.
+void apply_kv_memory(const MeasuredPoint& m, Scenario& s) {
+    HardwareSpec& h = s.hardware;
+    const double phi = *m.kv_mem_fraction;
+    if (m.kv_mem_of_total) {
+        h.hbm_reserve = h.hbm_reserve + h.hbm_capacity * (1.0 - phi);
+        return;
+    }
+    const double free_per_gpu = PreparedScenario(s).hbm_free_bytes() / h.gpus;
+    if (free_per_gpu > 0) h.hbm_reserve = h.hbm_reserve + Bytes((1.0 - phi) * free_per_gpu);
 }
 }  // namespace
 
@@ -90,6 +117,7 @@ Scenario point_scenario(const MeasuredPoint& m) {
     in.set("weight-dtype", m.weight_dtype);
     if (!m.kv_dtype.empty()) in.set("kv-dtype", m.kv_dtype);
     Scenario s = build_scenario(in).scenario;
+    if (m.kv_mem_fraction) apply_kv_memory(m, s);
     CallClass c;
     c.name = "measured";
     c.s_cached = m.prefix;

@@ -19,7 +19,9 @@ for p in pts:
     assert keys == KEYS, (p["id"], list(p))
     lim = p.get("engine_limits")
     if lim is not None:
-        assert list(lim) == ["max_seqs", "max_num_tokens", "admission", "basis"], p["id"]
+        assert [k for k in lim if k != "kv_memory"] == ["max_seqs", "max_num_tokens", "admission", "basis"], p["id"]
+        mem = lim.get("kv_memory")
+        assert mem is None or (0 < mem["fraction"] <= 1 and mem["of"] in ("free", "total")), p["id"]
         assert lim["admission"] in (None, "peak", "current"), p["id"]
         for k in ("max_seqs", "max_num_tokens"):
             assert lim[k] is None or (isinstance(lim[k], int) and lim[k] >= 1), (p["id"], k)

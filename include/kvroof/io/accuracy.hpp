@@ -28,6 +28,11 @@ struct MeasuredPoint {
     std::optional<double> max_seqs;  // the engine's running-request cap (max_num_seqs, max_batch_size)
     std::optional<double> max_num_tokens;  // the engine's per-step token budget (max_num_batched_tokens, max_num_tokens)
     bool peak_admission = false;  // admits a request only when its ISL+OSL KV fits (TensorRT-LLM GUARANTEED_NO_EVICT)
+    // The share of GPU memory the engine gives its KV cache: of what the weights
+    // and the preset's reserve leave (TensorRT-LLM's free-memory fraction), or of
+    // the whole HBM, weights included (vLLM's gpu_memory_utilization).
+    std::optional<double> kv_mem_fraction;
+    bool kv_mem_of_total = false;
 };
 
 // The plain roofline with the same peaks and efficiencies: six lines, docs/model.md "Accuracy".
