@@ -96,7 +96,8 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
     s += fmt::format(
         "\n## Hold-out check: Llama-3.1/3.3-70B\n\n{} measured points of the model kept out of everything above "
         "(data/measurements/holdout_llama_3_1_70b.json), predicted the same way at the same defaults. No default was "
-        "chosen while looking at them.\n\n",
+        "chosen while looking at them; one equation, chunked prefill in whole pieces, was found by tracing one of them, "
+        "so its effect here is no independent check (docs/model.md, \"Accuracy\").\n\n",
         holdout.rows.size());
     s += summary(holdout) + "\n" + points(holdout) + "\n## Every point\n\n" + points(t);
     s += "\nHow each load is asked: `max` = `--concurrency max` (every request submitted at once; as many in flight as fit in "

@@ -75,7 +75,8 @@ std::string mechanism_text(const SimResult& r) {
                 "step granularity: a step carries whole calls and whole prefill chunks, so its content varies from step to "
                 "step, and its time is not linear in its content (rooflines and the overlap are maxima: a decode-only step "
                 "reads every weight for a few tokens, a busier one tips onto another resource); the mean step, {:.2f} ms, "
-                "exceeds the step of the mean content, {:.2f} ms, which is what the closed form charges",
+                "exceeds the step of the mean content, {:.2f} ms; the closed form charges whole prefill pieces, not the "
+                "spread of calls and pieces from step to step",
                 r.mean_step * 1e3, r.step_of_mean * 1e3);
         case SimGap::unexplained:
             return "no single mechanism stands out (few queue waits, steps close to the step of their mean content)";
@@ -134,7 +135,7 @@ std::string notes(const SimResult& r) {
         "last arrival are left out; {:.0f} steps, {:.0f} events, {:.1f} s simulated.\n",
         r.measured_calls, r.window, r.warmup_calls, r.steps, r.events, r.sim_time);
     s += fmt::format(
-        "Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (what the closed form charges); per decode token "
+        "Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (a fluid step); per decode token "
         "{:.2f} ms (busier steps carry more tokens).\n",
         r.mean_step * 1e3, r.step_of_mean * 1e3, r.itl.mean * 1e3);
     s += fmt::format("Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls running.\n",

@@ -114,6 +114,43 @@ TEST_CASE("one client sees the bare roofline: batch below one, TTFT of a lone pr
     CHECK(p.ttft < prefill + 2 * p.step_bare + 2e-3);
 }
 
+TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps with and without prefill", "[point]") {
+    using detail::StepPrefill;
+    const Scenario s = bench("h200", "llama-3.1-70b", 20000, 2000, 0, [](io::ScenarioInputs& in) {
+        in.set("weight-dtype", "fp8");
+        in.set("kv-dtype", "fp8");
+    });
+    const PreparedScenario ps(s);
+    const LoadSpec l = load(LoadMode::batch, 16);
+    const OperatingPoint p = operating_point(ps, l, 0.0, 0.0);
+    const detail::PointInputs in = detail::point_inputs(ps, 0.0, l);
+    // 16 sequences each decoding 1,999 steps start x = 16/1999 requests per step, P = 20,000·x prefill tokens per
+    // step, and the prompt comes in 2,048-token chunks: φ = 16·20000 / (1999·2048) of the steps carry one.
+    const double x = 16.0 / 1999.0, phi = 16.0 * 20000.0 / (1999.0 * 2048.0);
+    CHECK(detail::prefill_step_share(in, x, 2048) == Approx(phi).epsilon(1e-12));
+    const detail::StepContent chunk = detail::step_content(ps, in, x, StepPrefill::mean, 0, 1.0 / phi);
+    CHECK(chunk.prefill_tokens == Approx(2048).epsilon(1e-12));
+    const double with = detail::step_time(ps, chunk, 0.0, 0.0), without = p.step_bare;
+    CHECK(p.itl == Approx(phi * with + (1 - phi) * without).epsilon(1e-12));
+    // The chunk step is compute-bound (2,048·2·70 GFLOP at 0.7 of 1,979 TFLOP/s ≈ 0.2 s), the decode step HBM-bound:
+    // the mean step is well above the step of the mean prefill, which hid the chunks under the weight read.
+    CHECK(with > 0.2);
+    CHECK(p.itl > 1.3 * detail::step_time(ps, in, 0.0, 0.0, x, StepPrefill::mean));
+    // A short prompt at one sequence: one step in 199 carries the whole 100-token prompt.
+    const Scenario one_s = bench("h200", "llama-3.1-8b", 100, 200);
+    const PreparedScenario one(one_s);
+    const LoadSpec l1 = load(LoadMode::batch, 1);
+    CHECK(detail::prefill_step_share(detail::point_inputs(one, 0.0, l1), 1.0 / 199.0, 2048) == Approx(1.0 / 199.0));
+    // When every step carries prefill (the budget binds), the step is the mean step: nothing changes.
+    const Scenario full_s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
+    const PreparedScenario full(full_s);
+    const LoadSpec lf = load(LoadMode::batch, 64, PrefillMode::chunked, 512);
+    const OperatingPoint b = operating_point(full, lf, 0.0, 0.0);
+    const detail::PointInputs inf = detail::point_inputs(full, 0.0, lf);
+    CHECK(detail::prefill_step_share(inf, b.starts_per_step, 512) == Approx(1.0));
+    CHECK(b.itl == Approx(detail::step_time(full, inf, 0.0, 0.0, b.starts_per_step, StepPrefill::mean)).epsilon(1e-12));
+}
+
 TEST_CASE("the chunk budget caps the starts: prefill-bound points queue, fixed batches shrink", "[point]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
     const PreparedScenario ps(s);

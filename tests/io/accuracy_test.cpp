@@ -63,10 +63,12 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // The v1.0 points' FP8 KV cache and each engine's KV memory share (data/measurements/README.md) then moved
     // throughput 0.344 -> 0.529 (single GPU) and 0.620 -> 0.725 (all), ITL 0.289 -> 0.333 (all): conditions set
     // right, not a model change; what they expose is docs/model.md "Accuracy".
-    CHECK(t.itl_one_gpu.mape_kvroof <= 0.20);
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.53);
-    CHECK(t.itl.mape_kvroof <= 0.34);  // 0.465 before the tensor-parallel all-reduces
-    CHECK(t.throughput.mape_kvroof <= 0.73);  // 1.011 before them
+    // Chunked prefill in whole pieces (docs/model.md "Operating points") then: ITL 0.197 -> 0.164 (single GPU),
+    // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.17);
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.51);
+    CHECK(t.itl.mape_kvroof <= 0.31);  // 0.465 before the tensor-parallel all-reduces
+    CHECK(t.throughput.mape_kvroof <= 0.71);  // 1.011 before them
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -83,12 +85,14 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     for (const auto& p : points) CHECK(p.model == "llama-3.1-70b");
     const AccuracyTable t = accuracy_table(points);
     CHECK(t.throughput_one_gpu.n == 10);
-    // 0.202 before the engine limits, 0.157 with them, 0.488 with the v1.0 points' FP8 KV and the KV memory share
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.49);
-    // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 now
-    CHECK(t.throughput.mape_kvroof <= 0.42);
+    // 0.202 before the engine limits, 0.157 with them, 0.488 with the v1.0 points' FP8 KV and the KV memory share,
+    // 0.349 with chunked prefill in whole pieces (found by tracing a hold-out point: not an independent check)
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.35);
+    // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
+    // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces
+    CHECK(t.throughput.mape_kvroof <= 0.35);
     CHECK(t.itl.n == 5);
-    CHECK(t.itl.mape_kvroof <= 0.40);  // 1.430 before the engine limits
+    CHECK(t.itl.mape_kvroof <= 0.37);  // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
 }
@@ -101,10 +105,10 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof == Approx(kGainUncertainty).margin(0.0005));
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
-    // KV memory share. Pinned so that it may not grow unseen.
+    // KV memory share, 0.074 with whole prefill pieces. Pinned so that it may not grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.110);
+    CHECK(h.gain.median_kvroof <= 0.075);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

@@ -235,8 +235,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 
 // The fluid step with x requests starting per step: every class's x·p·D
 // decode tokens at its mean context, and the prefill `with` says.
+// `scale` multiplies the mean's prefill (a step that carries a whole chunk: 1/φ).
 [[nodiscard]] inline StepContent step_content(const PreparedScenario& ps, const PointInputs& in, double x, StepPrefill with,
-                                              std::size_t own = 0) {
+                                              std::size_t own = 0, double scale = 1.0) {
     StepContent s;
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -248,7 +249,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         s.cpu_d += dec * c.dec.cpu_dram;
         s.h2d += dec * c.dec.link_h2d;
         s.d2h += dec * c.dec.link_d2h;
-        const double calls = with == StepPrefill::mean                    ? x * c.p
+        const double calls = with == StepPrefill::mean                    ? x * c.p * scale
                              : with == StepPrefill::own_chunk && i == own ? 1.0 / c.chunks
                                                                           : 0.0;
         if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
@@ -262,6 +263,36 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 [[nodiscard]] inline double step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
                                       StepPrefill with, std::size_t own = 0, Resource* binding = nullptr) {
     return step_time(ps, step_content(ps, in, x, with, own), f, ov, binding);
+}
+
+// The share φ of steps that carry prefill (chunked). An engine fills a step's
+// token budget with prefill while some waits, so prefill comes in whole
+// pieces: one request's chunk min(A, chunk), or the budget when prefills
+// queue. A step with prefill carries K = min(chunk, max(P, ū)) tokens, where
+// P = x·Σp·A is the mean prefill per step and ū the token-weighted mean piece
+// Σp·A·min(A, chunk) / Σp·A; φ = P / K (1 when every step carries some).
+[[nodiscard]] inline double prefill_step_share(const PointInputs& in, double x, double chunk) noexcept {
+    const double P = x * in.sum_pA;
+    if (!(P > 0)) return 0.0;
+    double piece = 0;
+    for (std::size_t i = 0; i < in.n; ++i) piece += in.cls[i].p * in.cls[i].A * std::min(in.cls[i].A, chunk);
+    piece /= in.sum_pA;
+    return std::min(1.0, P / std::min(chunk, std::max(P, piece)));
+}
+
+// The chunked step: the mean of the steps that carry prefill (1/φ of the mean
+// prefill each) and those that do not, φ·T(prefill step) + (1 − φ)·T(decode
+// step) — not T of the mean step: a roofline is a max, so the mean step would
+// hide prefill FLOP under a memory-bound decode that no real step offers.
+// `binding` gets what sets the kind of step that takes more of the time.
+[[nodiscard]] inline double chunked_step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
+                                              double chunk, Resource* binding) {
+    const double phi = prefill_step_share(in, x, chunk);
+    Resource with_b = Resource::gpu_hbm, without_b = Resource::gpu_hbm;
+    const double with = phi > 0 ? step_time(ps, step_content(ps, in, x, StepPrefill::mean, 0, 1.0 / phi), f, ov, &with_b) : 0.0;
+    const double without = phi < 1 ? step_time(ps, in, f, ov, x, StepPrefill::none, 0, &without_b) : 0.0;
+    if (binding) *binding = phi * with >= (1.0 - phi) * without ? with_b : without_b;
+    return phi * with + (1.0 - phi) * without;
 }
 
 // Everything at x starts per step; queue_wait added to every TTFT.
@@ -281,7 +312,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         mean_tau += in.cls[i].p * tau[i];
     }
     if (chunked) {
-        r.step = step_time(ps, in, f, ov, x, StepPrefill::mean, 0, &r.binding);
+        r.step = chunked_step_time(ps, in, f, ov, x, load.chunk, &r.binding);
         r.itl = r.step;
     } else {
         (void)step_time(ps, in, f, ov, x, StepPrefill::none, 0, &r.binding);

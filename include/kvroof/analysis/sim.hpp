@@ -62,7 +62,8 @@ struct SimResult {
     Distribution ttft, itl;  // s; ITL per decode token (the step that produced it)
     double mean_step = 0;  // s
     // s, the step of the window's mean content (step_time of the mean, not the
-    // mean of step_time): what the closed form would charge for the same mix
+    // mean of step_time): a fluid step, which the closed form, charging whole
+    // prefill pieces, no longer uses; the gap measures the steps' spread
     double step_of_mean = 0;
     double batch = 0, running = 0;  // time means: calls decoding; calls decoding or prefilling
     double in_system = 0, time_in_system = 0;  // time mean of calls queued or running; mean s from arrival to last token
