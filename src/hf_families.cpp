@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Hugging Face keys particular to one family: Gemma's defaults, Gemma-4's
 // full-attention shape, the features refused by name, attn_output_gate,
-// mamba_ssm_dtype and Qwen-MoE's dense layers.
+// mamba_ssm_dtype, MiniMax's lightning layers and Qwen-MoE's dense layers.
 #include "hf_families.hpp"
 
 #include <fmt/format.h>
@@ -62,16 +62,6 @@ void refuse_unmodelled_features(std::string_view where, const json& m) {
     if (positive(m, "hidden_size_per_layer_input"))
         throw InputError(
             fmt::format("{}: hidden_size_per_layer_input: per-layer input embeddings are not modelled (Gemma-3n)", where));
-    // MiniMax-M1/Text-01: attn_type_list 0 marks a lightning (linear) attention layer, 1 softmax attention.
-    if (present(m, "attn_type_list")) {
-        const json& a = m.at("attn_type_list");
-        if (!a.is_array()) throw InputError(fmt::format("{}: 'attn_type_list' must be a list, got {}", where, found(a)));
-        for (const json& e : a)
-            if (!(e.is_number() && e.get<double>() == 1))
-                throw InputError(fmt::format(
-                    "{}: attn_type_list: {} marks a MiniMax lightning-attention layer, which is not modelled (only 1: softmax)",
-                    where, found(e)));
-    }
     const std::string ssm = text(m, "mamba_ssm_dtype");
     if (present(m, "mamba_ssm_dtype") && ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
         throw InputError(fmt::format("{}: mamba_ssm_dtype: {} is not modelled (float32, bfloat16, float16)", where,
@@ -102,6 +92,45 @@ void read_qwen_dense_layers(std::string_view where, const json& m, ModelSpec& s)
 }  // namespace
 
 namespace {
+// MiniMax-Text-01 / MiniMax-M1 (modeling_minimax_m1.py, MiniMaxM1Model: layer i
+// is MiniMaxM1LightningAttention where attn_type_list[i] is 0, softmax
+// attention where 1; transformers' port, model_type minimax, lists them as
+// layer_types linear_attention / full_attention, counted by read_layer_kinds).
+// A lightning layer is linear attention with a fixed decay per head: heads ×
+// head_dim for keys and values, no convolution, a head_dim × head_dim state per
+// head, held in the model's dtype as vLLM holds it (MambaStateDtypeCalculator.
+// linear_attention_state_dtype; MiniMax's reference code keeps it in FP32).
+// shared_intermediate_size > 0 adds a sigmoid-gated MLP of intermediate_size
+// beside the experts (MiniMaxM1DecoderLayer.shared_mlp): one shared expert.
+void read_lightning_layers(std::string_view where, const json& in, const json& m, ModelSpec& s) {
+    const bool listed = present(m, "attn_type_list");
+    if (listed) {
+        const json& a = m.at("attn_type_list");
+        if (!a.is_array() || a.size() != static_cast<std::size_t>(s.layers))
+            throw InputError(fmt::format("{}: attn_type_list: must list num_hidden_layers ({}) entries, got {}", where, s.layers,
+                                         a.is_array() ? std::to_string(a.size()) + " entries" : found(a)));
+        int lightning = 0;
+        for (const json& e : a) {
+            const double kind = e.is_number() ? e.get<double>() : -1.0;
+            if (kind != 0 && kind != 1)
+                throw InputError(fmt::format(
+                    "{}: attn_type_list: {} is not a layer kind (0 lightning attention, 1 softmax attention)", where, found(e)));
+            lightning += kind == 0 ? 1 : 0;
+        }
+        if (lightning > 0 && s.window_layers > 0)
+            throw InputError(
+                fmt::format("{}: sliding_window: windows beside lightning-attention layers are not modelled", where));
+        s.linear_layers = lightning;
+    }
+    if (!listed && family(in, m).rfind("minimax", 0) != 0) return;
+    if (positive(m, "shared_intermediate_size") && s.experts > 0) s.shared_experts = 1;
+    if (s.linear_layers == 0) return;
+    s.linear_kind = LinearKind::lightning;
+    s.linear_key_heads = s.linear_value_heads = s.heads;
+    s.linear_key_head_dim = s.linear_value_head_dim = s.head_dim;
+    s.linear_conv_kernel = 0;
+}
+
 // Gemma-4's full-attention layers (transformers' Gemma4TextAttention): heads
 // of global_head_dim, and with attention_k_eq_v num_global_key_value_heads KV
 // heads whose key projection also gives the values (no v_proj). The window
@@ -134,6 +163,7 @@ void read_family_keys(std::string_view where, const json& in, const json& m, Mod
     // The query projection's output gate: Qwen3-Next always, Qwen3.5 by the key.
     s.attention_output_gate = boolean_or(where, m, "attn_output_gate", family(in, m) == "qwen3_next");
     s.linear_state_fp32 = s.linear_layers > 0 && text(m, "mamba_ssm_dtype") == "float32";
+    read_lightning_layers(where, in, m, s);
     read_qwen_dense_layers(where, m, s);
     // Gemma-4's enable_moe_block: a dense MLP of intermediate_size beside the
     // experts in every layer; as always-on shared experts of the experts' width.

@@ -3,9 +3,9 @@
 // Hugging Face config keys particular to one family (src/hf_families.cpp;
 // docs/model.md, "Reading Hugging Face configs"): the defaults transformers
 // gives the Gemma families for keys their published configs leave out, the
-// features kvroof refuses by name (Gemma-3n's shared KV, MiniMax's lightning
-// attention), and the keys read into the uniform fields (Gemma-4's
-// full-attention shape, attn_output_gate, mamba_ssm_dtype, Qwen-MoE's dense layers).
+// features kvroof refuses by name (Gemma-3n's shared KV), and the keys read
+// into the uniform fields (Gemma-4's full-attention shape, attn_output_gate,
+// mamba_ssm_dtype, MiniMax's attn_type_list, Qwen-MoE's dense layers).
 // Private to the preset loaders.
 
 #include <nlohmann/json.hpp>

@@ -67,9 +67,11 @@ void read_mlp_and_layer_kinds(std::string_view where, const json& m, ModelSpec& 
     s.mlp_free_layers = int_field_or("mlp_free_layers", 0);
     s.mlp_gated = boolean_or(where, m, "mlp_gated", true);
     const std::string kind = m.contains("linear_kind") ? string(where, m, "linear_kind") : "gated_deltanet";
-    if (kind != "gated_deltanet" && kind != "mamba2")
-        throw InputError(fmt::format("{}: 'linear_kind' must be gated_deltanet or mamba2, got '{}'", where, kind));
-    s.linear_kind = kind == "mamba2" ? LinearKind::mamba2 : LinearKind::gated_deltanet;
+    if (kind != "gated_deltanet" && kind != "mamba2" && kind != "lightning")
+        throw InputError(fmt::format("{}: 'linear_kind' must be gated_deltanet, mamba2 or lightning, got '{}'", where, kind));
+    s.linear_kind = kind == "mamba2"      ? LinearKind::mamba2
+                    : kind == "lightning" ? LinearKind::lightning
+                                          : LinearKind::gated_deltanet;
     s.linear_state_fp32 = boolean_or(where, m, "linear_state_fp32", false);
 }
 }  // namespace
@@ -274,7 +276,7 @@ void read_layer_kinds(std::string_view where, const json& in, const json& m, Mod
             s.window_layers = L - s.linear_layers;
         s.window = s.window_layers > 0 ? W : 0;
     }
-    if (s.linear_layers > 0) {
+    if (s.linear_layers > 0 && model_type(in, m).rfind("minimax", 0) != 0) {  // MiniMax's: hf_families.cpp
         s.linear_key_heads = field(where, m, "linear_num_key_heads", "linear_key_heads");
         s.linear_value_heads = field(where, m, "linear_num_value_heads", "linear_value_heads");
         s.linear_key_head_dim = field(where, m, "linear_key_head_dim", "linear_key_head_dim");

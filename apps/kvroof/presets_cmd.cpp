@@ -66,7 +66,9 @@ std::string models_text() {
                 experts += fmt::format(", full layers {}x{}{}", m.full_kv(), m.full_dim(), m.full_k_eq_v ? " K=V" : "");
             if (m.linear_layers > 0)
                 experts += fmt::format("; {} of {} layers {}", m.linear_layers, m.layers,
-                                       m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention");
+                                       m.linear_kind == LinearKind::mamba2      ? "Mamba-2"
+                                       : m.linear_kind == LinearKind::lightning ? "lightning attention"
+                                                                                : "linear attention");
             if (m.mlp_only_layers > 0) experts += fmt::format(", {} MLP only", m.mlp_only_layers);
             if (!m.mlp_gated) experts += ", MLP not gated";
             const DType w = m.checkpoint_weights.value_or(DType::bf16);

@@ -210,7 +210,9 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
         if (m.window_layers > 0) s += fmt::format(", {} sliding window of {} tokens", m.window_layers, m.window);
         if (m.linear_layers > 0)
             s += fmt::format(", {} {} (state {} per sequence, {})", m.linear_layers,
-                             m.linear_kind == LinearKind::mamba2 ? "Mamba-2" : "linear attention",
+                             m.linear_kind == LinearKind::mamba2      ? "Mamba-2"
+                             : m.linear_kind == LinearKind::lightning ? "lightning attention"
+                                                                      : "linear attention",
                              format_bytes(linear_state_bytes(m).raw()), m.linear_state_fp32 ? "recurrent fp32" : "bf16");
         if (m.mlp_only_layers > 0) s += fmt::format(", {} MLP only", m.mlp_only_layers);
         if (m.index_topk > 0)

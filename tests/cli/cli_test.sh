@@ -56,6 +56,8 @@ echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens
 "$kvroof" presets | grep -q 'gemma-3-27b .*52 of 62 layers window 1024' && "$kvroof" presets | grep -q 'mistral-small-3 ' && "$kvroof" presets | grep -q 'gemma-4-26b-a4b .*25 of 30 layers window 1024' && ok || bad "presets show Gemma-3-27B's windows, Mistral-Small-3 and Gemma-4-26B-A4B"
 # Qwen3.5's config says mamba_ssm_dtype float32: 30 layers x (32·128·128 x 4 B + 8,192·3 x 2 B) = 64.39 MB, echoed as such.
 "$kvroof" verdict --model "$(dirname "$0")/../data/hf/qwen3.5-35b-a3b.json" | grep -q '30 linear attention (state 64.39 MB per sequence, recurrent fp32)' && ok || bad "Qwen3.5's FP32 recurrent state is echoed"
+# MiniMax-M1's attn_type_list: 70 lightning-attention layers, each 64 heads x 128 x 128 x 2 B: 146.8 MB per sequence.
+"$kvroof" verdict --model "$(dirname "$0")/../data/hf/minimax-m1.json" | grep -q 'layers 10 full attention, 70 lightning attention (state 146.8 MB per sequence, bf16)' && ok || bad "MiniMax-M1's lightning layers and their state are echoed"
 "$kvroof" --version | grep -q '^kvroof ' && ok || bad "--version"
 "$kvroof" verdict --help | grep -q 'Examples' && ok || bad "verdict --help has examples"
 (cd "$tmp" && "$kvroof" verdict >/dev/null) && ok || bad "runs from any folder (embedded presets)"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // More real Hugging Face config.json files (tests/data/hf/, verbatim copies;
 // sources and the hand arithmetic in tests/data/hf/README.md, "More
-// families"): Gemma-2, Mistral-Small-3, Phi-3.5 and Phi-4, MiniMax-M2.7,
+// families"): Gemma-2, Mistral-Small-3, Phi-3.5 and Phi-4, MiniMax-M2.7 and -M1,
 // Qwen3.5 dense and MoE, and Gemma-4. Conventions as in
 // hf_corpus_test.cpp: parameters count the weight matrices, not norms; active
 // parameters include the embedding and LM head.
@@ -206,4 +206,37 @@ TEST_CASE("HF corpus: Gemma-4-31B-IT NVFP4 (dense, attention kept in BF16)", "[h
     CHECK(total == 30'696'013'824.0);
     check_config({"gemma-4-31b-it-nvfp4", total, total, DType::fp4, mlp * 0.5625 + (attention + embedding) * 2, 901'120,
                   50 * 16'384.0 * 1024 + 10 * 8192.0 * 4096, 50 * 16'384.0 * 1024 + 10 * 8192.0 * 65536});
+}
+
+// minimax_m1 (MiniMax-M1, MiniMax-AI/MiniMax-M1 config.json): L=80,
+// attn_type_list 0 (lightning attention) on 70 layers, 1 (softmax) on every
+// 8th (10); h=6144, H=64, kv=8, d=128, E=32, k=2, I_e=9216, V=200064, untied.
+// Lightning layer qkv_proj 6144·3·8192 + output_gate 6144·8192 + out_proj
+// 8192·6144 = 251,658,240; softmax layer 6144·8192·2 + 2·6144·1024 =
+// 113,246,208; MoE layer 32·3·6144·9216 + router 6144·32 = 5,436,014,592;
+// embedding and head 2·1,229,193,216. Total 456,088,092,672 (456 B card);
+// active 48,401,743,872, without the embedding and head 45,943,357,440 (the
+// card's 45.9 B). Index total_size 912,210,767,872 B = 2·(total + 1,562,624
+// norm weights) + the 80 routers' 15,728,640 weights at 2 B more (FP32).
+// KV 2·10·8·128·2 = 40,960 B/token; lightning state 70·64·128·128·2 B =
+// 146,800,640 B per sequence (BF16, as vLLM holds it).
+TEST_CASE("HF corpus: MiniMax-M1 (lightning attention on 70 of 80 layers)", "[hf][hf-corpus][attention-layers]") {
+    const double emb = 200'064 * 6144.0, moe = 32 * 3 * 6144 * 9216.0 + 6144 * 32;
+    const double total = 70 * 251'658'240.0 + 10 * 113'246'208.0 + 80 * moe + 2 * emb;
+    CHECK(total == 456'088'092'672.0);
+    CHECK(total == Approx(456e9).epsilon(0.01));
+    const double norms = 70 * (2 * 6144 + 8192.0) + 10 * 2 * 6144 + 6144;
+    CHECK(2 * (total + norms) + 2 * 80 * 6144 * 32.0 == 912'210'767'872.0);
+    const double active = 70 * 251'658'240.0 + 10 * 113'246'208.0 + 80 * (2 * 3 * 6144 * 9216.0 + 6144 * 32) + 2 * emb;
+    CHECK(active - 2 * emb == Approx(45.9e9).epsilon(0.001));
+    const ModelSpec m = io::load_model("--model", corpus("minimax-m1"));
+    CHECK(m.linear_layers == 70);
+    CHECK(m.attention_layers() == 10);
+    CHECK(m.linear_kind == LinearKind::lightning);
+    const double state = 70 * 64 * 128 * 128 * 2.0;
+    CHECK(linear_state_bytes(m).raw() == state);
+    // Decode: 5 FLOP per state element (decay, kᵀv, q·S), no convolution.
+    CHECK(linear_state_flop_per_token(m) == 70 * 5 * 64 * 128 * 128.0);
+    check_config(
+        {"minimax-m1", total, active, DType::bf16, 2 * total, 40'960, 40'960.0 * 4096 + state, 40'960.0 * 65536 + state});
 }

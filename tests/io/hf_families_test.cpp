@@ -16,6 +16,12 @@ using namespace kvroof;
 using test::hf_config_file;
 
 namespace {
+// A JSON list of 32 entries: `every` on each 4th (i % 4 == 3), `rest` on the others, from the `first`-th entry.
+std::string layer_list(const std::string& rest, const std::string& every, int first) {
+    std::string out;
+    for (int i = 0; i < 32; ++i) out += (i ? ", " : "") + (i >= first && i % 4 == 3 ? every : rest);
+    return out;
+}
 double held_at(const ModelSpec& m, double tokens) {
     PolicySpec p;
     p.kv_dtype = DType::bf16;
@@ -99,7 +105,9 @@ TEST_CASE("Family features kvroof does not model are refused by key", "[hf]") {
         INFO(extra);
         CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(extra)), Catch::Contains(message));
     };
-    refused(R"("attn_type_list": [1, 0, 1])", "attn_type_list: number 0 marks a MiniMax lightning-attention layer");
+    refused(R"("attn_type_list": [1, 0, 1])", "attn_type_list: must list num_hidden_layers (32) entries, got 3 entries");
+    refused(R"("attn_type_list": [)" + layer_list("1", "2", 31) + "]",
+            "attn_type_list: number 2 is not a layer kind (0 lightning attention, 1 softmax attention)");
     // A full-attention shape of its own needs sliding layers beside the full ones (this config has none).
     refused(R"("head_dim": 128, "global_head_dim": 512)", "a full-attention shape of its own needs both sliding and full");
     refused(R"("attention_k_eq_v": true)", "a full-attention shape of its own needs both sliding and full");
@@ -109,8 +117,9 @@ TEST_CASE("Family features kvroof does not model are refused by key", "[hf]") {
     // Keys that change nothing pass: all-softmax attn_type_list, a global head size equal to head_dim,
     // global KV heads without attention_k_eq_v (transformers reads them only with it).
     const ModelSpec same = io::load_model(
-        "--model",
-        hf_config_file(R"("attn_type_list": [1, 1], "head_dim": 128, "global_head_dim": 128, "num_global_key_value_heads": 2)"));
+        "--model", hf_config_file(R"("attn_type_list": [)" + layer_list("1", "1", 1) +
+                                  R"(], "head_dim": 128, "global_head_dim": 128, "num_global_key_value_heads": 2)"));
+    CHECK(same.linear_layers == 0);
     CHECK(same.layers == 32);
     CHECK(!same.full_layers_differ());
 }
@@ -135,4 +144,29 @@ TEST_CASE("Nemotron: the MLP has no gate, and kv_channels is the head size", "[h
     CHECK(kv_bytes_per_token(wide, DType::bf16).raw() == 131'072);
     const double attn = 2 * 4096.0 * 6144 + 2 * 4096.0 * 1024;
     CHECK(param_counts(wide).total == Approx(32 * (attn + 134'217'728.0) + 2 * 256'000.0 * 4096).epsilon(1e-12));
+}
+
+// MiniMax's lightning attention, as MiniMax's own config writes it
+// (attn_type_list 0) and as transformers' port does (model_type minimax,
+// layer_types linear_attention), on 24 of 32 layers: h=4096, H=32, kv=8,
+// d=128, I=14336, V=128256. A lightning layer qkv_proj 4096·3·4096 +
+// output_gate 4096·4096 + out_proj 4096·4096 = 83,886,080; softmax
+// 41,943,040; MLP 176,160,768: 24·83,886,080 + 8·41,943,040 +
+// 32·176,160,768 + 2·525,336,576 = 9,036,627,968. KV 2·8·8·128·2 = 32,768
+// B/token; state 24·32·128·128·2 B = 25,165,824 B per sequence.
+TEST_CASE("MiniMax: attn_type_list 0 and layer_types linear_attention are lightning-attention layers", "[hf][attention-layers]") {
+    const ModelSpec listed =
+        io::load_model("--model", hf_config_file(R"("attn_type_list": [)" + layer_list("0", "1", 0) + "]", "minimax_m1"));
+    const ModelSpec typed = io::load_model(
+        "--model",
+        hf_config_file(R"("layer_types": [)" + layer_list(R"("linear_attention")", R"("full_attention")", 0) + "]", "minimax"));
+    for (const ModelSpec* m : {&listed, &typed}) {
+        CHECK(m->linear_layers == 24);
+        CHECK(m->linear_kind == LinearKind::lightning);
+        CHECK(m->linear_conv_kernel == 0);
+        CHECK(param_counts(*m).total == Approx(9'036'627'968.0).epsilon(1e-12));
+        CHECK(kv_bytes_per_token(*m, DType::bf16).raw() == 32'768);
+        CHECK(linear_state_bytes(*m).raw() == 25'165'824);
+        CHECK(held_at(*m, 65536) == Approx(32'768.0 * 65536 + 25'165'824).epsilon(1e-12));
+    }
 }

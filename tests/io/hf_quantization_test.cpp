@@ -197,6 +197,18 @@ TEST_CASE("a kvroof model file carries layers by kind, with their ranges", "[att
     CHECK(m.window == 4096);
     CHECK(m.attention_layers() == 12);
     CHECK(linear_state_bytes(m).raw() == 39'518'208);  // Qwen3-Next's state (tests/data/hf/README.md)
+    // Lightning layers (MiniMax): no convolution, K = 0; no gates. h = 2048, 16 heads of 128 both ways:
+    // qkv_proj + output_gate 2048·4·2048, out_proj 2048·2048; state 16·128·128 a layer.
+    const ModelSpec lightning =
+        io::load_model("--model", write("d.json", R"("linear_layers": 36, "linear_kind": "lightning", "linear_key_heads": 16,
+          "linear_value_heads": 16, "linear_key_head_dim": 128, "linear_value_head_dim": 128, "linear_conv_kernel": 0)"));
+    CHECK(lightning.linear_kind == LinearKind::lightning);
+    CHECK(linear_params_per_layer(lightning) == 2048.0 * 4 * 2048 + 2048.0 * 2048);
+    CHECK(linear_state_bytes(lightning).raw() == 36 * 16 * 128 * 128 * 2.0);
+    CHECK_THROWS_WITH(io::load_model("--model", write("e.json", R"("linear_layers": 36, "linear_kind": "rwkv",
+          "linear_key_heads": 1, "linear_value_heads": 1, "linear_key_head_dim": 1, "linear_value_head_dim": 1,
+          "linear_conv_kernel": 1)")),
+                      Catch::Contains("'linear_kind' must be gated_deltanet, mamba2 or lightning, got 'rwkv'"));
     CHECK_THROWS_WITH(io::load_model("--model", write("b.json", R"("window_layers": 6, "window": 0)")),
                       Catch::Contains("'window' must be a whole number in [1, 100000000], got 0"));
     CHECK_THROWS_WITH(io::load_model("--model", write("c.json", R"("linear_layers": 48, "linear_key_heads": 1,

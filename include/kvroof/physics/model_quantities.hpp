@@ -64,14 +64,17 @@ struct ParamCounts {
 // A Mamba-2 layer (Hk = n_groups, dk = ssm_state_size, Hv·dv = d_inner): the
 // same with one gate per head, its in_proj h·(d_inner + conv_dim + H) emits z,
 // x, B, C and dt (A, D, dt_bias, the conv bias and the gated norm, 3·H + conv_dim
-// + d_inner, are not counted, like every norm and bias).
+// + d_inner, are not counted, like every norm and bias). A lightning layer
+// (MiniMax): qkv_proj h·3·H·d and output_gate h·H·d (the same h·(2·key + 2·value)
+// with Hk = Hv = H, dk = dv = d), out_proj H·d·h; no gates (its decay is a fixed
+// slope per head) and no convolution (K = 0).
 [[nodiscard]] inline double linear_conv_channels(const ModelSpec& m) noexcept {
     return 2.0 * m.linear_key_heads * m.linear_key_head_dim + static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
 }
 [[nodiscard]] inline double linear_params_per_layer(const ModelSpec& m) noexcept {
     const double h = m.hidden, value = static_cast<double>(m.linear_value_heads) * m.linear_value_head_dim;
     const double key = static_cast<double>(m.linear_key_heads) * m.linear_key_head_dim;
-    const double gates = m.linear_kind == LinearKind::mamba2 ? 1.0 : 2.0;
+    const double gates = m.linear_kind == LinearKind::lightning ? 0.0 : m.linear_kind == LinearKind::mamba2 ? 1.0 : 2.0;
     return h * (2.0 * key + 2.0 * value) + h * gates * m.linear_value_heads + linear_conv_channels(m) * m.linear_conv_kernel +
            value * h;
 }
@@ -173,10 +176,10 @@ struct WeightBytes {
 // in BF16 (vLLM keeps it in the model's dtype whatever the KV dtype; the
 // recurrent part in FP32 where the config says mamba_ssm_dtype float32): per
 // layer the recurrent state, a dk × dv matrix per value head, and the
-// convolution's last K − 1 inputs of every channel.
+// convolution's last K − 1 inputs of every channel (none without a convolution, K = 0).
 [[nodiscard]] inline double linear_state_elements(const ModelSpec& m) noexcept {
     const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
-    const double conv = linear_conv_channels(m) * (m.linear_conv_kernel - 1.0);
+    const double conv = linear_conv_channels(m) * (m.linear_conv_kernel > 1 ? m.linear_conv_kernel - 1.0 : 0.0);
     return m.linear_layers * (recurrent + conv);
 }
 [[nodiscard]] inline Bytes linear_state_bytes(const ModelSpec& m) noexcept {
@@ -187,11 +190,12 @@ struct WeightBytes {
 // FLOP per token of the linear layers' recurrence: ≈ 6 per recurrent-state
 // element (kᵀS for the delta rule, the rank-1 update with its decay, the
 // output Sᵀq: 2 each) plus 2·K per convolution channel; Mamba-2 ≈ 5 (the
-// decay 1, the update dt·x·Bᵀ 2, the readout C·h 2). An estimate: decode
-// of these layers is bound by reading and writing the state, not by FLOP.
+// decay 1, the update dt·x·Bᵀ 2, the readout C·h 2), lightning ≈ 5 too (the
+// decay 1, the update kᵀv 2, the readout q·S 2). An estimate: decode of these
+// layers is bound by reading and writing the state, not by FLOP.
 [[nodiscard]] inline double linear_state_flop_per_token(const ModelSpec& m) noexcept {
     const double recurrent = static_cast<double>(m.linear_value_heads) * m.linear_key_head_dim * m.linear_value_head_dim;
-    const double per_element = m.linear_kind == LinearKind::mamba2 ? 5.0 : 6.0;
+    const double per_element = m.linear_kind == LinearKind::gated_deltanet ? 6.0 : 5.0;
     return m.linear_layers * (per_element * recurrent + 2.0 * linear_conv_channels(m) * m.linear_conv_kernel);
 }
 

@@ -14,8 +14,9 @@
 namespace kvroof {
 
 enum class Attention { gqa, mla };
-// The recurrence of linear layers: Gated DeltaNet (Qwen3-Next) or Mamba-2 (Nemotron-H).
-enum class LinearKind { gated_deltanet, mamba2 };
+// The recurrence of linear layers: Gated DeltaNet (Qwen3-Next), Mamba-2
+// (Nemotron-H) or MiniMax's lightning attention (decayed linear attention, no gates).
+enum class LinearKind { gated_deltanet, mamba2, lightning };
 // Storage formats (weights, KV) and GEMM math precisions. bf16 stands for the
 // 16-bit floats (BF16 and FP16 have the same size and tensor peak); fp4 is
 // NVFP4 (NVIDIA's FP4: blocks of 16 with an FP8 scale), mxfp4 the OCP MX FP4
@@ -119,12 +120,13 @@ struct ModelSpec {
     int window = 0;  // W, tokens (window layers only)
     int linear_layers = 0;
     int linear_key_heads = 0;  // linear layers only: their heads and head sizes,
-    int linear_value_heads = 0;  // and the width of their short causal convolution
+    int linear_value_heads = 0;  // and the width of their short causal convolution (0: none)
     int linear_key_head_dim = 0;
     int linear_value_head_dim = 0;
     int linear_conv_kernel = 0;
     // Mamba-2 layers are linear layers of kind mamba2 with n_groups key heads
-    // of ssm_state_size, mamba_num_heads value heads of mamba_head_dim.
+    // of ssm_state_size, mamba_num_heads value heads of mamba_head_dim;
+    // MiniMax's lightning layers of kind lightning, heads × head_dim both ways.
     LinearKind linear_kind = LinearKind::gated_deltanet;
     // The recurrent state held in FP32 rather than BF16 (Qwen3.5's
     // mamba_ssm_dtype float32); the convolution state stays BF16.
@@ -212,7 +214,7 @@ inline constexpr std::array<ModelFieldRange, 32> kModelFieldRanges = {{
     {"linear_value_heads", &ModelSpec::linear_value_heads, FieldUse::linear, 1, 100'000},
     {"linear_key_head_dim", &ModelSpec::linear_key_head_dim, FieldUse::linear, 1, 100'000},
     {"linear_value_head_dim", &ModelSpec::linear_value_head_dim, FieldUse::linear, 1, 100'000},
-    {"linear_conv_kernel", &ModelSpec::linear_conv_kernel, FieldUse::linear, 1, 10'000},
+    {"linear_conv_kernel", &ModelSpec::linear_conv_kernel, FieldUse::linear, 0, 10'000},
     {"mlp_only_layers", &ModelSpec::mlp_only_layers, FieldUse::always, 0, 10'000},
     {"mlp_free_layers", &ModelSpec::mlp_free_layers, FieldUse::always, 0, 10'000},
 }};
