@@ -97,6 +97,25 @@ TEST_CASE("the activation transfer by hand: NVLink inside the domain, the networ
     CHECK(ps.pipe.transfer_per_sequence == Approx((2 * nvlink + network) / 4).epsilon(1e-12));
 }
 
+TEST_CASE("a prefill's TTFT carries its A tokens' activations over every stage boundary", "[pp]") {
+    // TP4 x PP4 on H100s (boundaries above): per token, 2 NVLink boundaries of kBytes/4 + 3/4 kBytes gathered,
+    // 32,768 B / 360 GB/s = 91.02 ns each, and 1 network boundary, 8,192 B / 50 GB/s + 24,576 B / 360 GB/s =
+    // 232.11 ns: 414.15 ns per token. A 2,000-token prefill: 39 us + 2,000 x 414.15 ns = 0.8673 ms.
+    const char* w = "s_cached=0,a_append=2000,o_output=100,idle_gap=0";
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 4, 4, 0, 1, w);
+    const PreparedScenario ps(s);
+    CHECK(prefill_transfer(ps.pipe, 2000) == Approx(8.673022e-4).epsilon(1e-6));
+    CHECK(ps.lines.transfer[0] == prefill_transfer(ps.pipe, 2000));
+    const MixDemand md = mix_demand(ps, 0.0);
+    const PrefillDemand& q = md.pre[0];
+    CHECK(q.gpu_part - (std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm) == Approx(8.673022e-4).epsilon(1e-6));
+    CHECK(evaluate(ps, 0.0, 0.0).ttft == Approx(q.gpu_part).epsilon(1e-12));  // one class, KV on the GPU
+    // No pipeline, no transfer; no prefill tokens, none either.
+    const Scenario flat = on("h100-sxm", "llama-3.1-70b", 4, 1, 0, 1, w);
+    CHECK(PreparedScenario(flat).lines.transfer[0] == 0.0);
+    CHECK(prefill_transfer(ps.pipe, 0) == 0.0);
+}
+
 TEST_CASE("stage imbalance when the layers do not divide: the busiest stage sets the pace and the capacity", "[pp]") {
     // DeepSeek-V3's 61 layers over 4 stages: 16, 15, 15, 15. ι = 4 x 16 / 61.
     const Scenario s1 = on("gb200", "deepseek-v3", 8, 1), s4 = on("gb200", "deepseek-v3", 8, 4);
