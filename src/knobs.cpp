@@ -207,10 +207,13 @@ std::vector<Knob> fabric_rows() {
         {.name = "dp", .column = "dp", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
          .help = "data-parallel replicas of the --tp x --pp GPUs, requests split evenly: throughput x dp, per-GPU figures unchanged",
          .group = kHardware, .access = on_hardware<&HardwareSpec::dp>()},
-        {.name = "expert-imbalance", .column = "expert_imbalance", .type = KnobType::number, .shown_default = "1 (ASSUMED)", .lo = 1,
-         .hi = kMaxGpus, .help = "the busiest GPU's expert work over the mean under --ep (1: perfect balance)", .group = kHardware,
+        {.name = "expert-imbalance", .column = "expert_imbalance", .type = KnobType::number,
+         .shown_default = "1.115 (measured with EPLB; 2.564 without)", .lo = 1, .hi = kMaxGpus,
+         .help = "the busiest GPU's routed tokens over the mean under --ep (1: perfect balance; TensorRT-LLM measured "
+                 "1.115 with EPLB, 2.564 without)",
+         .group = kHardware,
          .access = on_hardware<&HardwareSpec::expert_imbalance>()},
-        {.name = "net", .column = "net", .type = KnobType::text, .shown_default = "from --hardware, else 50 GB/s and 10 us",
+        {.name = "net", .column = "net", .type = KnobType::text, .shown_default = "from --hardware, else 50 GB/s and 14 us",
          .help = "scale-out network preset (see `kvroof presets`: ib-ndr, ib-ndr-measured, ib-xdr, roce-400g) or a network JSON "
                  "file (a value with '/' or ending in .json); sets --net-bw and --net-latency, which override it when given too",
          .group = kHardware, .decode = io::decode_net,
@@ -226,8 +229,8 @@ std::vector<Knob> fabric_rows() {
          .group = kHardware, .preset = PresetFile::net, .preset_key = "net_bandwidth_GBps", .preset_required = true,
          .access = on_hardware<&HardwareSpec::net_bandwidth>()},
         {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
-         .shown_default = "from --net, else 10 (ASSUMED)", .lo = 0, .hi = kMaxLinkLatency,
-         .help = "time of one small all-to-all over the scale-out network, e.g. 10us", .group = kHardware,
+         .shown_default = "from --net, else 14 (NCCL's network-step latency)", .lo = 0, .hi = kMaxLinkLatency,
+         .help = "fixed time of one all-to-all or pipeline transfer over the scale-out network, e.g. 14us", .group = kHardware,
          .preset = PresetFile::net, .preset_key = "net_latency_us", .preset_required = true,
          .access = on_hardware<&HardwareSpec::net_latency>()},
     };

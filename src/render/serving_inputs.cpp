@@ -30,6 +30,43 @@ std::string math_words(const HardwareSpec& hw, DType asked) {
     const DType wanted = asked == DType::mxfp4 ? DType::fp4 : asked;
     return run == wanted ? to_string(run) : fmt::format("{} (no {} math on this GPU)", to_string(run), to_string(wanted));
 }
+// The GPUs' arrangement: the tensor-parallel all-reduces, the deployment and
+// its pipeline, and the scale-out network (what --net set, and what uses it).
+std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
+    std::string s;
+    if (hw.gpus > 1)
+        s += fmt::format(
+            "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
+            hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
+            format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
+            hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    const Pipeline pipe = pipeline_of(hw, model);
+    if (hw.pp > 1 || hw.dp > 1) {
+        s += fmt::format(
+            "  deploy    tp {} x pp {} x dp {} = {} GPUs (ep {}{}); results are per replica of {} GPUs, dp {} of "
+            "them serve {}x the throughput\n",
+            hw.gpus, hw.pp, hw.dp, deployment_gpus(hw), hw.ep, hw.attention_dp == 1 ? ", attention-dp" : "", replica_gpus(hw),
+            hw.dp, hw.dp);
+        if (hw.pp > 1)
+            s += fmt::format(
+                "            pipeline: {:g} micro-batches, stage imbalance {:.4g}, cycle stretch {:.4g}; "
+                "{} stage boundaries on NVLink, {} on the network: {:.3g} us + {:.3g} us per sequence per token\n",
+                pipe.microbatches, pipe.imbalance, pipe.sigma, pipe.boundaries_nvlink, pipe.boundaries_network,
+                pipe.transfer_latency * 1e6, pipe.transfer_per_sequence * 1e6);
+    }
+    if (hw.gpus == 1 && hw.pp == 1 && hw.dp == 1 && hw.net_name.empty()) return s;
+    std::string uses;
+    if (hw.ep > hw.nvlink_domain)
+        uses = fmt::format("EP {} all-to-alls, {}/{} of each token's expert copies", hw.ep, hw.ep - hw.nvlink_domain, hw.ep);
+    if (pipe.boundaries_network > 0)
+        uses += fmt::format("{}{} of {} pipeline boundaries", uses.empty() ? "" : " and ", pipe.boundaries_network, hw.pp - 1);
+    s += fmt::format("            network {}: {} per GPU per direction, {:g} us per transfer; {}\n",
+                     hw.net_name.empty() ? "default" : hw.net_name, format_bandwidth(hw.net_bandwidth.raw()),
+                     hw.net_latency.raw() * 1e6,
+                     uses.empty() ? fmt::format("unused here (all traffic within the NVLink domain of {})", hw.nvlink_domain)
+                                  : "carries " + uses);
+    return s;
+}
 }  // namespace
 
 std::string render::point_summary(const ServingPoint& p) {
@@ -176,26 +213,7 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
                      format_bandwidth(hw.cpu_dram_bandwidth.raw()));
     s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms\n",
                      hw.eta_compute, hw.eta_mem, hw.eta_cpu_compute, hw.eta_cpu_dram, hw.eta_link, hw.step_overhead.raw() * 1e3);
-    if (hw.gpus > 1)
-        s += fmt::format(
-            "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
-            hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
-            format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
-            hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
-    if (hw.pp > 1 || hw.dp > 1) {
-        const Pipeline pipe = pipeline_of(hw, sc.model);
-        s += fmt::format(
-            "  deploy    tp {} x pp {} x dp {} = {} GPUs (ep {}{}); results are per replica of {} GPUs, dp {} of "
-            "them serve {}x the throughput\n",
-            hw.gpus, hw.pp, hw.dp, deployment_gpus(hw), hw.ep, hw.attention_dp == 1 ? ", attention-dp" : "", replica_gpus(hw),
-            hw.dp, hw.dp);
-        if (hw.pp > 1)
-            s += fmt::format(
-                "            pipeline: {:g} micro-batches, stage imbalance {:.4g}, cycle stretch {:.4g}; "
-                "{} stage boundaries on NVLink, {} on the network: {:.3g} us + {:.3g} us per sequence per token\n",
-                pipe.microbatches, pipe.imbalance, pipe.sigma, pipe.boundaries_nvlink, pipe.boundaries_network,
-                pipe.transfer_latency * 1e6, pipe.transfer_per_sequence * 1e6);
-    }
+    s += parallel_text(hw, sc.model);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",

@@ -31,6 +31,7 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     // layer, 116 all-to-alls = 13,303,808 B per pass.
     Scenario s = on("gb200", "deepseek-v3", 72);  // NVLink 900 GB/s per direction, η 0.70, α 6 µs, domain 72
     s.hardware.ep = 72;
+    s.hardware.expert_imbalance = 1.0;  // routing balanced: this case checks the structural term alone
     s.hardware.check_validity();
     const PreparedScenario ps(s);
     CHECK(ps.mc.alltoalls_per_pass == 116.0);
@@ -69,13 +70,13 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
 
     // The same EP 72 over HGX-sized NVLink domains of 8: 7/72 stays on NVLink, 64/72 crosses the
     // 50 GB/s network (400 Gb/s NDR), which binds: 13,303,808 · (64/72) / 50e9 / 72 = 3.285e-6 s at an
-    // even split, 3.696e-6 s on the busiest GPU; each all-to-all waits for the network's α (10 µs).
+    // even split, 3.696e-6 s on the busiest GPU; each all-to-all waits for the network's α (14 µs, NCCL's network step).
     s.hardware.nvlink_domain = 8;
     const PreparedScenario pn(s);
     const double net = 1.125 * 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0;
     CHECK(net == Approx(3.696e-6).epsilon(1e-3));
     CHECK(ep_comm_per_token(pn.mc, pn.sys) == Approx(net).epsilon(1e-12));
-    CHECK(pn.ep_step_latency == Approx(116 * 10e-6).epsilon(1e-12));
+    CHECK(pn.ep_step_latency == Approx(116 * 14e-6).epsilon(1e-12));
 }
 
 TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sharding", "[ep]") {
@@ -109,6 +110,7 @@ TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sha
 TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-all bytes by λ", "[ep]") {
     Scenario s = on("gb200", "deepseek-v3", 8);
     s.hardware.ep = 8;
+    s.hardware.expert_imbalance = 1.0;
     const PreparedScenario even(s);
     s.hardware.expert_imbalance = 1.5;
     const PreparedScenario skew(s);
@@ -117,6 +119,28 @@ TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-
     CHECK(skew.mc.linear_per_token.raw() - even.mc.linear_per_token.raw() == Approx(0.5 * routed).epsilon(1e-9));
     CHECK(ep_comm_per_token(skew.mc, skew.sys) == Approx(1.5 * ep_comm_per_token(even.mc, even.sys)).epsilon(1e-12));
     CHECK(evaluate(skew, 0.0, 0.0).throughput <= evaluate(even, 0.0, 0.0).throughput);
+}
+
+TEST_CASE("the default expert imbalance is TensorRT-LLM's measured 1.115, charged by hand on DeepSeek-V3 at EP 8", "[ep]") {
+    // TensorRT-LLM tech blog 4, Table 1: DeepSeek-R1 at EP 36 with EPLB (288 slots), the hottest rank's
+    // routed tokens exceed the mean by 0.115 on average over layers and decode steps (2.564 without EPLB).
+    CHECK(HardwareSpec{}.expert_imbalance == 1.115);
+    Scenario s = on("gb200", "deepseek-v3", 8);
+    s.hardware.ep = 8;  // divides 256: the structural term is 1, λ is all
+    const PreparedScenario measured(s);
+    s.hardware.expert_imbalance = 1.0;
+    const PreparedScenario balanced(s);
+    // Routed FLOP per token 2 · 58 · 8 · 3 · 7168 · 2048 = 40,869,298,176; the busiest GPU does 0.115 more:
+    // 4,699,969,290 FLOP per token.
+    CHECK(measured.mc.linear_per_token.raw() - balanced.mc.linear_per_token.raw() == Approx(4'699'969'290.24).epsilon(1e-9));
+    // All-to-all: 7/8 of 13,303,808 B per pass over NVLink (0.7 · 900 GB/s) from each of 8 GPUs' share,
+    // 2.3097e-6 s per sequence balanced, × 1.115 = 2.5753e-6 s on the busiest GPU; the α does not move.
+    const double even = 13'303'808.0 * (7.0 / 8.0) / (0.7 * 900e9) / 8.0;
+    CHECK(even == Approx(2.3097e-6).epsilon(1e-4));
+    CHECK(ep_comm_per_token(balanced.mc, balanced.sys) == Approx(even).epsilon(1e-12));
+    CHECK(ep_comm_per_token(measured.mc, measured.sys) == Approx(1.115 * even).epsilon(1e-12));
+    CHECK(measured.ep_step_latency == balanced.ep_step_latency);
+    CHECK(evaluate(measured, 0.0, 0.0).throughput <= evaluate(balanced, 0.0, 0.0).throughput);
 }
 
 TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothing there", "[ep]") {

@@ -85,16 +85,35 @@ TEST_CASE("the activation transfer by hand: NVLink inside the domain, the networ
     CHECK(network_boundaries(2, 8, 8) == 1);  // one 8-GPU stage per HGX box
     CHECK(network_boundaries(9, 8, 72) == 0);  // nine TP8 stages in an NVL72 rack
     CHECK(network_boundaries(4, 4, 8) == 1);  // two stages per box: 1 of 3 boundaries leaves it
-    // TP4 x PP4 on H100s: 2 boundaries on NVLink (5 us each), 1 on the 50 GB/s network (10 us), 4 micro-batches;
+    // TP4 x PP4 on H100s: 2 boundaries on NVLink (5 us each), 1 on the 50 GB/s network (14 us), 4 micro-batches;
     // each rank sends a quarter of kBytes and the stage all-gathers the other 3/4 (5 us) on NVLink.
     const Scenario s = on("h100-sxm", "llama-3.1-70b", 4, 4);
     const PreparedScenario ps(s);
     CHECK(ps.pipe.boundaries_nvlink == 2);
     CHECK(ps.pipe.boundaries_network == 1);
-    CHECK(ps.pipe.transfer_latency == Approx(2 * (5e-6 + 5e-6) + (10e-6 + 5e-6)).epsilon(1e-12));
+    CHECK(ps.pipe.transfer_latency == Approx(2 * (5e-6 + 5e-6) + (14e-6 + 5e-6)).epsilon(1e-12));
     const double gather = 0.75 * kBytes * kNv;
     const double nvlink = kBytes / 4 * kNv + gather, network = kBytes / 4 / 50e9 + gather;
     CHECK(ps.pipe.transfer_per_sequence == Approx((2 * nvlink + network) / 4).epsilon(1e-12));
+}
+
+TEST_CASE("a prefill's TTFT carries its A tokens' activations over every stage boundary", "[pp]") {
+    // TP4 x PP4 on H100s (boundaries above): per token, 2 NVLink boundaries of kBytes/4 + 3/4 kBytes gathered,
+    // 32,768 B / 360 GB/s = 91.02 ns each, and 1 network boundary, 8,192 B / 50 GB/s + 24,576 B / 360 GB/s =
+    // 232.11 ns: 414.15 ns per token. A 2,000-token prefill: 39 us + 2,000 x 414.15 ns = 0.8673 ms.
+    const char* w = "s_cached=0,a_append=2000,o_output=100,idle_gap=0";
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 4, 4, 0, 1, w);
+    const PreparedScenario ps(s);
+    CHECK(prefill_transfer(ps.pipe, 2000) == Approx(8.673022e-4).epsilon(1e-6));
+    CHECK(ps.lines.transfer[0] == prefill_transfer(ps.pipe, 2000));
+    const MixDemand md = mix_demand(ps, 0.0);
+    const PrefillDemand& q = md.pre[0];
+    CHECK(q.gpu_part - (std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm) == Approx(8.673022e-4).epsilon(1e-6));
+    CHECK(evaluate(ps, 0.0, 0.0).ttft == Approx(q.gpu_part).epsilon(1e-12));  // one class, KV on the GPU
+    // No pipeline, no transfer; no prefill tokens, none either.
+    const Scenario flat = on("h100-sxm", "llama-3.1-70b", 4, 1, 0, 1, w);
+    CHECK(PreparedScenario(flat).lines.transfer[0] == 0.0);
+    CHECK(prefill_transfer(ps.pipe, 0) == 0.0);
 }
 
 TEST_CASE("stage imbalance when the layers do not divide: the busiest stage sets the pace and the capacity", "[pp]") {

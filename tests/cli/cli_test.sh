@@ -299,12 +299,21 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
 "$kvroof" validate --points "$pts" --report "$tmp/v.md" >/dev/null && grep -q '^## Floor check' "$tmp/v.md" && ok || bad "validate --report: no markdown"
 # Networks and deployments: listed by presets, set by --net / --deployment, echoed in --json; EP beyond the experts' divisors.
-"$kvroof" presets | grep -q '^Networks (scale-out' && "$kvroof" presets | grep -qE '^  ib-xdr +100 GB/s +10 us' && ok || bad "presets: no Networks group"
+"$kvroof" presets | grep -q '^Networks (scale-out' && "$kvroof" presets | grep -qE '^  ib-xdr +100 GB/s +14 us' && ok || bad "presets: no Networks group"
 "$kvroof" presets | grep -qE '^  hgx-h100x8 +h100-sxm x8, NVLink domain 8, net ib-ndr' && ok || bad "presets: no Deployments group"
 "$kvroof" presets --json | grep -q '"ib-ndr-measured": {' && ok || bad "presets --json lacks the networks"
 "$kvroof" verdict --deployment hgx-h100x8 --json >"$tmp/d.json" && grep -q '"preset": "h100-sxm"' "$tmp/d.json" && grep -q '"gpus": 8,' "$tmp/d.json" \
     && grep -q '"net": "ib-ndr"' "$tmp/d.json" && ok || bad "verdict --deployment hgx-h100x8: hardware, GPUs or network not set"
 "$kvroof" verdict --net ib-xdr --net-latency 3us --json | grep -q '"net_bw_GBps": 100.0,' && ok || bad "--net ib-xdr does not set --net-bw"
+# The text echo names the network as the JSON does: preset, bandwidth, latency, and what (if anything) crosses it.
+"$kvroof" verdict --deployment hgx-h100x8 | grep -qE '^ +network ib-ndr: 50 GB/s per GPU per direction, 14 us per transfer; unused here \(all traffic within the NVLink domain of 8\)$' \
+    && ok || bad "verdict --deployment hgx-h100x8: the text echo does not name the network"
+"$kvroof" verdict --hardware h200 --gpus 8 --nvlink-domain 4 --model deepseek-v3 --weight-dtype fp8 --ep 8 --net ib-xdr --net-latency 3us \
+    | grep -qE "^ +network ib-xdr: 100 GB/s per GPU per direction, 3 us per transfer; carries EP 8 all-to-alls, 4/8 of each token's expert copies$" \
+    && ok || bad "verdict --ep 8 over NVLink domains of 4: the echo does not say the network carries half the all-to-all"
+"$kvroof" verdict | grep -q ' network ' && bad "verdict on one GPU with no --net echoes a network it does not use" || ok
+"$kvroof" parallel --deployment hgx-h100x8 --model llama-3.1-8b | grep -qE '^ +network ib-ndr: 50 GB/s per GPU per direction, 14 us per transfer' \
+    && ok || bad "parallel --deployment hgx-h100x8: the text echo does not name the network"
 "$kvroof" verdict --help | grep -qE -- '--deployment .*\[default: none: --hardware\]' && ok || bad "--deployment --help default"
 # DeepSeek-V3 at EP 72: 72 does not divide 256, so the busiest GPU holds 4 experts (1.125 x the mean 3.556).
 "$kvroof" verdict --deployment gb200-nvl72 --model deepseek-v3 --ep 72 | grep -q 'EP 72 over 256 routed experts: the busiest GPU holds 4 of them (1.125x the mean 3.556)' \

@@ -20,7 +20,7 @@ Scenario built(std::initializer_list<std::pair<const char*, const char*>> flags)
 }
 }  // namespace
 
-TEST_CASE("every network preset says which figure is nominal or measured and which is assumed", "[presets][net]") {
+TEST_CASE("every network preset says which figure is nominal or measured and where its latency comes from", "[presets][net]") {
     const auto names = io::preset_names("networks");
     CHECK(names.size() == 4);
     for (const auto& n : names) {
@@ -28,7 +28,11 @@ TEST_CASE("every network preset says which figure is nominal or measured and whi
         std::string sources;
         for (const auto& s : io::presets("networks").at(n).at("source")) sources += s.get<std::string>() + "\n";
         CHECK((sources.find("NOMINAL") != std::string::npos || sources.find("MEASURED") != std::string::npos));
-        CHECK(sources.find("latency_us: ASSUMED") != std::string::npos);
+        // α_net is NCCL's cost-model latency of one network step (14 µs), cited with its commit, not ASSUMED.
+        CHECK(sources.find("latency_us: NCCL COST MODEL") != std::string::npos);
+        CHECK(sources.find("src/graph/tuning.cc") != std::string::npos);
+        CHECK(sources.find("ASSUMED") == std::string::npos);
+        CHECK(io::presets("networks").at(n).at("net_latency_us").get<double>() == 14);
         CHECK_NOTHROW(io::load_net_preset("--net", n));
     }
 }
@@ -37,7 +41,7 @@ TEST_CASE("the net knob sets the network figures and net-bw / net-latency given 
     // 800 Gb/s XDR = 100 GB/s per direction; 400 Gb/s NDR = 50 GB/s; DeepEP's measured NDR all-to-all 43 GB/s.
     const Scenario xdr = built({{"net", "ib-xdr"}});
     CHECK(xdr.hardware.net_bandwidth.raw() == 100e9);
-    CHECK(xdr.hardware.net_latency.raw() == Approx(10e-6).epsilon(1e-12));  // 10 · 1e-6 from the file: one ulp off 10e-6
+    CHECK(xdr.hardware.net_latency.raw() == Approx(14e-6).epsilon(1e-12));  // 14 · 1e-6 from the file: may be one ulp off 14e-6
     CHECK(xdr.hardware.net_name == "ib-xdr");
     CHECK(built({{"net", "ib-ndr-measured"}}).hardware.net_bandwidth.raw() == 43e9);
     const Scenario over = built({{"net", "ib-xdr"}, {"net-bw", "60GB/s"}});
@@ -55,8 +59,8 @@ TEST_CASE("the net knob sets the network figures and net-bw / net-latency given 
 }
 
 TEST_CASE("hardware presets without a network keep the default, which ib-ndr equals, and gb300 names ib-xdr", "[presets][net]") {
-    // The default is a 400 Gb/s NIC per GPU (50 GB/s, 10 µs): ib-ndr's figures, so the presets of HGX and
-    // GB200 boards keep it bit for bit (naming ib-ndr would read 10 µs as 10 · 1e-6, one ulp away).
+    // The default is a 400 Gb/s NIC per GPU (50 GB/s, 14 µs): ib-ndr's figures, so the presets of HGX and
+    // GB200 boards keep it bit for bit (naming ib-ndr reads 14 µs as 14 · 1e-6, which may be one ulp away).
     const HardwareSpec defaults;
     for (const char* n : {"h100-sxm", "h200", "b200", "gb200"}) {
         INFO(n);
@@ -75,7 +79,8 @@ TEST_CASE("hardware presets without a network keep the default, which ib-ndr equ
 
 TEST_CASE("ib-xdr halves the network-bound all-to-all time of ib-ndr", "[presets][net][ep]") {
     // DeepSeek-V3 at EP 72 over NVLink domains of 8: 64/72 of the all-to-all bytes cross the network,
-    // which binds (3.70 µs per sequence at 50 GB/s, expert_parallel_test.cpp); at 100 GB/s half of it.
+    // which binds (3.70 µs per sequence at 50 GB/s with λ = 1, expert_parallel_test.cpp; × the default
+    // λ 1.115 = 4.12 µs); at 100 GB/s half of it.
     auto ep72 = [](const char* net) {
         return built({{"hardware", "gb200"},
                       {"model", "deepseek-v3"},
@@ -86,7 +91,8 @@ TEST_CASE("ib-xdr halves the network-bound all-to-all time of ib-ndr", "[presets
     };
     const Scenario a = ep72("ib-ndr"), b = ep72("ib-xdr");
     const PreparedScenario ndr(a), xdr(b);
-    CHECK(ep_comm_per_token(ndr.mc, ndr.sys) == Approx(1.125 * 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0).epsilon(1e-12));
+    CHECK(ep_comm_per_token(ndr.mc, ndr.sys) ==
+          Approx(1.115 * 1.125 * 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0).epsilon(1e-12));
     CHECK(ep_comm_per_token(xdr.mc, xdr.sys) == Approx(0.5 * ep_comm_per_token(ndr.mc, ndr.sys)).epsilon(1e-12));
     CHECK(evaluate(xdr, 0.0, 0.0).throughput >= evaluate(ndr, 0.0, 0.0).throughput);
 }

@@ -34,9 +34,10 @@ struct MixDemand {
 };
 
 namespace detail {
-// The TTFT operands of class i and their p- and p·S-weighted sums (S: the KV tokens it holds).
-inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir) noexcept {
-    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm;
+// The TTFT operands of class i and their p- and p·S-weighted sums (S: the KV tokens it holds;
+// transfer: its prefill's activation transfer between pipeline stages, pipeline.hpp).
+inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir, double transfer) noexcept {
+    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm + transfer;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + link_time(q.link_h2d, q.link_d2h, bidir);
     q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
@@ -58,6 +59,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
     pol.ov = 0;  // the TTFT combine is redone per ov from its operands
     MixDemand m;
     m.f = f;
+    const Pipeline pipe = pipeline_of(sc.hardware, sc.model);
     for (size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const auto& e = sc.mix.entries[i];
         const double p = e.weight, O = e.cls.o_output, S = e.cls.context(), po = p * O;
@@ -65,7 +67,7 @@ inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, d
         const DecodeDemand d = decode_demand(mc, sys, pol, S);
         m.pre[i] = prefill_demand(mc, sys, pol, e.cls);
         const auto& q = m.pre[i];
-        add_ttft_terms(m, m.pre[i], p, held, sys.link_bidir);
+        add_ttft_terms(m, m.pre[i], p, held, sys.link_bidir, prefill_transfer(pipe, e.cls.a_append));
         m.sum_p_o += po;
         m.batch_mix.gpu_compute += po * d.gpu_compute;
         m.batch_mix.gpu_hbm += po * d.gpu_hbm;
@@ -104,6 +106,7 @@ struct MixLines {
     MixDemand at0;  // the lines' values extended to f = 0 from the right
     MixDemand slope;  // d/df on (0, 1]; TTFT operands and their sums unused
     std::array<double, kMaxClasses> p{}, S{};  // class probability and the KV tokens held at S = S_c + A
+    std::array<double, kMaxClasses> transfer{};  // s: its prefill's activation transfer between pipeline stages
     std::size_t classes = 0;
 };
 
@@ -135,9 +138,11 @@ inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, 
     MixLines l;
     l.at_zero = mix_demand_direct(sc, mc, sys, idle, 0.0);
     l.classes = sc.mix.entries.size();
+    const Pipeline pipe = pipeline_of(sc.hardware, sc.model);
     for (std::size_t i = 0; i < l.classes; ++i) {
         l.p[i] = sc.mix.entries[i].weight;
         l.S[i] = kv_tokens_held(mc, sc.mix.entries[i].cls.context());
+        l.transfer[i] = prefill_transfer(pipe, sc.mix.entries[i].cls.a_append);
     }
     const MixDemand one = mix_demand_direct(sc, mc, sys, idle, 1.0), half = mix_demand_direct(sc, mc, sys, idle, 0.5);
     line_fields(l.slope, one, half, -1.0, l.classes);  // value(1) − value(1/2)
@@ -256,7 +261,8 @@ struct PreparedScenario {
     MixDemand m;
     m.f = f;
     detail::line_fields(m, base, l.slope, f, l.classes);
-    for (std::size_t i = 0; i < l.classes; ++i) detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i], ps.sys.link_bidir);
+    for (std::size_t i = 0; i < l.classes; ++i)
+        detail::add_ttft_terms(m, m.pre[i], l.p[i], l.S[i], ps.sys.link_bidir, l.transfer[i]);
     m.sum_p_o = l.at_zero.sum_p_o;  // independent of f
     m.inv_sum_p_o = l.at_zero.inv_sum_p_o;
     m.held_decode = l.at_zero.held_decode;

@@ -30,8 +30,9 @@
 // so the pipeline holds pp/ι times one group's HBM (and CPU DRAM). The
 // offloaded work of a call spreads over the stages' own CPUs and links: the
 // busiest stage's share is ι/pp of it. A prefill's TTFT is its trip through
-// every stage (the whole model at one group's rates; its activation transfer
-// is not charged); its share of the pipeline's time is σ/m of that.
+// every stage (the whole model at one group's rates, plus its A tokens'
+// activation transfer over every boundary: prefill_transfer); its share of
+// the pipeline's time is σ/m of that.
 // At pp = 1 every factor is exactly 1 and every term 0 (bit-identical numbers).
 
 #include <algorithm>
@@ -57,6 +58,7 @@ struct Pipeline {
     int boundaries_nvlink = 0, boundaries_network = 0;  // stage boundaries on each fabric
     double transfer_latency = 0;  // s per cycle: the boundaries' α
     double transfer_per_sequence = 0;  // s per sequence per cycle: h·2 bytes over every boundary, / m
+    double transfer_per_token = 0;  // s per token of one pass over every boundary (a prefill's A tokens: A times it)
 };
 
 // Stage boundaries that leave the NVLink domain: ⌊D/t⌋ stages fit in one
@@ -89,7 +91,14 @@ struct Pipeline {
     p.transfer_latency = nv * (hw.allreduce_latency.raw() + gather_alpha) + net * (hw.net_latency.raw() + gather_alpha);
     const double per_seq = nv * (bytes / t * nvlink_s + gather) + net * (bytes / t * network_s + gather);
     p.transfer_per_sequence = per_seq / p.microbatches;
+    p.transfer_per_token = per_seq;
     return p;
+}
+
+// A prefill pass of A tokens crosses every boundary once with all its tokens:
+// Σ over the pp − 1 boundaries (α_x + A·β_x), charged in its TTFT (0 at pp = 1).
+[[nodiscard]] inline double prefill_transfer(const Pipeline& p, double A) noexcept {
+    return p.pp > 1 && A > 0 ? p.transfer_latency + A * p.transfer_per_token : 0.0;
 }
 
 // The cycle's coefficients from one group's step (w is set per batch by the

@@ -47,10 +47,11 @@ struct HardwareSpec {
     // Expert parallelism: the routed experts sharded over `ep` GPUs (1: every
     // GPU of the group holds its TP share of every expert; `ep` divides the
     // group, not necessarily the experts: ModelConstants::expert_load), and the busiest
-    // GPU's expert work over the mean. 1.0 is ASSUMED (perfect balance, what
-    // EPLB's redundant experts aim at): no published max/mean figure found.
+    // GPU's expert work over the mean: 1.115 MEASURED (TensorRT-LLM, DeepSeek-R1
+    // at EP 36 with EPLB, the hottest rank's routed tokens over the mean,
+    // averaged over layers and decode steps; docs/model.md). Without EPLB: 2.564.
     int ep = 1;
-    double expert_imbalance = 1.0;
+    double expert_imbalance = 1.115;
     // Data-parallel attention over the group (MLA models; SGLang's
     // --enable-dp-attention, vLLM's data-parallel attention): 1 = each GPU runs
     // attention, and holds the latent KV, for its own sequences only; the
@@ -66,9 +67,11 @@ struct HardwareSpec {
     // Scale-out network per GPU, per direction, for traffic leaving the NVLink
     // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
     // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
-    // NIC's line rate, so no η. Latency per all-to-all over it: ASSUMED.
+    // NIC's line rate, so no η. Latency per all-to-all or pipeline transfer
+    // over it: NCCL's cost-model latency of one network step (14 µs, the NET
+    // Ring/Simple hwLatency in NVIDIA/nccl src/graph/tuning.cc; docs/model.md).
     BytesPerSecond net_bandwidth{50e9};
-    Seconds net_latency{10e-6};
+    Seconds net_latency{14e-6};
     std::string net_name;  // the network preset that set them ("ib-ndr", ...); empty: these defaults
     BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
     std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
