@@ -224,32 +224,36 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
 
 }  // namespace
 
+namespace {
+// A preset of `section` by name, or the one entry of a JSON file by path (its
+// `required` key names the kind); cached under the section, since links,
+// hosts and networks share the cache's type and may share a name or a path.
+std::shared_ptr<const LinkPreset> section_preset(std::string_view flag, std::string_view name_or_path, const char* section,
+                                                 const char* required,
+                                                 LinkPreset (*from_json)(std::string_view, const json&, std::string)) {
+    return cached<LinkPreset>(fmt::format("{}.{}", section, name_or_path), [&] {
+        if (!is_path(name_or_path))
+            return from_json(fmt::format("{}.{}", section, name_or_path), find_preset(flag, section, name_or_path),
+                             std::string(name_or_path));
+        const json j = read_json_file(flag, name_or_path);
+        const Entry e = single_entry(flag, name_or_path, j, required);
+        return from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
+    });
+}
+}  // namespace
+
 std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name) {
-    return cached<LinkPreset>(
-        name, [&] { return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name)); });
+    return cached<LinkPreset>(fmt::format("links.{}", name), [&] {
+        return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name));
+    });
 }
 
 std::shared_ptr<const LinkPreset> load_host_preset(std::string_view flag, std::string_view name_or_path) {
-    return cached<LinkPreset>(name_or_path, [&] {
-        if (!is_path(name_or_path))
-            return host_from_json(fmt::format("hosts.{}", name_or_path), find_preset(flag, "hosts", name_or_path),
-                                  std::string(name_or_path));
-        const json j = read_json_file(flag, name_or_path);
-        const Entry e = single_entry(flag, name_or_path, j, "cpu_flops_TFLOPS");
-        return host_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
-    });
+    return section_preset(flag, name_or_path, "hosts", "cpu_flops_TFLOPS", host_from_json);
 }
 
 std::shared_ptr<const LinkPreset> load_net_preset(std::string_view flag, std::string_view name_or_path) {
-    // Keyed apart from the link and host presets, which share the cache's type.
-    return cached<LinkPreset>(is_path(name_or_path) ? std::string(name_or_path) : "networks." + std::string(name_or_path), [&] {
-        if (!is_path(name_or_path))
-            return net_from_json(fmt::format("networks.{}", name_or_path), find_preset(flag, "networks", name_or_path),
-                                 std::string(name_or_path));
-        const json j = read_json_file(flag, name_or_path);
-        const Entry e = single_entry(flag, name_or_path, j, "net_bandwidth_GBps");
-        return net_from_json(fmt::format("{} {}", flag, name_or_path), e.value, e.name);
-    });
+    return section_preset(flag, name_or_path, "networks", "net_bandwidth_GBps", net_from_json);
 }
 
 std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::string_view name) {

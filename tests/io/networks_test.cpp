@@ -144,3 +144,14 @@ TEST_CASE("a deployment is exactly its hardware preset with its GPUs, NVLink dom
         CHECK(a.hardware.net_bandwidth.raw() == b.hardware.net_bandwidth.raw());
     }
 }
+
+TEST_CASE("links and hosts and networks share a cache but not their names: a link name is no host", "[presets][net]") {
+    // Each kind loads once per process, keyed by its section: a name cached as a link must not answer for a host.
+    const auto link = io::load_link_preset("--link", "pcie-gen5");
+    CHECK(link->name == "pcie-gen5");
+    CHECK_FALSE(link->figures.empty());
+    CHECK_THROWS_AS(io::load_host_preset("--host", "pcie-gen5"), InputError);
+    CHECK_THROWS_AS(io::load_net_preset("--net", "pcie-gen5"), InputError);
+    CHECK(io::load_host_preset("--host", "grace") == io::load_host_preset("--host", "grace"));  // cached: one object
+    CHECK_THROWS_AS(io::load_net_preset("--net", "grace"), InputError);
+}
