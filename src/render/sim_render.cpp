@@ -245,11 +245,65 @@ std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built, 
     return s + timeline_table(x.timeline);
 }
 
-json sim_report_json(const SimReport& r, const BuiltScenario& built) {
-    const SimResult& x = r.sim;
+namespace {
+// What the simulation measured: the "simulated" object of sim_report_json.
+json simulated_json(const SimResult& x) {
     auto dist = [](const Distribution& d) {
         return json{{"mean_s", d.mean}, {"p50_s", d.p50}, {"p90_s", d.p90}, {"p99_s", d.p99}};
     };
+    json j = {{"throughput_tok_s", x.throughput},
+              {"throughput_per_gpu_tok_s", x.throughput_per_gpu},
+              {"requests_per_s", x.requests_per_s},
+              {"ttft", dist(x.ttft)},
+              {"itl", dist(x.itl)},
+              {"mean_step_s", x.mean_step},
+              {"step_of_mean_content_s", x.step_of_mean},
+              {"batch", x.batch},
+              {"running", x.running},
+              {"in_system", x.in_system},
+              {"time_in_system_s", x.time_in_system},
+              {"hbm_used_bytes", x.hbm_used},
+              {"hbm_capacity_bytes", x.hbm_capacity},
+              {"queue_mean", x.queue_mean},
+              {"queue_max", x.queue_max},
+              {"queue_busy_share", x.queue_busy},
+              {"max_running", x.max_running},
+              {"calls_measured", x.measured_calls},
+              {"warmup_calls", x.warmup_calls},
+              {"window_s", x.window},
+              {"simulated_s", x.sim_time},
+              {"steps", x.steps},
+              {"events", x.events},
+              {"output_tokens", x.output_tokens},
+              {"expected_output_tokens", x.expected_output_tokens},
+              {"prefill_tokens", x.prefill_tokens},
+              {"expected_prefill_tokens", x.expected_prefill_tokens},
+              {"littles_law_error", x.littles_law_error()},
+              {"loading", x.loading},
+              {"link_stall_share", x.link_stall},
+              {"cpu_utilisation", x.cpu_utilisation},
+              {"preemptions", x.preemptions},
+              {"swaps", x.swaps},
+              {"recomputed_tokens", x.recomputed_tokens},
+              {"swapped_bytes", x.swapped_bytes}};
+    j["f_split"] = {{"mean", x.f_split.mean}, {"p10", x.f_split.p10}, {"p50", x.f_split.p50}, {"p90", x.f_split.p90}};
+    auto link = [](const SimLinkUse& u) {
+        return json{{"busy_s", u.busy},
+                    {"utilisation", u.utilisation},
+                    {"transfers", u.transfers},
+                    {"wait", {{"mean_s", u.wait.mean}, {"p50_s", u.wait.p50}, {"p90_s", u.wait.p90}, {"p99_s", u.wait.p99}}}};
+    };
+    j["link"] = {{"h2d", link(x.h2d)}, {"d2h", link(x.d2h)}};
+    json tl = json::array();
+    for (const SimSample& t : x.timeline)
+        tl.push_back({{"t0_s", t.t0}, {"t1_s", t.t1}, {"hbm_share", t.hbm}, {"h2d_busy", t.h2d}, {"d2h_busy", t.d2h}});
+    j["timeline"] = std::move(tl);
+    return j;
+}
+}  // namespace
+
+json sim_report_json(const SimReport& r, const BuiltScenario& built) {
+    const SimResult& x = r.sim;
     const SimSpec& s = x.spec;
     json j{{"tool", "kvroof"},
            {"version", KVROOF_VERSION},
@@ -274,54 +328,7 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
         j["why_not"] = x.why_not;
         return j;
     }
-    j["simulated"] = {{"throughput_tok_s", x.throughput},
-                      {"throughput_per_gpu_tok_s", x.throughput_per_gpu},
-                      {"requests_per_s", x.requests_per_s},
-                      {"ttft", dist(x.ttft)},
-                      {"itl", dist(x.itl)},
-                      {"mean_step_s", x.mean_step},
-                      {"step_of_mean_content_s", x.step_of_mean},
-                      {"batch", x.batch},
-                      {"running", x.running},
-                      {"in_system", x.in_system},
-                      {"time_in_system_s", x.time_in_system},
-                      {"hbm_used_bytes", x.hbm_used},
-                      {"hbm_capacity_bytes", x.hbm_capacity},
-                      {"queue_mean", x.queue_mean},
-                      {"queue_max", x.queue_max},
-                      {"queue_busy_share", x.queue_busy},
-                      {"max_running", x.max_running},
-                      {"calls_measured", x.measured_calls},
-                      {"warmup_calls", x.warmup_calls},
-                      {"window_s", x.window},
-                      {"simulated_s", x.sim_time},
-                      {"steps", x.steps},
-                      {"events", x.events},
-                      {"output_tokens", x.output_tokens},
-                      {"expected_output_tokens", x.expected_output_tokens},
-                      {"prefill_tokens", x.prefill_tokens},
-                      {"expected_prefill_tokens", x.expected_prefill_tokens},
-                      {"littles_law_error", x.littles_law_error()},
-                      {"loading", x.loading},
-                      {"link_stall_share", x.link_stall},
-                      {"cpu_utilisation", x.cpu_utilisation},
-                      {"preemptions", x.preemptions},
-                      {"swaps", x.swaps},
-                      {"recomputed_tokens", x.recomputed_tokens},
-                      {"swapped_bytes", x.swapped_bytes}};
-    j["simulated"]["f_split"] = {
-        {"mean", x.f_split.mean}, {"p10", x.f_split.p10}, {"p50", x.f_split.p50}, {"p90", x.f_split.p90}};
-    auto link = [](const SimLinkUse& u) {
-        return json{{"busy_s", u.busy},
-                    {"utilisation", u.utilisation},
-                    {"transfers", u.transfers},
-                    {"wait", {{"mean_s", u.wait.mean}, {"p50_s", u.wait.p50}, {"p90_s", u.wait.p90}, {"p99_s", u.wait.p99}}}};
-    };
-    j["simulated"]["link"] = {{"h2d", link(x.h2d)}, {"d2h", link(x.d2h)}};
-    json tl = json::array();
-    for (const SimSample& t : x.timeline)
-        tl.push_back({{"t0_s", t.t0}, {"t1_s", t.t1}, {"hbm_share", t.hbm}, {"h2d_busy", t.h2d}, {"d2h_busy", t.d2h}});
-    j["simulated"]["timeline"] = std::move(tl);
+    j["simulated"] = simulated_json(x);
     // Simulated over closed form (null where the closed form gives 0), and the likely mechanism when they differ by > 10 %.
     auto ratio = [](double sim, double closed) { return closed > 0 ? json(sim / closed) : json(nullptr); };
     j["gap"] = {{"throughput_ratio", ratio(x.throughput, x.closed.throughput)},
