@@ -48,6 +48,16 @@ KnobAccess on_policy() {
     return {[](Scenario& s, const KnobValue& v) { assign(s.policy.*Field, std::get<double>(v)); },
             [](const Scenario& s) { return raw_of(s.policy.*Field); }};
 }
+// A link, host or network preset: every figure it has, then its name in `Name`.
+template <auto Name>
+KnobAccess on_link_preset() {
+    return {[](Scenario& s, const KnobValue& v) {
+                const LinkPreset& l = *std::get<std::shared_ptr<const LinkPreset>>(v);
+                for (const auto& [k, si] : l.figures) k->access.apply(s, si);
+                s.hardware.*Name = l.name;
+            },
+            nullptr};
+}
 template <auto Field, class T>
 KnobAccess on_policy_enum() {
     return {[](Scenario& s, const KnobValue& v) { s.policy.*Field = std::get<T>(v); }, nullptr};
@@ -98,22 +108,12 @@ std::vector<Knob> hardware_rows() {
         {.name = "link", .column = "link", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "GPU<->CPU link preset: pcie-gen3|4|5[-measured], nvlink-c2c[-measured]; sets every figure the preset has",
          .group = kHardware, .decode = io::decode_link,
-         .access = {[](Scenario& s, const KnobValue& v) {
-                        const LinkPreset& l = *std::get<std::shared_ptr<const LinkPreset>>(v);
-                        for (const auto& [k, si] : l.figures) k->access.apply(s, si);
-                        s.hardware.link_name = l.name;
-                    },
-                    nullptr}},
+         .access = on_link_preset<&HardwareSpec::link_name>()},
         {.name = "host", .column = "host", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "CPU host preset (see `kvroof presets`) or a host JSON file, e.g. from `kvroof probe --cpu --out FILE` (a value "
                  "with '/' or ending in .json is a file); sets every host figure, replacing the hardware preset's host",
          .group = kHardware, .decode = io::decode_host,
-         .access = {[](Scenario& s, const KnobValue& v) {
-                        const LinkPreset& h = *std::get<std::shared_ptr<const LinkPreset>>(v);
-                        for (const auto& [k, si] : h.figures) k->access.apply(s, si);
-                        s.hardware.cpu_name = h.name;
-                    },
-                    nullptr}},
+         .access = on_link_preset<&HardwareSpec::cpu_name>()},
         {.name = "gpus", .column = "gpus", .type = KnobType::whole, .shown_default = "from --hardware", .lo = 1, .hi = kMaxGpus,
          .help = "GPUs in one tensor-parallel group (HBM, bandwidth and FLOP/s pooled)", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_hardware<&HardwareSpec::gpus>()},
@@ -217,12 +217,7 @@ std::vector<Knob> fabric_rows() {
          .help = "scale-out network preset (see `kvroof presets`: ib-ndr, ib-ndr-measured, ib-xdr, roce-400g) or a network JSON "
                  "file (a value with '/' or ending in .json); sets --net-bw and --net-latency, which override it when given too",
          .group = kHardware, .decode = io::decode_net,
-         .access = {[](Scenario& s, const KnobValue& v) {
-                        const LinkPreset& n = *std::get<std::shared_ptr<const LinkPreset>>(v);
-                        for (const auto& [k, si] : n.figures) k->access.apply(s, si);
-                        s.hardware.net_name = n.name;
-                    },
-                    nullptr}},
+         .access = on_link_preset<&HardwareSpec::net_name>()},
         {.name = "net-bw", .column = "net_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --net, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",

@@ -284,13 +284,15 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 // prefill each) and those that do not, φ·T(prefill step) + (1 − φ)·T(decode
 // step) — not T of the mean step: a roofline is a max, so the mean step would
 // hide prefill FLOP under a memory-bound decode that no real step offers.
-// `binding` gets what sets the kind of step that takes more of the time.
+// `without` is the decode-only step at x and `without_b` what binds it (the
+// caller has them already); `binding` gets what sets the kind of step that
+// takes more of the time.
 [[nodiscard]] inline double chunked_step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
-                                              double chunk, Resource* binding) {
+                                              double chunk, double without, Resource without_b, Resource* binding) {
     const double phi = prefill_step_share(in, x, chunk);
-    Resource with_b = Resource::gpu_hbm, without_b = Resource::gpu_hbm;
+    Resource with_b = Resource::gpu_hbm;
     const double with = phi > 0 ? step_time(ps, step_content(ps, in, x, StepPrefill::mean, 0, 1.0 / phi), f, ov, &with_b) : 0.0;
-    const double without = phi < 1 ? step_time(ps, in, f, ov, x, StepPrefill::none, 0, &without_b) : 0.0;
+    if (phi >= 1) without = 0.0;
     if (binding) *binding = phi * with >= (1.0 - phi) * without ? with_b : without_b;
     return phi * with + (1.0 - phi) * without;
 }
@@ -304,7 +306,8 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     r.starts_per_step = x;
     r.batch = x * in.sum_pD;
     const bool chunked = load.prefill == PrefillMode::chunked;
-    r.step_bare = step_time(ps, in, f, ov, x, StepPrefill::none);
+    Resource bare_binding = Resource::gpu_hbm;
+    r.step_bare = step_time(ps, in, f, ov, x, StepPrefill::none, 0, &bare_binding);
     std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -312,10 +315,10 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         mean_tau += in.cls[i].p * tau[i];
     }
     if (chunked) {
-        r.step = chunked_step_time(ps, in, f, ov, x, load.chunk, &r.binding);
+        r.step = chunked_step_time(ps, in, f, ov, x, load.chunk, r.step_bare, bare_binding, &r.binding);
         r.itl = r.step;
     } else {
-        (void)step_time(ps, in, f, ov, x, StepPrefill::none, 0, &r.binding);
+        r.binding = bare_binding;
         r.step = r.step_bare;
         r.itl = r.step_bare + x * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
     }
