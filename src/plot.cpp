@@ -31,6 +31,12 @@ std::string quote(const std::string& s) {
     }
     return out + "\"";
 }
+// A tic's label is a format for its value: a literal '%' is written twice.
+std::string tic_label(const std::string& text) {
+    std::string out;
+    for (char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+    return out;
+}
 }  // namespace
 
 std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
@@ -48,7 +54,7 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
     if (!spec.y_categories.empty()) {
         s += fmt::format("set yrange [0.5:{}.5]\nset ytics (", spec.y_categories.size());
         for (size_t i = 0; i < spec.y_categories.size(); ++i)
-            s += fmt::format("{}{} {}", i ? ", " : "", quote(spec.y_categories[i]), i + 1);
+            s += fmt::format("{}{} {}", i ? ", " : "", quote(tic_label(spec.y_categories[i])), i + 1);
         s += ")\n";
     } else {
         s += "set yrange [0:*]\n";
