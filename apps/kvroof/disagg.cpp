@@ -9,6 +9,7 @@
 
 #include "kvroof/io/disagg_render.hpp"
 #include "lazy_emit.hpp"
+#include "plot_flag.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -19,15 +20,22 @@ struct DisaggOptionsText {
     BenchmarkWorkloadText bench;
     std::string arch = "cpu-decode";
     std::optional<std::string> chunk;
+    std::string plot;
 };
 
 void run_gpu_pools(const DisaggOptionsText& o, const io::BuiltScenario& built) {
     LoadSpec load;
     if (o.chunk) load.chunk = prefill_chunk(*o.chunk);
+    PlotOutput plot(o.plot);
     const io::GpuDisaggReport r = io::gpu_disagg_report(built.scenario, load);
+    plot.draw([&] {
+        return io::gpu_disagg_plot(
+            r.study, fmt::format("{} on {} GPUs: prefill and decode pools", built.scenario.model.name, r.study.gpus));
+    });
     emit_lazy(
         o.output, [&] { return io::render_gpu_disagg_text(r, built); },
         [&] { return io::gpu_disagg_json(r, built).dump(2) + "\n"; }, [&] { return io::render_gpu_disagg_markdown(r, built); });
+    plot.commit();
 }
 
 void run_disagg(const DisaggOptionsText& o) {
@@ -37,10 +45,18 @@ void run_disagg(const DisaggOptionsText& o) {
     apply_benchmark_workload(o.bench, o.scenario, built);
     if (o.arch == "gpu-pools") return run_gpu_pools(o, built);
     if (o.chunk) throw InputError("--prefill-chunk: needs --arch gpu-pools");
+    PlotOutput plot(o.plot);
     const io::DisaggReport r = io::disagg_report(built.scenario);
+    plot.draw([&] {
+        return io::disagg_plot(r.study,
+                               fmt::format("{} on {} GPU{}: GPU prefill, CPU decode", built.scenario.model.name, r.study.gpus,
+                                           r.study.gpus == 1 ? "" : "s"),
+                               built.scenario.hardware.cpus_per_gpu);
+    });
     emit_lazy(
         o.output, [&] { return io::render_disagg_text(r, built); }, [&] { return io::disagg_json(r, built).dump(2) + "\n"; },
         [&] { return io::render_disagg_markdown(r, built); });
+    plot.commit();
 }
 }  // namespace
 
@@ -56,7 +72,8 @@ Action setup_disagg(CLI::App& app) {
         "  kvroof disagg                                   # the default: GB200, Llama-3.1-70B, codex\n"
         "  kvroof disagg --hardware h200 --model llama-3.1-8b --json\n"
         "  kvroof disagg --weight-dtype fp8 --kv-dtype fp8 --report disagg.md\n"
-        "  kvroof disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500");
+        "  kvroof disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500\n"
+        "  kvroof disagg --pp 2 --plot sockets.svg               # a 2-stage prefill pipeline; tok/s vs sockets per GPU");
     add_scenario_flags(*sub, o->scenario);
     sub->add_option("--arch", o->arch,
                     with_default("cpu-decode: GPUs prefill, CPU sockets decode (the Python reference model's full "
@@ -68,6 +85,8 @@ Action setup_disagg(CLI::App& app) {
     add_benchmark_workload_flags(*sub, o->bench, "Disaggregation");
     add_text_option(*sub, "--prefill-chunk", o->chunk, "N", "Disaggregation",
                     "gpu-pools: prefill tokens per step of a prefill instance", default_prefill_chunk());
+    add_plot_option(*sub, o->plot,
+                    "cpu-decode: tok/s against CPU sockets per GPU; gpu-pools: tok/s per GPU against the prefill instances");
     add_output_flags(*sub, o->output);
     return [o] { run_disagg(*o); };
 }

@@ -8,6 +8,7 @@
 #include "kvroof/io/ladder_render.hpp"
 #include "kvroof/io/parse.hpp"
 #include "lazy_emit.hpp"
+#include "plot_flag.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -16,6 +17,7 @@ struct LadderOptionsText {
     io::ScenarioInputs scenario;
     OutputOptions output;
     std::optional<std::string> max_gpus, sparse;
+    std::string plot;
 };
 
 void run_ladder(const LadderOptionsText& o) {
@@ -32,10 +34,13 @@ void run_ladder(const LadderOptionsText& o) {
         lo.sparse = io::parse_number("--lever-sparse", *o.sparse);
         check::in_range("--lever-sparse", lo.sparse, 1e-6, 1.0);
     }
+    PlotOutput plot(o.plot);
     const io::LadderReport r = io::ladder_report(built.scenario, lo);
+    plot.draw([&] { return io::ladder_plot(r.study, fmt::format("Bottleneck ladder: {}", built.scenario.model.name)); });
     emit_lazy(
         o.output, [&] { return io::render_ladder_text(r, built); }, [&] { return io::ladder_json(r, built).dump(2) + "\n"; },
         [&] { return io::render_ladder_markdown(r, built); });
+    plot.commit();
 }
 }  // namespace
 
@@ -52,13 +57,15 @@ Action setup_ladder(CLI::App& app) {
         "  kvroof ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2     # the reference model's ladder on the default codex "
         "scenario\n"
         "  kvroof ladder --hardware h100-sxm --model llama-3.1-70b --gpus 2 --json\n"
-        "  kvroof ladder --workload \"s_cached=60000,a_append=2000,o_output=400,idle_gap=10s\" --report ladder.md");
+        "  kvroof ladder --workload \"s_cached=60000,a_append=2000,o_output=400,idle_gap=10s\" --report ladder.md\n"
+        "  kvroof ladder --hardware h100-sxm --model llama-3.1-70b --gpus 2 --plot ladder.svg");
     add_scenario_flags(*sub, o->scenario);
     add_text_option(*sub, "--max-gpus", o->max_gpus, "N", "Ladder", "the tensor-parallel lever doubles --gpus up to this",
                     "the NVLink domain, at least --gpus");
     add_text_option(*sub, "--lever-sparse", o->sparse, "X", "Ladder",
                     "the share of the KV the sparse-attention lever reads per decode token",
                     fmt::format("{:g}", LadderOptions{}.sparse));
+    add_plot_option(*sub, o->plot, "each step's tok/s per GPU at both band ends");
     add_output_flags(*sub, o->output);
     return [o] { run_ladder(*o); };
 }

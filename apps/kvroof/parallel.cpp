@@ -10,6 +10,7 @@
 #include "kvroof/io/parallel_render.hpp"
 #include "kvroof/io/parse.hpp"
 #include "lazy_emit.hpp"
+#include "plot_flag.hpp"
 #include "scenario_flags.hpp"
 
 namespace kvroof::cli {
@@ -33,23 +34,20 @@ void run_parallel(const ParallelOptionsText& o) {
     io::BuiltScenario built = build_scenario_warning(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     const LoadSpec load = parallel_load(o);
-    if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
+    PlotOutput plot(o.plot);
     const io::ParallelReport r = io::parallel_report(built.scenario, load);
     // The CSV and the plot appear with the report or not at all.
-    std::unique_ptr<io::AtomicFile> csv, svg;
+    std::unique_ptr<io::AtomicFile> csv;
     if (!o.csv.empty()) {
         csv = std::make_unique<io::AtomicFile>(o.csv);
         csv->write(io::parallel_csv_header() + io::parallel_csv_rows(r.study, built.scenario.model.name));
     }
-    if (!o.plot.empty()) {
-        svg = std::make_unique<io::AtomicFile>(o.plot);
-        io::render_svg(io::parallel_plot(r.study, fmt::format("{} on {} GPUs", built.scenario.model.name, r.study.gpus)), *svg);
-    }
+    plot.draw([&] { return io::parallel_plot(r.study, fmt::format("{} on {} GPUs", built.scenario.model.name, r.study.gpus)); });
     emit_lazy(
         o.output, [&] { return io::render_parallel_text(r, built); }, [&] { return io::parallel_json(r, built).dump(2) + "\n"; },
         [&] { return io::render_parallel_markdown(r, built); });
     if (csv) csv->commit();
-    if (svg) svg->commit();
+    plot.commit();
 }
 }  // namespace
 
@@ -81,10 +79,7 @@ Action setup_parallel(CLI::App& app) {
     sub->add_option("--csv", o->csv, with_default("also write every deployment's points as CSV to FILE (atomically)", "none"))
         ->type_name("FILE.csv")
         ->group("Output");
-    sub->add_option("--plot", o->plot,
-                    with_default("also draw tok/s per GPU against tok/s per user to FILE.svg (needs gnuplot)", "none"))
-        ->type_name("FILE.svg")
-        ->group("Output");
+    add_plot_option(*sub, o->plot, "tok/s per GPU against tok/s per user");
     add_output_flags(*sub, o->output);
     return [o] { run_parallel(*o); };
 }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
@@ -21,10 +23,12 @@ std::string facts_text(const DisaggReport& r, bool markdown) {
     const char* item = markdown ? "- " : "  ";
     std::string out = fmt::format("{}Baseline, KV on the GPU (f = 0): {:.1f} tok/s, batch limited by {}\n", item, s.baseline,
                                   name(s.baseline_limit));
+    const int pp = sc.hardware.pp;
+    const std::string stages = pp > 1 ? fmt::format(" in {} pipeline stages, the busiest one's share", pp) : std::string();
     out += fmt::format(
-        "{}GPU prefill feed: {:.3f} calls/s on {} GPU(s) (prefill {:.3f} s per call; links {:.3f} s: cached KV up, new KV "
+        "{}GPU prefill feed: {:.3f} calls/s on {} GPU(s) (prefill {:.3f} s per call{}; links {:.3f} s: cached KV up, new KV "
         "down)\n",
-        item, s.gpu_calls_per_s, s.gpus, s.prefill_gpu_s, s.prefill_link_s);
+        item, s.gpu_calls_per_s, s.gpus, s.prefill_gpu_s, stages, s.prefill_link_s);
     if (!s.weights_fit_dram)
         return out + fmt::format("{}CPU decode engine: the weights ({}) and one session do not fit one socket's DRAM ({})\n",
                                  item, format_bytes(r.facts.weights.raw()), format_bytes(sc.hardware.cpu_memory.raw()));
@@ -108,6 +112,27 @@ json disagg_json(const DisaggReport& r, const BuiltScenario& built) {
                 {"at_machine", {{"cpus_per_gpu", s.at_machine.cpus_per_gpu}, {"throughput_tok_s", s.at_machine.throughput}}},
                 {"curve", std::move(c)},
                 {"disagg", l.substr(8, l.size() - 9)}};
+}
+
+PlotSpec disagg_plot(const DisaggStudy& s, const std::string& title, double machine_cpus_per_gpu) {
+    PlotSpec p;
+    p.title = title;
+    p.xlabel = "CPU sockets per GPU";
+    p.ylabel = "output tokens/s";
+    p.log_x = true;
+    PlotSeries pipe;
+    pipe.title = "GPU prefill feeding CPU decode";
+    pipe.color = "#1f77b4";
+    for (const DisaggPoint& x : s.curve) {
+        pipe.x.push_back(x.cpus_per_gpu);
+        pipe.y.push_back(x.throughput);
+    }
+    p.series.push_back(std::move(pipe));
+    p.hlines.push_back({s.baseline, "baseline: KV on the GPU (f = 0)", "#d62728"});
+    p.vlines.push_back({machine_cpus_per_gpu, "this machine's sockets per GPU", "#555555"});
+    if (std::isfinite(s.balance_cpus_per_gpu) && s.balance_cpus_per_gpu > 0)
+        p.vlines.push_back({s.balance_cpus_per_gpu, "balance point", "#2ca02c"});
+    return p;
 }
 
 }  // namespace kvroof::io

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "kvroof/io/disagg_render.hpp"
 #include "kvroof/io/parallel_render.hpp"
 #include "kvroof/io/point_render.hpp"
@@ -12,7 +14,8 @@ using nlohmann::json;
 
 namespace {
 std::string split_name(const PoolSplit& p) {
-    return fmt::format("TP{}: {} prefill + {} decode", p.tp, p.prefill_instances, p.decode_instances);
+    const std::string pp = p.pp > 1 ? fmt::format(" PP{}", p.pp) : std::string();
+    return fmt::format("TP{}{}: {} prefill + {} decode", p.tp, pp, p.prefill_instances, p.decode_instances);
 }
 
 std::string table(const GpuDisaggStudy& s, bool markdown) {
@@ -22,8 +25,9 @@ std::string table(const GpuDisaggStudy& s, bool markdown) {
                                              "ITL ms", "TTFT ms", "prefill rps", "decode rps", "batch", "decode limit");
     for (const PoolSplit& p : s.splits) {
         if (!p.feasible && p.throughput <= 0) {
-            out += markdown ? fmt::format("| TP{} | does not fit or serve | | | | | | |\n", p.tp)
-                            : fmt::format("  TP{:<32}does not fit or serve\n", p.tp);
+            const std::string tp = p.pp > 1 ? fmt::format("{} PP{}", p.tp, p.pp) : fmt::format("{}", p.tp);
+            out += markdown ? fmt::format("| TP{} | does not fit or serve | | | | | | |\n", tp)
+                            : fmt::format("  TP{:<32}does not fit or serve\n", tp);
             continue;
         }
         const std::string label = split_name(p) + (p.feasible ? "" : " (TTFT SLO broken)");
@@ -48,10 +52,10 @@ std::string aggregated_text(const GpuDisaggStudy& s) {
 
 std::string heading(const GpuDisaggStudy& s) {
     return fmt::format(
-        "Prefill and decode on separate GPU pools ({} GPUs as instances of one tensor-parallel size; prefill instances run "
+        "Prefill and decode on separate GPU pools ({} GPUs as instances of one tensor-parallel size{}; prefill instances run "
         "only prefill chunks, decode instances only decode, each request's KV sent between them), against the same GPUs "
         "aggregated.\n",
-        s.gpus);
+        s.gpus, s.pp > 1 ? fmt::format(" and {} pipeline stages", s.pp) : std::string());
 }
 }  // namespace
 
@@ -88,6 +92,7 @@ json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built) {
     json splits = json::array();
     for (const PoolSplit& p : r.study.splits)
         splits.push_back({{"tp", p.tp},
+                          {"pp", p.pp},
                           {"prefill_instances", p.prefill_instances},
                           {"decode_instances", p.decode_instances},
                           {"feasible", p.feasible},
@@ -116,6 +121,30 @@ json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built) {
                 {"splits", std::move(splits)},
                 {"aggregated", std::move(agg)},
                 {"disagg", l.substr(8, l.size() - 9)}};
+}
+
+PlotSpec gpu_disagg_plot(const GpuDisaggStudy& s, const std::string& title) {
+    static const char* const kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+    PlotSpec p;
+    p.title = title;
+    p.xlabel = "prefill instances (the rest decode)";
+    p.ylabel = "output tokens/s per GPU";
+    std::size_t i = 0;
+    for (const PoolSplit& sp : s.splits) {
+        if (sp.per_gpu_by_prefill.empty()) continue;
+        PlotSeries ser;
+        ser.style = PlotSeries::Style::points;  // P is a whole number
+        ser.title = sp.pp > 1 ? fmt::format("TP{} PP{}", sp.tp, sp.pp) : fmt::format("TP{}", sp.tp);
+        ser.color = kColors[i++ % std::size(kColors)];
+        for (std::size_t k = 0; k < sp.per_gpu_by_prefill.size(); ++k) {
+            ser.x.push_back(static_cast<double>(k + 1));
+            ser.y.push_back(sp.per_gpu_by_prefill[k]);
+        }
+        p.series.push_back(std::move(ser));
+    }
+    if (s.aggregated_ok)
+        p.hlines.push_back({s.aggregated.per_gpu, fmt::format("aggregated {}", deployment_label(s.aggregated.d)), "#d62728"});
+    return p;
 }
 
 }  // namespace kvroof::io

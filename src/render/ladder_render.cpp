@@ -138,4 +138,33 @@ json ladder_json(const LadderReport& r, const BuiltScenario& built) {
         {"ladder", l.substr(8, l.size() - 9)}};
 }
 
+PlotSpec ladder_plot(const LadderStudy& s, const std::string& title) {
+    PlotSpec p;
+    p.title = title;
+    p.xlabel = "output tokens/s per GPU";
+    p.ylabel = "";
+    p.log_x = true;
+    p.key = "outside right top";
+    PlotSeries lo, hi;  // the bankable end (no overlap) and the best case (full overlap)
+    lo.style = hi.style = PlotSeries::Style::points;
+    lo.title = "ov = 0";
+    lo.color = "#1f77b4";
+    hi.title = "ov = 1";
+    hi.color = "#ff7f0e";
+    const std::size_t n = s.rungs.size();
+    for (std::size_t i = 0; i < n; ++i) {  // the first rung on top: category n
+        const LadderRung& r = s.rungs[i];
+        const double y = static_cast<double>(n - i);
+        p.y_categories.insert(p.y_categories.begin(), fmt::format("{}. {}", i, rung_label(r)));
+        for (auto [ser, tps] : {std::pair{&lo, r.per_gpu_conservative}, std::pair{&hi, r.per_gpu_optimistic}})
+            if (tps > 0) {  // a log axis has no 0
+                ser->x.push_back(tps);
+                ser->y.push_back(y);
+            }
+    }
+    for (PlotSeries* ser : {&lo, &hi})
+        if (!ser->x.empty()) p.series.push_back(std::move(*ser));
+    return p;
+}
+
 }  // namespace kvroof::io

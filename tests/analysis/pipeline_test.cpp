@@ -178,12 +178,23 @@ TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]
           Approx(operating_point(one, load, 0.0, 0.0).step_bare + 10e-6 + kTp2PerSeq).epsilon(1e-12));
 }
 
-TEST_CASE("bad pipelines: more stages than layers, and analyses that model one stage", "[pp]") {
+TEST_CASE("a bad pipeline: more stages than layers", "[pp]") {
     io::ScenarioInputs in;
     in.set("model", "llama-3.1-8b");  // 32 layers
     in.set("pp", "33");
     CHECK_THROWS_WITH(io::build_scenario(in), Catch::Contains("--pp: at most the model's layers (32), got 33"));
-    const Scenario s = on("h100-sxm", "llama-3.1-70b", 2, 2);
-    CHECK_THROWS_WITH(require_one_stage(s.hardware, "sim"), Catch::Contains("pp: sim models no pipeline stages"));
-    CHECK_NOTHROW(require_one_stage(on("h100-sxm", "llama-3.1-70b", 2, 1).hardware, "sim"));
+}
+
+TEST_CASE("pipelined passes: the busiest stage's share of one group's pass plus one boundary's send", "[pp]") {
+    // 80 layers in 3 stages: ι = 3·27/80; two NVLink boundaries.
+    const Scenario three = on("h100-sxm", "llama-3.1-70b", 2, 3), flat = on("h100-sxm", "llama-3.1-70b", 2, 1);
+    const PreparedScenario ps(three);
+    const Pipeline& p = ps.pipe;
+    REQUIRE(p.pp == 3);
+    const double iota = 3.0 * 27 / 80;
+    CHECK(p.imbalance == Approx(iota).epsilon(1e-12));
+    // One boundary: α (the all-reduce's 5 us and the all-gather's 5 us) plus 1000 tokens at kTp2PerSeq each.
+    CHECK(pipelined_pass(p, 0.3, 1000) == Approx(iota / 3 * 0.3 + 10e-6 + 1000 * kTp2PerSeq).epsilon(1e-9));
+    // One stage: the pass itself.
+    CHECK(pipelined_pass(PreparedScenario(flat).pipe, 0.3, 1000) == 0.3);
 }

@@ -222,6 +222,7 @@ par="--hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 1000 --osl 1000"
 "$kvroof" parallel $par --csv "$tmp/par.csv" >/dev/null && head -n 1 "$tmp/par.csv" | grep -q '^scenario,tp,pp,dp,ep,attention_dp,clients_per_replica,' \
     && [ "$(grep -c '^llama-3.1-70b,' "$tmp/par.csv")" -ge 10 ] && ok || bad "parallel --csv: header or rows missing"
 "$kvroof" parallel $par --json >"$tmp/p1.json" && "$kvroof" parallel $par --json | cmp -s - "$tmp/p1.json" && ok || bad "parallel --json not deterministic"
+"$kvroof" parallel $par --plot "$tmp/par.svg" >/dev/null && grep -q 'Pareto frontier' "$tmp/par.svg" && ok || bad "parallel --plot: no frontier"
 
 # Pipeline and data parallelism: the inputs echo and --json show the deployment; --dp doubles the sweep's tok/s, not per GPU.
 dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
@@ -238,6 +239,8 @@ dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
 "$kvroof" ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2 | grep -qE '^LADDER: 38\.7 -> [0-9.]+ tok/s \(ov = 0\) .* --gpus 2, .*then GPU-compute-bound$' \
     && ok || bad "ladder: the default 2-GPU ladder does not start with TP or end compute-bound"
 "$kvroof" ladder --gpus 1 --max-gpus 1 --json | grep -q '"rungs": \[' && ok || bad "ladder --json lacks its rungs"
+"$kvroof" ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2 --plot "$tmp/ladder.svg" >/dev/null && grep -q '0. as given' "$tmp/ladder.svg" \
+    && grep -q 'tensor parallel over 2 GPUs' "$tmp/ladder.svg" && ok || bad "ladder --plot: the rungs are not drawn"
 
 # kvroof disagg: examples, the DISAGG line with the balance point, the SLO flag, JSON.
 "$kvroof" disagg --help | grep -q 'Examples' && ok || bad "disagg --help has examples"
@@ -247,6 +250,14 @@ dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
 "$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500 \
     | grep -qE '^DISAGG: TP[0-9]+: [0-9]+ prefill \+ [0-9]+ decode — [0-9]+ tok/s per GPU .* the aggregated TP' \
     && ok || bad "disagg --arch gpu-pools: no DISAGG line against aggregated"
+"$kvroof" disagg --slo-tpot none --plot "$tmp/sockets.svg" >/dev/null && grep -q 'balance point' "$tmp/sockets.svg" \
+    && grep -q 'CPU sockets per GPU' "$tmp/sockets.svg" && ok || bad "disagg --plot: no sockets curve"
+"$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --model llama-3.1-70b --isl 2000 --osl 500 --plot "$tmp/pools.svg" >/dev/null \
+    && grep -q 'prefill instances' "$tmp/pools.svg" && grep -q 'aggregated TP' "$tmp/pools.svg" && ok || bad "disagg --arch gpu-pools --plot"
+# Pipeline stages: both architectures answer, and say so.
+"$kvroof" disagg --pp 2 --slo-tpot none | grep -q 'GPU(s) (prefill [0-9.]* s per call in 2 pipeline stages' && ok || bad "disagg --pp 2: the feed does not name its stages"
+"$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --pp 2 --model llama-3.1-70b --isl 2000 --osl 500 \
+    | grep -qE '^DISAGG: TP[0-9]+ PP2: [0-9]+ prefill \+ [0-9]+ decode' && ok || bad "disagg --arch gpu-pools --pp 2: no pipelined split"
 
 # kvroof compare: every combination of the --across lists, first axis slowest, and the COMPARE line.
 "$kvroof" compare --help | grep -q 'Examples' && ok || bad "compare --help has examples"
@@ -279,6 +290,7 @@ sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 
 "$kvroof" sim $sim --seed 2 --json | cmp -s - "$tmp/s1.json" && bad "sim: another seed gives the same run" || ok
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 128 --calls 600 --preempt swap --json | grep -qE '"swaps": [1-9]' && ok || bad "sim --preempt swap: no call swapped under memory pressure"
+"$kvroof" sim --hardware h200 --model llama-3.1-8b --tp 1 --pp 2 --isl 2000 --osl 200 --concurrency 64 --calls 500 | head -n 1 | grep -q '^SIM: ' && ok || bad "sim --pp 2: no SIM line"
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
 # kvroof trace: classify the shipped sample, use it as a mix, synthesize the sample back.

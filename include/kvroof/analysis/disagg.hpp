@@ -27,6 +27,11 @@
 //   λ_cpu = b / (Σp·O · step(b))
 // The balance point c* = λ_gpu / λ_cpu sockets per GPU; the gain is out_tps
 // over the admission-bound baseline (KV on the GPU, f = 0) on the same GPUs.
+// Pipeline stages (pipeline.hpp): the prefill group is tp·pp GPUs with
+// cpus_per_gpu sockets each; the calls' prefills follow each other through
+// the stages, each costing the busiest stage's time, and each stage's link
+// moves its own layers' KV (ι/pp of it):
+//   λ_gpu = 1 / max(ι/pp·Σp·τ_gpu + Σp·transfer(A)/(pp − 1), ι/pp·link_time(…))
 
 #include <algorithm>
 #include <cmath>
@@ -68,7 +73,7 @@ namespace detail {
 struct DecodeMix {
     // S: KV tokens held (held(S) of attention_layers.hpp), keys: keys attended, state: the
     // linear state read and written, per decode token; p·O-weighted means over a call.
-    double sum_p_o = 0, S = 0, keys = 0, state = 0, idle_per_o = 0, prefill_gpu = 0, h2d = 0, d2h = 0;
+    double sum_p_o = 0, sum_p_a = 0, S = 0, keys = 0, state = 0, idle_per_o = 0, prefill_gpu = 0, h2d = 0, d2h = 0;
     double dsa_read = 0;  // DSA only: the mean tokens of kv read per decode token (top-k latents, every indexer key)
 };
 
@@ -83,6 +88,7 @@ struct DecodeMix {
     for (const auto& e : sc.mix.entries) {
         const double p = e.weight, O = e.cls.o_output;
         m.sum_p_o += p * O;
+        m.sum_p_a += p * e.cls.a_append;
         held += p * O * kv_tokens_held(mc, e.cls.context() + 0.5 * O);
         keys += p * O * decode_keys(mc.layout, e.cls.context() + 0.5 * O);
         m.dsa_read += p * O * decode_tokens_read(mc.layout, e.cls.context() + 0.5 * O, sc.policy.sparse);
@@ -113,16 +119,15 @@ struct DecodeMix {
 
 [[nodiscard]] inline DisaggStudy disagg_study(const Scenario& sc) {
     sc.check_validity();
-    require_one_stage(sc.hardware, "disagg");
     const PreparedScenario ps(sc);
     DisaggStudy s;
-    s.gpus = sc.hardware.gpus;
+    s.gpus = replica_gpus(sc.hardware);
     const ServingPoint base = evaluate(ps, 0.0, 0.0);
     s.baseline = base.throughput;
     s.baseline_limit = base.batch_limit;
     const detail::DecodeMix m = detail::decode_mix(sc, ps.mc, ps.sys);
-    s.prefill_gpu_s = m.prefill_gpu;
-    s.prefill_link_s = link_time(m.h2d, m.d2h, ps.sys.link_bidir);
+    s.prefill_gpu_s = pipelined_pass(ps.pipe, m.prefill_gpu, m.sum_p_a);  // transfer(A) is linear in A: Σp·A
+    s.prefill_link_s = ps.pipe.offload_share * link_time(m.h2d, m.d2h, ps.sys.link_bidir);
     s.gpu_calls_per_s = 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s);
     // One socket as a decode engine.
     const HardwareSpec& hw = sc.hardware;

@@ -18,10 +18,17 @@
 // their share), else over the host link; it adds to TTFT:
 //   TTFT = ⌈A/chunk⌉·T_p + S·kv / (t·η_nvlink·BW_nvlink)
 // Throughput = Σp·O · min(P·λ_p, D·λ_d), P chosen to maximise it.
+// Pipeline stages (pipeline.hpp): each instance is t·pp GPUs, N/(t·pp) of
+// them. A decode instance runs pipeline cycles (point_step.hpp's step); a
+// prefill instance's chunks follow each other through the stages, so T_p in
+// λ_p is the busiest stage's share of a chunk's step (pipelined_pass), while
+// TTFT keeps each chunk's whole trip; the KV leaves from every stage's GPUs,
+// the busiest stage's ι/pp of it.
 // Aggregated: the best deployment of `kvroof parallel` on the same N GPUs.
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "kvroof/analysis/parallel_study.hpp"
@@ -29,7 +36,7 @@
 namespace kvroof {
 
 struct PoolSplit {
-    int tp = 1;
+    int tp = 1, pp = 1;
     int prefill_instances = 0, decode_instances = 0;
     double prefill_rps = 0, decode_rps = 0;  // per instance
     double prefill_step = 0, decode_step = 0;  // s
@@ -37,11 +44,12 @@ struct PoolSplit {
     Resource decode_limit = Resource::hbm_capacity;  // hbm_capacity or slo_tpot
     double ttft = 0, transfer = 0;  // s
     double throughput = 0, per_gpu = 0;  // output tokens/s
+    std::vector<double> per_gpu_by_prefill;  // output tokens/s per GPU with P = 1, 2, … prefill instances
     bool feasible = false;
 };
 
 struct GpuDisaggStudy {
-    int gpus = 1;
+    int gpus = 1, pp = 1;  // all GPUs; pipeline stages per instance
     std::vector<PoolSplit> splits;  // one per tensor-parallel size, best first
     DeploymentPoint aggregated;  // the best aggregated point within the SLOs
     bool aggregated_ok = false;
@@ -67,11 +75,16 @@ namespace detail {
     const PreparedScenario ps(s);
     PoolSplit r;
     r.tp = t;
+    r.pp = sc.hardware.pp;
     if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(0.0)) return r;
     const PointInputs pre = pool_inputs(ps, true, load), dec = pool_inputs(ps, false, load);
     const double x_p = load.chunk / pre.sum_pA;
-    r.prefill_step = step_time(ps, pre, 0.0, 0.0, x_p, StepPrefill::mean);
-    r.prefill_rps = x_p / r.prefill_step;
+    const StepContent chunk = step_content(ps, pre, x_p, StepPrefill::mean);
+    r.prefill_step = step_time(ps, chunk, 0.0, 0.0);  // a chunk's trip
+    const double stage =
+        ps.pipe.pp > 1 ? pipelined_pass(ps.pipe, group_step_time(ps, chunk, 0.0, 0.0, nullptr), load.chunk) + ps.step_overhead
+                       : r.prefill_step;
+    r.prefill_rps = x_p / stage;
     // Decode: the largest x within memory and the SLO.
     double held = 0, mean_S = 0, chunks = 0;  // KV tokens per unit x; Σp·held(S); Σp·⌈A/chunk⌉ (tokens of kv)
     for (std::size_t i = 0; i < dec.n; ++i) {
@@ -102,17 +115,18 @@ namespace detail {
     r.decode_step = step_time(ps, dec, 0.0, 0.0, lo, StepPrefill::none);
     r.decode_rps = lo / r.decode_step;
     r.decode_batch = lo * dec.sum_pD;
-    // KV of a request from a prefill to a decode instance: t GPUs each send their share.
+    // KV of a request from a prefill to a decode instance: t GPUs of each stage send their share.
     const HardwareSpec& hw = sc.hardware;
     const bool nvlink = hw.nvlink_bandwidth.raw() > 0 && sc.hardware.gpus <= hw.nvlink_domain;
     const double bw = t * (nvlink ? hw.eta_nvlink * hw.nvlink_bandwidth.raw() : hw.eta_link * hw.link_bandwidth.raw());
-    r.transfer = ps.mc.kv_per_token.raw() * mean_S / bw;
+    r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw;
     r.ttft = chunks * r.prefill_step + r.transfer;
     // The split of the N/t instances that balances the pools.
-    const int n = sc.hardware.gpus / t;
+    const int n = sc.hardware.gpus / (t * r.pp);
     for (int p = 1; p < n; ++p) {
         const double rps = std::min(p * r.prefill_rps, (n - p) * r.decode_rps);
         const double tput = rps * dec.sum_pO;
+        r.per_gpu_by_prefill.push_back(tput / sc.hardware.gpus);
         if (tput > r.throughput) {
             r.throughput = tput;
             r.prefill_instances = p;
@@ -127,16 +141,20 @@ namespace detail {
 
 [[nodiscard]] inline GpuDisaggStudy gpu_disagg_study(const Scenario& sc, const LoadSpec& load) {
     sc.check_validity();
-    require_one_stage(sc.hardware, "disagg");
     load.check_validity();
     GpuDisaggStudy s;
     s.gpus = sc.hardware.gpus;
-    for (int t : tensor_parallel_sizes(sc.model, s.gpus, sc.hardware.nvlink_domain))
-        if (s.gpus / t >= 2) s.splits.push_back(detail::pool_split(sc, load, t));
+    const int pp = s.pp = sc.hardware.pp;
+    if (s.gpus % pp != 0)
+        throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
+    for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.nvlink_domain))
+        if (s.gpus / (t * pp) >= 2) s.splits.push_back(detail::pool_split(sc, load, t));
     std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });
-    const ParallelStudy agg = parallel_study(sc, load);
+    Scenario whole = sc;  // parallel tries every pipeline degree itself
+    whole.hardware.pp = 1;
+    const ParallelStudy agg = parallel_study(whole, load);
     if (const DeploymentPoint* b = agg.deployments.empty() ? nullptr : agg.deployments.front().best_point()) {
         s.aggregated_ok = true;
         s.aggregated = *b;

@@ -37,11 +37,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string>
-#include <string_view>
 
 #include "kvroof/physics/decode_step.hpp"
-#include "kvroof/spec/check.hpp"
 #include "kvroof/spec/hardware.hpp"
 #include "kvroof/spec/model.hpp"
 
@@ -101,6 +98,16 @@ struct Pipeline {
     return p.pp > 1 && A > 0 ? p.transfer_latency + A * p.transfer_per_token : 0.0;
 }
 
+// A pipeline running passes back to back (disagg's GPU prefill feed, a
+// prefill pool): the passes follow each other through the stages, so each
+// costs the pipeline the busiest stage's time, ι/pp of one group's pass, plus
+// its send over one boundary (the mean of prefill_transfer's pp − 1) — the
+// stage sends after it computes. A pass's latency is still its whole trip.
+[[nodiscard]] inline double pipelined_pass(const Pipeline& p, double group_pass, double A) noexcept {
+    if (p.pp <= 1) return group_pass;
+    return p.offload_share * group_pass + prefill_transfer(p, A) / (p.pp - 1);
+}
+
 // The cycle's coefficients from one group's step (w is set per batch by the
 // caller, already σ · weights at B/m: PreparedScenario::weight_time).
 inline void stretch(StepShape& s, const Pipeline& p) noexcept {
@@ -125,14 +132,5 @@ inline void stretch(StepShape& s, const Pipeline& p) noexcept {
 // serving analyses answer for one replica; dp replicas multiply its throughput.
 [[nodiscard]] inline int replica_gpus(const HardwareSpec& hw) noexcept { return hw.gpus * hw.pp; }
 [[nodiscard]] inline int deployment_gpus(const HardwareSpec& hw) noexcept { return hw.gpus * hw.pp * hw.dp; }
-
-// The analyses that model one stage (operating points, the simulator,
-// disaggregation) refuse a pipeline rather than answer for the wrong one.
-inline void require_one_stage(const HardwareSpec& hw, std::string_view what) {
-    if (hw.pp > 1)
-        throw InputError("pp: " + std::string(what) +
-                         " models no pipeline stages (verdict, sweep, compare and ladder do), so only 1 is allowed, got " +
-                         std::to_string(hw.pp));
-}
 
 }  // namespace kvroof

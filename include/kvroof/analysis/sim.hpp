@@ -190,7 +190,6 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
 
 // Simulates the scenario under `spec`; the closed form's point beside it.
 [[nodiscard]] inline SimResult simulate(const Scenario& sc, const SimSpec& spec) {
-    require_one_stage(sc.hardware, "sim");
     spec.check_validity();
     const PreparedScenario ps(sc);
     SimResult r;
@@ -224,7 +223,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.swaps = static_cast<double>(e.swaps);
     r.recomputed_tokens = e.recomputed_tokens;
     r.swapped_bytes = e.swapped_bytes;
-    detail::fill_from_tally(r, e, sc.hardware.gpus);
+    detail::fill_from_tally(r, e, replica_gpus(sc.hardware));
     const double f = spec.f_policy == FPolicy::dynamic ? r.f_split.mean : spec.f;
     if (spec.f_policy == FPolicy::dynamic) r.closed = operating_point(ps, spec.load, f, spec.ov);
     r.step_of_mean = detail::step_of_mean(ps, e.tally, spec, f);

@@ -33,7 +33,10 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
     kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
-    link_bw_ = ps.sys.link_bandwidth.raw();
+    // A pipeline's stages each move their own layers' KV over their own link: the busiest
+    // stage carries ι/pp of a transfer (pipeline.hpp), so the queue runs that much faster.
+    const double share = ps.pipe.offload_share;
+    link_bw_ = ps.sys.link_bandwidth.raw() / share;
     const double kv = ps.mc.kv_per_token.raw();
     PolicySpec hold = pol, copy = pol;
     hold.idle = IdlePolicy::hold;
@@ -54,12 +57,12 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
-        if (spec.f_policy == FPolicy::dynamic) c.copy = prefill_demand(ps.mc, ps.sys, copy, e.cls).link_d2h;
+        if (spec.f_policy == FPolicy::dynamic) c.copy = share * prefill_demand(ps.mc, ps.sys, copy, e.cls).link_d2h;
         if (ps.idle == IdlePolicy::park) {  // the park transfers leave the step for the link's queues
             PrefillDemand& pre = in_.cls[i].pre;
             const double unparked = prefill_demand(ps.mc, ps.sys, hold, e.cls).link_h2d;
-            c.reload = pre.link_h2d - unparked;
-            c.save = pre.link_park_save;
+            c.reload = share * (pre.link_h2d - unparked);
+            c.save = share * pre.link_park_save;
             pre.link_h2d = unparked;
             pre.link_park_save = 0;
         }

@@ -9,6 +9,7 @@
 #include "kvroof/analysis/disagg.hpp"
 #include "kvroof/analysis/gpu_disagg.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/io/plot.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
@@ -24,6 +25,8 @@ struct DisaggReport {
 [[nodiscard]] std::string render_disagg_text(const DisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json disagg_json(const DisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_disagg_markdown(const DisaggReport& r, const BuiltScenario& built);
+// Output tok/s against CPU sockets per GPU, with the baseline, the machine's own ratio and the balance point.
+[[nodiscard]] PlotSpec disagg_plot(const DisaggStudy& s, const std::string& title, double machine_cpus_per_gpu);
 
 // --arch gpu-pools: prefill and decode instances on separate GPUs, against aggregated serving.
 struct GpuDisaggReport {
@@ -35,5 +38,7 @@ struct GpuDisaggReport {
 [[nodiscard]] std::string render_gpu_disagg_text(const GpuDisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_gpu_disagg_markdown(const GpuDisaggReport& r, const BuiltScenario& built);
+// Tok/s per GPU against the prefill instances of each split, with the aggregated deployment's.
+[[nodiscard]] PlotSpec gpu_disagg_plot(const GpuDisaggStudy& s, const std::string& title);
 
 }  // namespace kvroof::io

@@ -9,6 +9,7 @@
 
 #include "kvroof/analysis/ladder.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/io/plot.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
@@ -28,5 +29,7 @@ struct LadderReport {
 [[nodiscard]] std::string render_ladder_text(const LadderReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json ladder_json(const LadderReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_ladder_markdown(const LadderReport& r, const BuiltScenario& built);
+// The rungs top to bottom, tok/s per GPU at both band ends on a log axis.
+[[nodiscard]] PlotSpec ladder_plot(const LadderStudy& s, const std::string& title);
 
 }  // namespace kvroof::io
