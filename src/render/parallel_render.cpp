@@ -193,19 +193,33 @@ PlotSpec parallel_plot(const ParallelStudy& s, const std::string& title) {
     p.xlabel = "output tokens/s per user (1 / ITL)";
     p.ylabel = "output tokens/s per GPU";
     p.key = "outside right top";  // outside the data
+    // The legend names the best-ranked deployments and those on the frontier; the rest share one grey series
+    // (DeepSeek-V3 on 72 GPUs tries 155: a key of all of them would not fit).
+    constexpr std::size_t kNamed = 8;
+    PlotSeries rest;
+    rest.style = PlotSeries::Style::points;
+    rest.title = "other deployments";
+    rest.color = "#c7c7c7";
     std::size_t i = 0;
-    for (const DeploymentResult& d : s.deployments) {
+    for (std::size_t k = 0; k < s.deployments.size(); ++k) {
+        const DeploymentResult& d = s.deployments[k];
+        const bool on_front = std::any_of(s.pareto.begin(), s.pareto.end(), [&](const DeploymentPoint& x) { return x.d == d.d; });
+        const bool named = k < kNamed || on_front;
         PlotSeries ser;
         ser.style = PlotSeries::Style::points;
         ser.title = label(d.d);
-        ser.color = kColors[i++ % std::size(kColors)];
+        PlotSeries& into = named ? ser : rest;
         for (const DeploymentPoint& x : d.points)
             if (x.within_slos) {
-                ser.x.push_back(x.per_user);
-                ser.y.push_back(x.per_gpu);
+                into.x.push_back(x.per_user);
+                into.y.push_back(x.per_gpu);
             }
-        if (!ser.x.empty()) p.series.push_back(std::move(ser));
+        if (named && !ser.x.empty()) {
+            ser.color = kColors[i++ % std::size(kColors)];
+            p.series.push_back(std::move(ser));
+        }
     }
+    if (!rest.x.empty()) p.series.insert(p.series.begin(), std::move(rest));  // drawn first, beneath the named ones
     PlotSeries front;
     front.title = "Pareto frontier";
     front.color = "#000000";

@@ -156,10 +156,15 @@ TEST_CASE("deployments tried: EP degrees for MoE models, data-parallel attention
     // 256 experts; 3, 6, 9, 12, 18, 24, 36, 72 do not divide them, so their
     // busiest GPU holds ⌈256/e⌉): 22. Pipelines of the tensor-parallel groups, p dividing 72 / t up to
     // the 61 layers: t = 1 (10 p, 72 excluded), 2 (8 p x 2 EP), 4 (5 p x 3 EP),
-    // 8 (p = 3, 9 x 4 EP): 10 + 16 + 15 + 8 = 49.
+    // 8 (p = 3, 9 x 4 EP): 10 + 16 + 15 + 8 = 49. Pipelines of the data-parallel-attention
+    // groups likewise, each with EP 1 and t: t = 2 (8 p), 3 (7), 4 (5), 6 (5), 8 (2), 9 (3),
+    // 12 (3), 18 (2), 24 (1), 36 (1), 72 (none): 37 x 2 = 74.
     const ModelSpec dsv3 = io::load_model("--model", "deepseek-v3");
     const std::vector<Deployment> d = deployments_of(dsv3, 72, 72);
-    CHECK(d.size() == 32 + 49);
+    CHECK(d.size() == 32 + 49 + 74);
+    CHECK(std::count(d.begin(), d.end(), Deployment{6, 6, 6, true, 2}) == 1);
+    CHECK(std::count(d.begin(), d.end(), Deployment{36, 1, 1, true, 2}) == 1);
+    CHECK(std::count_if(d.begin(), d.end(), [](const Deployment& x) { return x.attention_dp && x.tp == 72 && x.pp > 1; }) == 0);
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 1, 8, false, 9}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{1, 1, 1, false, 72}) == 0);  // more stages than layers
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 8, true}) == 1);

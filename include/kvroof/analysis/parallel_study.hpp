@@ -113,11 +113,12 @@ struct ParallelStudy {
         for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / t, e, false});
     for (int t : attention_dp_group_sizes(m, gpus, domain))
         for (int e : expert_parallel_degrees(m, t, true)) out.push_back({t, gpus / t, e, true});
-    // Pipelines of tensor-parallel groups: every p > 1 dividing N / t, up to the layers.
-    for (int t : tensor_parallel_sizes(m, gpus, domain))
-        for (int p = 2; p <= std::min(gpus / t, m.layers); ++p)
-            if ((gpus / t) % p == 0)
-                for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / (t * p), e, false, p});
+    // Pipelines of those groups, tensor-parallel then data-parallel attention: every p > 1 dividing N / t, up to the layers.
+    for (const bool adp : {false, true})
+        for (int t : adp ? attention_dp_group_sizes(m, gpus, domain) : tensor_parallel_sizes(m, gpus, domain))
+            for (int p = 2; p <= std::min(gpus / t, m.layers); ++p)
+                if ((gpus / t) % p == 0)
+                    for (int e : expert_parallel_degrees(m, t, adp)) out.push_back({t, gpus / (t * p), e, adp, p});
     return out;
 }
 
@@ -202,9 +203,12 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     for (const DeploymentResult& r : ds)
         for (const DeploymentPoint& x : r.points)
             if (x.within_slos) all.push_back(x);
-    std::sort(all.begin(), all.end(), [](const DeploymentPoint& a, const DeploymentPoint& b) {
+    // Ties (more clients past memory-full only queue: the same ITL and tok/s) go to the fewest
+    // clients, then to the deployment tried first, so the frontier names the least load that reaches a point.
+    std::stable_sort(all.begin(), all.end(), [](const DeploymentPoint& a, const DeploymentPoint& b) {
         if (a.per_user != b.per_user) return a.per_user > b.per_user;
-        return a.per_gpu > b.per_gpu;
+        if (a.per_gpu != b.per_gpu) return a.per_gpu > b.per_gpu;
+        return a.clients < b.clients;
     });
     std::vector<DeploymentPoint> front;
     for (const DeploymentPoint& x : all)
