@@ -40,6 +40,11 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
             hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
             format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
             hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    if (hw.gpus > hw.nvlink_domain)
+        s += fmt::format(
+            "            the group spans {:g} NVLink domains of {}: each all-reduce also crosses the network, hierarchically "
+            "({:g} us in all per all-reduce)\n",
+            static_cast<double>(hw.gpus) / hw.nvlink_domain, hw.nvlink_domain, allreduce_alpha(hw) * 1e6);
     const Pipeline pipe = pipeline_of(hw, model);
     if (hw.pp > 1 || hw.dp > 1) {
         s += fmt::format(
@@ -56,8 +61,10 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
     }
     if (hw.gpus == 1 && hw.pp == 1 && hw.dp == 1 && hw.net_name.empty()) return s;
     std::string uses;
+    if (hw.gpus > hw.nvlink_domain) uses = fmt::format("the TP {} all-reduces between domains", hw.gpus);
     if (hw.ep > hw.nvlink_domain)
-        uses = fmt::format("EP {} all-to-alls, {}/{} of each token's expert copies", hw.ep, hw.ep - hw.nvlink_domain, hw.ep);
+        uses += fmt::format("{}EP {} all-to-alls, {}/{} of each token's expert copies", uses.empty() ? "" : " and ", hw.ep,
+                            hw.ep - hw.nvlink_domain, hw.ep);
     if (pipe.boundaries_network > 0)
         uses += fmt::format("{}{} of {} pipeline boundaries", uses.empty() ? "" : " and ", pipe.boundaries_network, hw.pp - 1);
     s += fmt::format("            network {}: {} per GPU per direction, {:g} us per transfer; {}\n",

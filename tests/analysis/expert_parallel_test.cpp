@@ -177,9 +177,13 @@ TEST_CASE("EP's all-to-alls carry time on their own resource, and a slow network
     s.hardware.ep = 8;
     s.hardware.nvlink_domain = 1;  // every GPU its own domain: all 7/8 over the network
     s.hardware.net_bandwidth = BytesPerSecond(1e8);  // 0.1 GB/s
+    s.hardware.attention_dp = 1;  // no tensor-parallel all-reduce on the network beside them
     const ServingPoint p = evaluate(PreparedScenario(s), 0.0, 0.0);
     CHECK(p.util_sec[Resource::ep_alltoall] > 0.0);
     CHECK(p.binding == Resource::ep_alltoall);
+    // Tensor-parallel attention over the same 8 separate domains: its all-reduces cross the slow network too, and bind.
+    s.hardware.attention_dp = 0;
+    CHECK(evaluate(PreparedScenario(s), 0.0, 0.0).binding == Resource::tp_allreduce);
     // An EP degree that does not divide the group is refused, naming the knob.
     s.hardware.ep = 3;
     CHECK_THROWS_WITH(s.hardware.check_validity(), Catch::Contains("ep: must divide gpus (8), got 3"));

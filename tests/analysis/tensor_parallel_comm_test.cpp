@@ -64,6 +64,26 @@ TEST_CASE("the all-reduce terms of the step by hand: g0 = 2L·α, gx = 2L·hidde
     CHECK(tp_comm_per_token(pcie.mc, pcie.sys) == Approx(64 * 4096 * 2.0 * 1.0 / (0.77 * 26.1e9)).epsilon(1e-12));
 }
 
+TEST_CASE("a group beyond the NVLink domain all-reduces hierarchically: NVLink inside, the network between domains", "[tp]") {
+    // 16 H100s in domains of 8 (k = 2), default network 50 GB/s and 14 us: inside 2·7/8 over 0.8 x 450 GB/s,
+    // between the domains each GPU's 1/8 shard 2·(1/2) over its NIC; α 5 us plus 2(k − 1) = 2 network steps.
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 16);
+    REQUIRE(s.hardware.nvlink_domain == 8);
+    const PreparedScenario ps(s);
+    CHECK(ps.sys.allreduce_s_per_byte == Approx(2.0 * 7 / 8 / (0.8 * 450e9) + 2.0 * 0.5 / (8 * 50e9)).epsilon(1e-12));
+    CHECK(ps.sys.allreduce_latency == Approx(5e-6 + 2 * 14e-6).epsilon(1e-12));
+    CHECK(ps.tp_step_latency == Approx(160 * 33e-6).epsilon(1e-12));
+    // Within the domain nothing changes: 8 GPUs are the plain ring.
+    const Scenario eight = on("h100-sxm", "llama-3.1-70b", 8);
+    CHECK(PreparedScenario(eight).sys.allreduce_s_per_byte == 2.0 * 7 / 8 / (0.8 * 450e9));
+    // A domain of one GPU (GH200): the whole all-reduce crosses the network, 2(t − 1)/t of the message.
+    const Scenario gh = on("gh200", "llama-3.1-70b", 2);
+    REQUIRE(gh.hardware.nvlink_domain == 1);
+    const PreparedScenario pg(gh);
+    CHECK(pg.sys.allreduce_s_per_byte == Approx(2.0 * 0.5 / gh.hardware.net_bandwidth.raw()).epsilon(1e-12));
+    CHECK(pg.sys.allreduce_latency == Approx(2 * gh.hardware.net_latency.raw()).epsilon(1e-12));
+}
+
 TEST_CASE("one GPU has no all-reduce: the fabric's figures change nothing there, and only TP numbers elsewhere", "[tp]") {
     Scenario a = on("h100-sxm", "llama-3.1-8b", 1);
     Scenario b = a;

@@ -321,8 +321,8 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
 "$kvroof" verdict --deployment hgx-h100x8 | grep -qE '^ +network ib-ndr: 50 GB/s per GPU per direction, 14 us per transfer; unused here \(all traffic within the NVLink domain of 8\)$' \
     && ok || bad "verdict --deployment hgx-h100x8: the text echo does not name the network"
 "$kvroof" verdict --hardware h200 --gpus 8 --nvlink-domain 4 --model deepseek-v3 --weight-dtype fp8 --ep 8 --net ib-xdr --net-latency 3us \
-    | grep -qE "^ +network ib-xdr: 100 GB/s per GPU per direction, 3 us per transfer; carries EP 8 all-to-alls, 4/8 of each token's expert copies$" \
-    && ok || bad "verdict --ep 8 over NVLink domains of 4: the echo does not say the network carries half the all-to-all"
+    | grep -qE "^ +network ib-xdr: 100 GB/s per GPU per direction, 3 us per transfer; carries the TP 8 all-reduces between domains and EP 8 all-to-alls, 4/8 of each token's expert copies$" \
+    && ok || bad "verdict --ep 8 over NVLink domains of 4: the echo does not say the network carries the all-reduces and half the all-to-all"
 "$kvroof" verdict | grep -q ' network ' && bad "verdict on one GPU with no --net echoes a network it does not use" || ok
 "$kvroof" parallel --deployment hgx-h100x8 --model llama-3.1-8b | grep -qE '^ +network ib-ndr: 50 GB/s per GPU per direction, 14 us per transfer' \
     && ok || bad "parallel --deployment hgx-h100x8: the text echo does not name the network"

@@ -211,11 +211,29 @@ struct SystemRates {
 // A ring all-reduce of n bytes over t GPUs sends and receives 2(t−1)/t · n
 // bytes per GPU (reduce-scatter, then all-gather), each direction at the
 // fabric's rate: NVLink where the GPU has it, else its PCIe host link.
+// A group larger than the NVLink domain D runs it hierarchically: within each
+// domain a reduce-scatter and an all-gather (2(D−1)/D · n over NVLink), and
+// between the k = t/D domains an all-reduce of each GPU's n/D shard over its
+// own NIC (2(k−1)/k · n/D over the network):
+//   s per byte = 2(D−1)/D / (η_nvlink · NVLink) + 2(k−1)/k / (D · network)
 [[nodiscard]] inline double allreduce_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.gpus <= 1) return 0.0;
     const double t = hw.gpus;
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
-    return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
+    if (hw.gpus <= hw.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
+    const double D = hw.nvlink_domain, k = t / D;
+    const double inside = D > 1 ? 2.0 * (D - 1.0) / D / (hw.eta_nvlink * fabric) : 0.0;
+    return inside + 2.0 * (k - 1.0) / k / (D * hw.net_bandwidth.raw());
+}
+
+// α of one all-reduce: the NVLink kernel's within the domain; beyond it the
+// ring between the k = t/D domains adds 2(k − 1) network steps, each the
+// network's latency (NCCL's cost model charges a ring its steps' latencies).
+[[nodiscard]] inline double allreduce_alpha(const HardwareSpec& hw) noexcept {
+    if (hw.gpus <= 1) return 0.0;
+    if (hw.gpus <= hw.nvlink_domain) return hw.allreduce_latency.raw();
+    const double k = static_cast<double>(hw.gpus) / hw.nvlink_domain;
+    return (hw.nvlink_domain > 1 ? hw.allreduce_latency.raw() : 0.0) + 2.0 * (k - 1.0) * hw.net_latency.raw();
 }
 
 // An all-to-all over e expert-parallel GPUs in an NVLink domain of D: each of
@@ -252,7 +270,7 @@ struct SystemRates {
         hw.cpu_memory * cpus,
         hw.link_bandwidth * (g * hw.eta_link),
         hw.eta_link_bidir,
-        hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0,
+        allreduce_alpha(hw),
         allreduce_s_per_byte(hw),
         alltoall_latency(hw),
         alltoall_s_per_byte(hw),
