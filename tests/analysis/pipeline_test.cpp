@@ -185,6 +185,17 @@ TEST_CASE("a bad pipeline: more stages than layers", "[pp]") {
     CHECK_THROWS_WITH(io::build_scenario(in), Catch::Contains("--pp: at most the model's layers (32), got 33"));
 }
 
+TEST_CASE("a stage wider than the NVLink domain gathers over the network too: half its hierarchical all-reduce", "[pp]") {
+    // TP16 stages on H100 (domains of 8): the one boundary crosses the network (50 GB/s, 14 us); each of the
+    // 16 ranks sends 1/16 of the 32,768 B, then the stage all-gathers them hierarchically.
+    const Scenario s = on("h100-sxm", "llama-3.1-70b", 16, 2);
+    const Pipeline p = pipeline_of(s.hardware, s.model);
+    REQUIRE(p.boundaries_network == 1);
+    const double gather = 0.5 * (2.0 * 7 / 8 / (0.8 * 450e9) + 2.0 * 0.5 / (8 * 50e9)) * kBytes;
+    CHECK(p.transfer_per_token == Approx(kBytes / 16 / 50e9 + gather).epsilon(1e-12));
+    CHECK(p.transfer_latency == Approx(14e-6 + (5e-6 + 2 * 14e-6)).epsilon(1e-12));
+}
+
 TEST_CASE("pipelined passes: the busiest stage's share of one group's pass plus one boundary's send", "[pp]") {
     // 80 layers in 3 stages: ι = 3·27/80; two NVLink boundaries.
     const Scenario three = on("h100-sxm", "llama-3.1-70b", 2, 3), flat = on("h100-sxm", "llama-3.1-70b", 2, 1);

@@ -22,7 +22,8 @@
 // each boundary carries the micro-batch's hidden states and residual, 2·h·2
 // bytes per sequence (BF16); each of the t ranks sends a 1/t slice to its peer
 // in the next stage, which all-gathers them ((t−1)/t of the bytes per GPU, α
-// the all-reduce α). Within an NVLink domain of D GPUs (⌊D/t⌋ stages per
+// the all-reduce α; a stage wider than the domain gathers as half of its
+// hierarchical all-reduce). Within an NVLink domain of D GPUs (⌊D/t⌋ stages per
 // domain) a boundary runs at η_nvlink · NVLink with α the all-reduce α, beyond
 // it at the network's bandwidth with α_net:
 //   β_x = 4h/t / BW_boundary + [t > 1] (t−1)/t · 4h / (η_nvlink · NVLink),  α_x = α_boundary + [t > 1] α
@@ -83,7 +84,10 @@ struct Pipeline {
     const double t = hw.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
     const double nvlink_s = 1.0 / (hw.eta_nvlink * fabric), network_s = 1.0 / hw.net_bandwidth.raw();
-    const double gather = (t - 1.0) / t * bytes * nvlink_s, gather_alpha = hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0;
+    // A stage wider than the NVLink domain gathers hierarchically: half an all-reduce (spec/hardware.hpp).
+    const bool wide = hw.gpus > hw.nvlink_domain;
+    const double gather = wide ? 0.5 * allreduce_s_per_byte(hw) * bytes : (t - 1.0) / t * bytes * nvlink_s;
+    const double gather_alpha = wide ? allreduce_alpha(hw) : hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0;
     const double nv = p.boundaries_nvlink, net = p.boundaries_network;
     p.transfer_latency = nv * (hw.allreduce_latency.raw() + gather_alpha) + net * (hw.net_latency.raw() + gather_alpha);
     const double per_seq = nv * (bytes / t * nvlink_s + gather) + net * (bytes / t * network_s + gather);
