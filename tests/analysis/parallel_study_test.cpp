@@ -172,6 +172,13 @@ TEST_CASE("deployments tried: EP degrees for MoE models, data-parallel attention
     CHECK(std::count(d.begin(), d.end(), Deployment{72, 1, 72, true}) == 1);  // 72 does not divide 256: 40 GPUs hold 4
     CHECK(std::count(d.begin(), d.end(), Deployment{6, 12, 6, true}) == 1);
     CHECK(std::count(d.begin(), d.end(), Deployment{8, 9, 4, true}) == 0);  // ADP dispatches from every GPU: EP 1 or 8
+    // Beyond an NVLink domain of 8 (two HGX boards): data-parallel attention over all 16 with EP 16 (wide EP,
+    // its all-to-alls crossing the network), never with EP 1; tensor-parallel groups stay within the domain.
+    const std::vector<Deployment> w = deployments_of(dsv3, 16, 8);
+    CHECK(std::count(w.begin(), w.end(), Deployment{16, 1, 16, true}) == 1);
+    CHECK(std::count(w.begin(), w.end(), Deployment{16, 1, 1, true}) == 0);
+    CHECK(std::count_if(w.begin(), w.end(), [](const Deployment& x) { return !x.attention_dp && x.tp > 8; }) == 0);
+    CHECK(attention_dp_group_sizes(dsv3, 16, 8) == std::vector<int>{2, 4, 8, 16});
     CHECK(expert_parallel_degrees(dsv3, 8, false) == std::vector<int>{1, 2, 4, 8});
     CHECK(expert_parallel_degrees(dsv3, 8, true) == std::vector<int>{1, 8});
     CHECK(expert_parallel_degrees(llama, 8, false) == std::vector<int>{1});

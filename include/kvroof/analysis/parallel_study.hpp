@@ -85,12 +85,15 @@ struct ParallelStudy {
 
 // The group sizes with data-parallel attention (MLA models): every divisor of
 // the GPUs above 1 within the NVLink domain (each GPU runs whole attention, so
-// the heads need not split).
+// the heads need not split); for MoE models also the divisors beyond it, up
+// to the routed experts, as wide expert parallelism (DeepEP across nodes:
+// deployments_of pairs them with EP = t only, the all-to-alls and the dense
+// blocks' gathers crossing the network).
 [[nodiscard]] inline std::vector<int> attention_dp_group_sizes(const ModelSpec& m, int gpus, int domain) {
     std::vector<int> out;
     if (m.attention != Attention::mla) return out;
-    for (int t = 2; t <= std::min(gpus, domain); ++t)
-        if (gpus % t == 0) out.push_back(t);
+    for (int t = 2; t <= gpus; ++t)
+        if (gpus % t == 0 && (t <= domain || (m.is_moe() && t <= m.experts))) out.push_back(t);
     return out;
 }
 
@@ -111,14 +114,17 @@ struct ParallelStudy {
     std::vector<Deployment> out;
     for (int t : tensor_parallel_sizes(m, gpus, domain))
         for (int e : expert_parallel_degrees(m, t, false)) out.push_back({t, gpus / t, e, false});
+    const auto wide_ok = [domain](int t, int e) { return t <= domain || e == t; };  // beyond the domain: wide EP only
     for (int t : attention_dp_group_sizes(m, gpus, domain))
-        for (int e : expert_parallel_degrees(m, t, true)) out.push_back({t, gpus / t, e, true});
+        for (int e : expert_parallel_degrees(m, t, true))
+            if (wide_ok(t, e)) out.push_back({t, gpus / t, e, true});
     // Pipelines of those groups, tensor-parallel then data-parallel attention: every p > 1 dividing N / t, up to the layers.
     for (const bool adp : {false, true})
         for (int t : adp ? attention_dp_group_sizes(m, gpus, domain) : tensor_parallel_sizes(m, gpus, domain))
             for (int p = 2; p <= std::min(gpus / t, m.layers); ++p)
                 if ((gpus / t) % p == 0)
-                    for (int e : expert_parallel_degrees(m, t, adp)) out.push_back({t, gpus / (t * p), e, adp, p});
+                    for (int e : expert_parallel_degrees(m, t, adp))
+                        if (wide_ok(t, e)) out.push_back({t, gpus / (t * p), e, adp, p});
     return out;
 }
 
