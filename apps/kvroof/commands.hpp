@@ -3,7 +3,8 @@
 // The subcommands. Adding one: its file apps/kvroof/<name>.cpp defining
 // `Action setup_<name>(CLI::App&)` (which adds the subcommand, its flags and
 // help, and returns what to run when it was selected), one declaration below,
-// one entry in main.cpp's kSubcommands, and the file in CMakeLists.txt.
+// one entry in main.cpp's kSubcommands (its name and setup), and nothing in
+// CMakeLists.txt (sources are globbed).
 
 #include <CLI/CLI.hpp>
 #include <functional>

@@ -6,6 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <span>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,14 +18,35 @@
 #include "kvroof_git_revision.hpp"
 
 namespace {
-// Every subcommand, in --help order (commands.hpp says how to add one).
-constexpr kvroof::cli::Setup kSubcommands[] = {
-    kvroof::cli::setup_verdict, kvroof::cli::setup_mix,    kvroof::cli::setup_presets,  kvroof::cli::setup_prefill,
-    kvroof::cli::setup_layers,  kvroof::cli::setup_sweep,  kvroof::cli::setup_report,   kvroof::cli::setup_parallel,
-    kvroof::cli::setup_ladder,  kvroof::cli::setup_disagg, kvroof::cli::setup_compare,  kvroof::cli::setup_sim,
-    kvroof::cli::setup_trace,   kvroof::cli::setup_probe,  kvroof::cli::setup_validate, kvroof::cli::setup_completion,
-    kvroof::cli::setup_help,
+struct Subcommand {
+    std::string_view name;  // as its setup registers it (checked)
+    kvroof::cli::Setup setup;
 };
+// Every subcommand, in --help order (commands.hpp says how to add one).
+constexpr Subcommand kSubcommands[] = {
+    {"verdict", kvroof::cli::setup_verdict},   {"mix", kvroof::cli::setup_mix},
+    {"presets", kvroof::cli::setup_presets},   {"prefill", kvroof::cli::setup_prefill},
+    {"layers", kvroof::cli::setup_layers},     {"sweep", kvroof::cli::setup_sweep},
+    {"report", kvroof::cli::setup_report},     {"parallel", kvroof::cli::setup_parallel},
+    {"ladder", kvroof::cli::setup_ladder},     {"disagg", kvroof::cli::setup_disagg},
+    {"compare", kvroof::cli::setup_compare},   {"sim", kvroof::cli::setup_sim},
+    {"trace", kvroof::cli::setup_trace},       {"probe", kvroof::cli::setup_probe},
+    {"validate", kvroof::cli::setup_validate}, {"completion", kvroof::cli::setup_completion},
+    {"help", kvroof::cli::setup_help},
+};
+
+// The one subcommand to build when the command line starts with its name and
+// it needs no sibling (help and completion list them all); else every one.
+// Building only that one halves the start-up of a one-shot run: the others'
+// flags, help defaults and embedded data are never decoded.
+std::span<const Subcommand> to_build(int argc, char** argv) {
+    if (argc >= 2) {
+        const std::string_view first = argv[1];
+        for (const Subcommand& s : kSubcommands)
+            if (s.name == first && first != "help" && first != "completion") return {&s, 1};
+    }
+    return kSubcommands;
+}
 
 int run(int argc, char** argv) {
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
@@ -45,9 +69,12 @@ int run(int argc, char** argv) {
         "  kvroof presets");
     app.require_subcommand(1);
     std::vector<std::pair<const CLI::App*, kvroof::cli::Action>> actions;
-    for (const kvroof::cli::Setup setup : kSubcommands) {
-        kvroof::cli::Action action = setup(app);
-        actions.emplace_back(app.get_subcommands([](CLI::App*) { return true; }).back(), std::move(action));
+    for (const Subcommand& s : to_build(argc, argv)) {
+        kvroof::cli::Action action = s.setup(app);
+        const CLI::App* sub = app.get_subcommands([](CLI::App*) { return true; }).back();
+        if (sub->get_name() != s.name)
+            throw std::logic_error(fmt::format("subcommand table: '{}' registers '{}'", s.name, sub->get_name()));
+        actions.emplace_back(sub, std::move(action));
     }
     try {
         app.parse(argc, argv);
@@ -80,6 +107,9 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
     try {
         return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "kvroof: failed: %s\n", e.what());
+        return 1;
     } catch (...) {
         std::fprintf(stderr, "kvroof: failed: unknown error\n");
         return 1;
