@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -100,26 +98,11 @@ void check_plot_flags(const SweepOptions& o, const io::SweepSpec& spec) {
         return;
     }
     if (o.x.empty() || o.y.empty()) throw InputError("--plot: needs --x KNOB and --y COLUMN");
-    if (spec.format != io::SweepFormat::csv) throw InputError("--plot: needs --format csv");
     if (spec.shard_count != 1) throw InputError("--plot: draws a whole sweep, not a shard");
 }
 
 void write_stdout(std::string_view s) {
     if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size()) throw std::runtime_error("cannot write to stdout");
-}
-
-// Copies the rows of `scratch` to --out or stdout.
-void copy_rows(const io::AtomicFile& scratch, io::AtomicFile* out, const std::string& out_name) {
-    std::ifstream in(scratch.temp_path(), std::ios::binary);
-    std::string block(1 << 20, '\0');
-    while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
-        const std::string_view got(block.data(), static_cast<size_t>(in.gcount()));
-        if (out)
-            out->write(got);
-        else
-            write_stdout(got);
-    }
-    if (in.bad()) throw std::runtime_error("cannot read back the sweep rows for " + (out ? out_name : std::string("stdout")));
 }
 
 void run_sweep_cmd(const SweepOptions& o) {
@@ -135,31 +118,26 @@ void run_sweep_cmd(const SweepOptions& o) {
     Progress progress;
     auto on_progress = [&](std::uint64_t d, std::uint64_t t) { progress(d, t); };
     // --out, its provenance and --plot are committed only when everything has
-    // worked; the plot reads the rows back, from --out's temporary file or, when
-    // --out is stdout or a device, from a scratch copy. Every temporary goes when this returns.
-    std::unique_ptr<io::AtomicFile> out, scratch, svg, meta;
+    // worked; the plot takes its column's numbers as the rows are made (a tap),
+    // never reading the text back. Every temporary goes when this returns.
+    std::unique_ptr<io::AtomicFile> out, svg, meta;
     if (!o.out.empty()) out = std::make_unique<io::AtomicFile>(o.out);
     const std::string meta_path = !o.meta.empty() ? o.meta : (out && out->atomic() && !o.no_meta ? o.out + ".meta.json" : "");
     if (!meta_path.empty()) meta = std::make_unique<io::AtomicFile>(meta_path);
-    if (plotting) {
-        if (!out || !out->atomic())
-            scratch = std::make_unique<io::AtomicFile>((std::filesystem::temp_directory_path() / "kvroof-sweep.csv").string());
-        svg = std::make_unique<io::AtomicFile>(o.plot);
-    }
-    io::AtomicFile* data = scratch ? scratch.get() : out.get();
+    if (plotting) svg = std::make_unique<io::AtomicFile>(o.plot);
+    io::ColumnTap tap{o.y, {}};
     io::run_sweep(
         spec,
         [&](std::string_view s) {
-            if (data)
-                data->write(s);
+            if (out)
+                out->write(s);
             else
                 write_stdout(s);
         },
-        on_progress);
+        on_progress, plotting ? &tap : nullptr);
     if (plotting) {
-        io::render_svg(plot_from_csv(data->temp_path(), spec, o.x, o.y), *svg);
+        io::render_svg(plot_from_rows(spec, o.x, tap), *svg);
         svg->commit();
-        if (scratch) copy_rows(*scratch, out.get(), o.out);
     }
     if (meta) {
         meta->write(io::sweep_provenance(spec).dump(2) + "\n");
@@ -229,7 +207,9 @@ Action setup_sweep(CLI::App& app) {
     sub->add_option("--x", o->x, with_default("x axis: a numeric --grid knob, the last one", "none; --plot needs it"))
         ->type_name("KNOB")
         ->group("Plot");
-    sub->add_option("--y", o->y, with_default("y axis: a CSV column, e.g. tps_con_tok_per_s, gain_opt", "none; --plot needs it"))
+    sub->add_option(
+           "--y", o->y,
+           with_default("y axis: a numeric column of the rows, e.g. tps_con_tok_per_s, gain_opt", "none; --plot needs it"))
         ->type_name("COLUMN")
         ->group("Plot");
     sub->add_option("--meta", o->meta,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// Plots of a sweep's CSV (`kvroof sweep --plot FILE.svg --x KNOB --y COLUMN`).
+// Plots of a sweep's rows (`kvroof sweep --plot FILE.svg --x KNOB --y COLUMN`).
 
 #include <string>
 
@@ -9,10 +9,11 @@
 
 namespace kvroof::cli {
 
-// --x must be the last, numeric --grid knob and --y a column of the CSV; returns the x axis.
+// --x must be the last, numeric --grid knob and --y a numeric column of the rows; returns the x axis.
 int check_plot_axes(const io::SweepSpec& spec, const std::string& x_knob, const std::string& y_col);
-// One series per combination of the other grid knobs, x = the --x knob's column.
-[[nodiscard]] io::PlotSpec plot_from_csv(const std::string& csv_path, const io::SweepSpec& spec, const std::string& x_knob,
-                                         const std::string& y_col);
+// One series per combination of the other grid knobs, x = the --x knob's
+// values, y = the tapped column (run_sweep's ColumnTap for y.column), both as
+// the CSV shows them.
+[[nodiscard]] io::PlotSpec plot_from_rows(const io::SweepSpec& spec, const std::string& x_knob, const io::ColumnTap& y);
 
 }  // namespace kvroof::cli

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The sweep's number and text cells, and its CSV header.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdint>
@@ -104,20 +107,43 @@ void append_number6(std::string& out, double v) {
     out.append(buf, static_cast<size_t>(write_number6(buf, v) - buf));
 }
 
+namespace sweep_detail {
+std::vector<std::string_view> sweep_columns(const SweepSpec& spec) {
+    std::vector<std::string_view> cols;
+    for (const auto& a : spec.axes)
+        if (!is_f_or_ov(a)) cols.emplace_back(a.column);
+    if (sweep_load(spec)) {  // operating-point rows
+        cols.insert(cols.end(), std::begin(kPointColumns), std::end(kPointColumns));
+        return cols;
+    }
+    cols.insert(cols.end(), std::begin(kResultColumns), std::end(kResultColumns));
+    if (axis_of(spec, "ov") >= 0) cols.insert(cols.end(), {"ov", "tps_ov_tok_per_s", "gain_ov"});
+    return cols;
+}
+
+int tap_index(const SweepSpec& spec, std::string_view column) {
+    const std::vector<std::string_view> cols = sweep_columns(spec);
+    const auto it = std::find(cols.begin(), cols.end(), column);
+    return it == cols.end() ? -1 : static_cast<int>(it - cols.begin());
+}
+}  // namespace sweep_detail
+
 std::string sweep_header(const SweepSpec& spec) {
     if (spec.format != SweepFormat::csv) return {};
     std::string h;
-    for (const auto& a : spec.axes)
-        if (!sweep_detail::is_f_or_ov(a)) h += a.column + ",";
-    if (sweep_detail::sweep_load(spec)) {  // operating-point rows
-        for (const char* c : sweep_detail::kPointColumns) h += std::string(c) + ",";
-        h.back() = '\n';
-        return h;
-    }
-    for (const char* c : sweep_detail::kResultColumns) h += std::string(c) + ",";
-    if (sweep_detail::axis_of(spec, "ov") >= 0) h += "ov,tps_ov_tok_per_s,gain_ov,";
+    for (std::string_view c : sweep_detail::sweep_columns(spec)) h.append(c).append(",");
     h.back() = '\n';
     return h;
+}
+
+void check_tap_column(const SweepSpec& spec, std::string_view column) {
+    const std::vector<std::string_view> cols = sweep_detail::sweep_columns(spec);
+    if (std::find(cols.begin(), cols.end(), column) == cols.end())
+        throw InputError(fmt::format("--y: unknown column '{}'; allowed: {}", column, fmt::join(cols, ",")));
+    static constexpr std::string_view kText[] = {"status", "binding_con", "binding_opt", "verdict", "binding"};
+    bool text = std::find(std::begin(kText), std::end(kText), column) != std::end(kText);
+    for (const auto& a : spec.axes) text = text || (a.column == column && a.text());
+    if (text) throw InputError(fmt::format("--y: column '{}' is not numeric", column));
 }
 
 std::string sweep_column_label(std::string_view column) {

@@ -27,7 +27,7 @@ std::string_view point_status(const OperatingPoint& r) noexcept {
 
 class PointRowWorker final : public RowSource {
 public:
-    PointRowWorker(const SweepSpec& spec, const TypedGrid& grid, const LoadSpec& load)
+    PointRowWorker(const SweepSpec& spec, const TypedGrid& grid, const LoadSpec& load, int tap_column)
         : spec_(spec),
           grid_(grid),
           load_(load),
@@ -35,15 +35,18 @@ public:
           ov_axis_(axis_of(spec, "ov")),
           load_axis_(load_axis(spec)),
           csv_(spec.format == SweepFormat::csv),
-          idx_(spec.axes.size()) {
+          idx_(spec.axes.size()),
+          tap_column_(tap_column) {
         for (size_t i = 0; i < spec.axes.size(); ++i)
             if (!spec.axes[i].row->grid_only) scenario_axes_.push_back(i);
     }
 
-    void rows(std::uint64_t begin, std::uint64_t end, std::string& out) override {
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
         for (std::uint64_t p = begin; p < end; ++p) {
             decompose(spec_, p, idx_);
+            tapped_ = kNone;
             append_row(out);
+            if (tap && tap_column_ >= 0) tap->push_back(tapped_);
         }
     }
 
@@ -64,7 +67,9 @@ private:
         return axis < 0 ? absent : spec_.axes[static_cast<size_t>(axis)].number(idx_[static_cast<size_t>(axis)]);
     }
 
-    void append_cell(std::string& out, std::string_view column, double v, bool& first) const {
+    // Every cell passes here or append_text, in column order: the tapped one's number is kept.
+    void append_cell(std::string& out, std::string_view column, double v, bool& first) {
+        if (column_++ == tap_column_) tapped_ = v;
         if (!first) out += ',';
         first = false;
         if (csv_) {
@@ -74,7 +79,8 @@ private:
         out.append("\"").append(column).append("\":");
         append_json_number(out, v);
     }
-    void append_text(std::string& out, std::string_view column, std::string_view v, bool& first) const {
+    void append_text(std::string& out, std::string_view column, std::string_view v, bool& first) {
+        ++column_;
         if (!first) out += ',';
         first = false;
         if (csv_)
@@ -97,6 +103,7 @@ private:
         const auto cell = [shown](double v) { return shown ? v : kNone; };
         if (!csv_) out += '{';
         bool first = true;
+        column_ = 0;
         for (size_t i = 0; i < spec_.axes.size(); ++i) {
             const GridAxis& a = spec_.axes[i];
             if (is_f_or_ov(a)) continue;
@@ -135,15 +142,19 @@ private:
     std::vector<std::uint64_t> idx_, work_idx_;
     std::vector<size_t> scenario_axes_;
     bool fresh_ = true;
+    int tap_column_;  // index in sweep_columns, or -1
+    int column_ = 0;  // the next cell's index in the row
+    double tapped_ = kNone;  // the tapped cell's number in the current row
     Scenario scenario_;
     std::optional<PreparedScenario> prepared_;  // points into scenario_: the worker never moves (held by unique_ptr)
 };
 
 }  // namespace
 
-std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid) {
-    if (const std::optional<LoadSpec> load = sweep_load(spec)) return std::make_unique<PointRowWorker>(spec, grid, *load);
-    return std::make_unique<RowWorker>(spec, grid);
+std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
+    if (const std::optional<LoadSpec> load = sweep_load(spec))
+        return std::make_unique<PointRowWorker>(spec, grid, *load, tap_column);
+    return std::make_unique<RowWorker>(spec, grid, tap_column);
 }
 
 }  // namespace kvroof::io::sweep_detail

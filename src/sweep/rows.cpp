@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // One sweep row: the verdict of its point (kept per worker) and the band at its f.
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -27,15 +28,20 @@ constexpr std::string_view kVerdictKeys[] = {"\"f_star_con\":",
                                              "\"tps_base_con_per_gpu_tok_per_s\":",
                                              "\"tps_base_opt_per_gpu_tok_per_s\":"};
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+// A gain exists where the point fits and its baseline serves: else an empty cell, null in JSON.
+double gain_cell(bool fits, const ServingPoint& at, const ServingPoint& base) {
+    return fits && base.throughput > 0 ? gain(at, base) : kNone;
+}
 }  // namespace
 
-RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid)
+RowWorker::RowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
     : spec_(spec),
       grid_(grid),
       f_axis_(axis_of(spec, "f")),
       ov_axis_(axis_of(spec, "ov")),
       csv_(spec.format == SweepFormat::csv),
-      idx_(spec.axes.size()) {
+      idx_(spec.axes.size()),
+      tap_column_(tap_column) {
     for (size_t i = 0; i < spec.axes.size(); ++i) {
         if (is_f_or_ov(spec.axes[i])) continue;
         key_axes_.push_back(i);
@@ -89,6 +95,7 @@ void RowWorker::fill(CachedPoint& p) {
                             base_opt * dp,
                             base_con / gpus,
                             base_opt / gpus};
+    std::copy(std::begin(cells), std::end(cells), p.fstar_numbers.begin());
     for (size_t i = 0; i < std::size(cells); ++i) {
         if (csv_) {
             append_number(p.fstar, cells[i]);
@@ -124,7 +131,15 @@ const CachedPoint& RowWorker::point() {
     return *last_;
 }
 
-void RowWorker::append_row(const CachedPoint& p, std::string& out) {
+std::array<double, 3> RowWorker::ov_cells(const CachedPoint& p, double f, bool fits) const {
+    if (ov_axis_ < 0) return {kNone, kNone, kNone};
+    const double ov = spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
+    const ServingPoint at = evaluate(*p.prepared, f, ov);
+    const ServingPoint& base = p.verdict.baseline.conservative;  // gain_ov is over f = 0, ov = 0
+    return {ov, fits ? at.throughput : kNone, gain_cell(fits, at, base)};
+}
+
+void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numbers) {
     const Verdict& v = p.verdict;
     const double f = f_axis_ >= 0 ? spec_.axes[static_cast<size_t>(f_axis_)].number(idx_[static_cast<size_t>(f_axis_)]) : v.f;
     const Band b = f_axis_ < 0 ? v.at_f : band_row(*p.prepared, f);  // the fields a row shows, equal to band()'s
@@ -132,10 +147,7 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     const ServingPoint& opt = b.optimistic;
     const std::string_view status = row_status(b);
     const bool fits = status != "does_not_fit";
-    // A gain exists where the point fits and its baseline serves: else an empty cell, null in JSON.
-    const auto gain_or_none = [fits](const ServingPoint& at, const ServingPoint& base) {
-        return fits && base.throughput > 0 ? gain(at, base) : kNone;
-    };
+    const auto gain_or_none = [fits](const ServingPoint& at, const ServingPoint& base) { return gain_cell(fits, at, base); };
     const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
     const double tps_con = fits ? con.throughput : kNone, tps_opt = fits ? opt.throughput : kNone;
     const double nums[] = {tps_con * dp,
@@ -188,26 +200,42 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out) {
     put(csv_ ? "," : "\",\"verdict\":\"");
     put(name(v.kind));
     if (!csv_) *w++ = '"';
+    const std::array<double, 3> ov_nums = ov_cells(p, f, fits);
     if (ov_axis_ >= 0) {
-        const double ov = spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
-        const ServingPoint at = evaluate(*p.prepared, f, ov);
-        const double ov_nums[] = {ov, fits ? at.throughput : kNone, gain_or_none(at, v.baseline.conservative)};
         constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {
             put(csv_ ? "," : keys[i]);
             num(ov_nums[i]);
         }
     }
+    if (numbers) {  // in kResultColumns order: f, status, the six of fstar, the nine above, three texts; then ov's
+        numbers->fill(kNone);
+        (*numbers)[0] = f;
+        std::copy(p.fstar_numbers.begin(), p.fstar_numbers.end(), numbers->begin() + 2);
+        std::copy(std::begin(nums), std::end(nums), numbers->begin() + 8);
+        std::copy(ov_nums.begin(), ov_nums.end(), numbers->end() - 3);
+    }
     if (!csv_) *w++ = '}';
     *w++ = '\n';
     out.append(buf, static_cast<size_t>(w - buf));
 }
 
-void RowWorker::rows(std::uint64_t begin, std::uint64_t end, std::string& out) {
+void RowWorker::rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) {
     if (begin >= end) return;
     decompose(spec_, begin, idx_);
+    const auto k = static_cast<int>(key_axes_.size());
+    Numbers numbers;
+    const bool tapped = tap && tap_column_ >= 0;
     for (std::uint64_t p = begin;;) {
-        append_row(point(), out);
+        append_row(point(), out, tapped && tap_column_ >= k ? &numbers : nullptr);
+        if (tapped) {
+            if (tap_column_ < k) {  // an axis's own value (a text axis is never tapped: check_tap_column)
+                const size_t a = key_axes_[static_cast<size_t>(tap_column_)];
+                tap->push_back(spec_.axes[a].number(idx_[a]));
+            } else {
+                tap->push_back(numbers[static_cast<size_t>(tap_column_ - k)]);
+            }
+        }
         if (++p == end) return;
         // The next point's indices: an odometer, the last axis fastest.
         for (size_t i = idx_.size(); i-- > 0;) {

@@ -19,22 +19,40 @@ using namespace sweep_detail;
 
 constexpr std::uint64_t kChunk = 4096;
 
-// A chunk's text into `out`, whose buffer is reused from chunk to chunk
+// A chunk of rows: their text, and the tapped column's numbers when a tap is asked for.
+struct Chunk {
+    std::string text;
+    std::vector<double> tapped;
+};
+
+// A chunk's rows into `out`, whose buffers are reused from chunk to chunk
 // instead of a fresh ~650 kB allocation per chunk.
-void compute_chunk(RowSource& w, std::uint64_t begin, std::uint64_t end, std::string& out) {
-    out.clear();
-    out.reserve((end - begin) * 160);
-    w.rows(begin, end, out);
+void compute_chunk(RowSource& w, std::uint64_t begin, std::uint64_t end, Chunk& out, bool tap) {
+    out.text.clear();
+    out.text.reserve((end - begin) * 160);
+    out.tapped.clear();
+    w.rows(begin, end, out.text, tap ? &out.tapped : nullptr);
+}
+
+// Hands a computed chunk on: its text to `write`, its numbers to the tap.
+void deliver(const Chunk& c, const std::function<void(std::string_view)>& write, ColumnTap* tap) {
+    write(c.text);
+    if (tap) tap->values.insert(tap->values.end(), c.tapped.begin(), c.tapped.end());
 }
 
 void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
                   const std::function<void(std::string_view)>& write,
-                  const std::function<void(std::uint64_t, std::uint64_t)>& progress);
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress, ColumnTap* tap, int tap_column);
 
 }  // namespace
 
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
-               const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress, ColumnTap* tap) {
+    int tap_column = -1;
+    if (tap) {
+        check_tap_column(spec, tap->column);
+        tap_column = tap_index(spec, tap->column);
+    }
     // Plain names, not a structured binding: clang 14 cannot capture one in a lambda.
     const auto range = shard_range(spec);
     const std::uint64_t begin = range.first, end = range.second;
@@ -46,23 +64,23 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
     auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
 
     if (spec.threads == 1 || chunks <= 1) {
-        const std::unique_ptr<RowSource> w = make_row_source(spec, grid);
-        std::string text;
+        const std::unique_ptr<RowSource> w = make_row_source(spec, grid, tap_column);
+        Chunk chunk;
         for (std::uint64_t c = 0; c < chunks; ++c) {
-            compute_chunk(*w, chunk_begin(c), chunk_end(c), text);
-            write(text);
+            compute_chunk(*w, chunk_begin(c), chunk_end(c), chunk, tap != nullptr);
+            deliver(chunk, write, tap);
             if (progress) progress(chunk_end(c) - begin, total);
         }
         return;
     }
-    run_threaded(spec, grid, begin, end, write, progress);
+    run_threaded(spec, grid, begin, end, write, progress, tap, tap_column);
 }
 
 namespace {
 
 void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t begin, std::uint64_t end,
                   const std::function<void(std::string_view)>& write,
-                  const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+                  const std::function<void(std::uint64_t, std::uint64_t)>& progress, ColumnTap* tap, int tap_column) {
     const std::uint64_t total = end - begin;
     const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
     auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
@@ -73,13 +91,13 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
     std::mutex m;
     std::condition_variable cv;
     std::uint64_t next_claim = 0, next_write = 0;
-    std::map<std::uint64_t, std::string> ready;
-    std::vector<std::string> spare;  // written chunks' buffers, for the workers to reuse
+    std::map<std::uint64_t, Chunk> ready;
+    std::vector<Chunk> spare;  // written chunks' buffers, for the workers to reuse
     std::exception_ptr failure;
     bool stop = false;
     auto worker = [&] {
-        const std::unique_ptr<RowSource> w = make_row_source(spec, grid);
-        std::string text;
+        const std::unique_ptr<RowSource> w = make_row_source(spec, grid, tap_column);
+        Chunk chunk;
         while (true) {
             std::uint64_t c;
             {
@@ -88,12 +106,12 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
                 if (stop || next_claim >= chunks) return;
                 c = next_claim++;
                 if (!spare.empty()) {
-                    text = std::move(spare.back());
+                    chunk = std::move(spare.back());
                     spare.pop_back();
                 }
             }
             try {
-                compute_chunk(*w, chunk_begin(c), chunk_end(c), text);
+                compute_chunk(*w, chunk_begin(c), chunk_end(c), chunk, tap != nullptr);
             } catch (...) {
                 std::lock_guard lock(m);
                 if (!failure) failure = std::current_exception();
@@ -102,7 +120,7 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
                 return;
             }
             std::lock_guard lock(m);
-            ready.emplace(c, std::move(text));
+            ready.emplace(c, std::move(chunk));
             cv.notify_all();
         }
     };
@@ -112,23 +130,23 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
     for (int i = 0; i < n; ++i) pool.emplace_back(worker);
     std::exception_ptr write_failure;
     while (next_write < chunks) {
-        std::string text;
+        Chunk chunk;
         {
             std::unique_lock lock(m);
             cv.wait(lock, [&] { return stop || ready.count(next_write) > 0; });
             if (stop) break;
             auto it = ready.find(next_write);
-            text = std::move(it->second);
+            chunk = std::move(it->second);
             ready.erase(it);
         }
         try {
-            write(text);
+            deliver(chunk, write, tap);
             if (progress) progress(std::min(total, (next_write + 1) * kChunk), total);
         } catch (...) {
             write_failure = std::current_exception();
         }
         std::lock_guard lock(m);
-        spare.push_back(std::move(text));
+        spare.push_back(std::move(chunk));
         ++next_write;
         if (write_failure) stop = true;
         cv.notify_all();

@@ -2,6 +2,7 @@
 #pragma once
 // Private to src/sweep/: one worker's row computation and formatting.
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -77,16 +78,24 @@ struct CachedPoint {
     std::string prefix;  // the non-f axis cells, each with its separator
     // f_star_con, f_star_opt and the four tps_base cells, each with its separator
     std::string fstar;
+    std::array<double, 6> fstar_numbers{};  // the same six as numbers
 };
 
-// What a worker thread holds: it computes and formats rows [begin, end) in order.
+// The columns of the sweep's rows, in order (sweep_header's names), and where
+// `column` stands among them (-1: not there).
+[[nodiscard]] std::vector<std::string_view> sweep_columns(const SweepSpec& spec);
+[[nodiscard]] int tap_index(const SweepSpec& spec, std::string_view column);
+
+// What a worker thread holds: it computes and formats rows [begin, end) in
+// order and, given `tap`, appends each row's number in the tapped column.
 class RowSource {
 public:
     virtual ~RowSource() = default;
-    virtual void rows(std::uint64_t begin, std::uint64_t end, std::string& out) = 0;
+    virtual void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) = 0;
 };
-// The worker for this sweep's rows: verdicts, or operating points under a load.
-[[nodiscard]] std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid);
+// The worker for this sweep's rows: verdicts, or operating points under a load;
+// `tap_column` is the tapped column's index in sweep_columns (-1: none).
+[[nodiscard]] std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column = -1);
 
 // The columns of an operating-point row after its axes (docs/model.md, "Sweeps and reports").
 inline constexpr const char* kPointColumns[] = {"f",
@@ -113,14 +122,19 @@ inline constexpr const char* kPointColumns[] = {"f",
 // nothing is kept.
 class RowWorker final : public RowSource {
 public:
-    RowWorker(const SweepSpec& spec, const TypedGrid& grid);
-    // Appends the rows of points [begin, end) to `out`.
-    void rows(std::uint64_t begin, std::uint64_t end, std::string& out) override;
+    RowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column);
+    // Appends the rows of points [begin, end) to `out`, and their tapped numbers to `tap`.
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override;
 
 private:
     const CachedPoint& point();
     void fill(CachedPoint& p);
-    void append_row(const CachedPoint& p, std::string& out);
+    // The row's cells after its axes that hold numbers (NaN where empty or text),
+    // in kResultColumns order, then the ov axis's three.
+    using Numbers = std::array<double, std::size(kResultColumns) + 3>;
+    void append_row(const CachedPoint& p, std::string& out, Numbers* numbers);
+    // ov, tps_ov and gain_ov at the row's ov (NaN without an ov axis).
+    [[nodiscard]] std::array<double, 3> ov_cells(const CachedPoint& p, double f, bool fits) const;
 
     static constexpr std::uint64_t kDirectMax = 1 << 16, kMapMax = 1024;
     const SweepSpec& spec_;
@@ -138,6 +152,7 @@ private:
     bool work_fresh_ = true;
     CachedPoint* last_ = nullptr;
     std::uint64_t last_key_ = UINT64_MAX;
+    int tap_column_;  // index in sweep_columns, or -1
 };
 
 }  // namespace kvroof::io::sweep_detail

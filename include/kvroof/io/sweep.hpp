@@ -86,10 +86,20 @@ void validate_sweep(const SweepSpec& spec);
 // Empty for a column it does not know.
 [[nodiscard]] std::string sweep_column_label(std::string_view column);
 
+// One column's numbers, row by row, taken as the rows are made (a plot's y,
+// without reading the text back): NaN where the cell is empty.
+struct ColumnTap {
+    std::string column;  // a numeric column of sweep_header (check_tap_column)
+    std::vector<double> values;  // one per row of the shard, in order
+};
+// Throws InputError unless `column` is a column of the sweep's rows holding numbers.
+void check_tap_column(const SweepSpec& spec, std::string_view column);
+
 // Runs the shard, calling `write` with consecutive blocks of output text in
-// order, and `progress(done, total)` now and then from the calling thread.
+// order, and `progress(done, total)` now and then from the calling thread;
+// `tap`, when given, gets its column's numbers.
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
-               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {}, ColumnTap* tap = nullptr);
 
 // Six significant digits, trailing zeros dropped: "0.159923", "28.3862",
 // "1234560", "1.5e-07"; "inf"/"nan" for non-finite values. Hand-rolled: a sweep
