@@ -147,15 +147,14 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
     const ServingPoint& opt = b.optimistic;
     const std::string_view status = row_status(b);
     const bool fits = status != "does_not_fit";
-    const auto gain_or_none = [fits](const ServingPoint& at, const ServingPoint& base) { return gain_cell(fits, at, base); };
     const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
     const double tps_con = fits ? con.throughput : kNone, tps_opt = fits ? opt.throughput : kNone;
     const double nums[] = {tps_con * dp,
                            tps_opt * dp,
                            tps_con / gpus,
                            tps_opt / gpus,
-                           gain_or_none(con, v.baseline.conservative),
-                           gain_or_none(opt, v.baseline.optimistic),
+                           gain_cell(fits, con, v.baseline.conservative),
+                           gain_cell(fits, opt, v.baseline.optimistic),
                            fits ? con.batch : kNone,
                            con.feasible ? con.tpot * 1e3 : kNone,  // no step runs where no batch serves
                            fits ? con.ttft * 1e3 : kNone};

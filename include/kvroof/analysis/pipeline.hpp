@@ -84,10 +84,9 @@ struct Pipeline {
     const double t = hw.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
     const double nvlink_s = 1.0 / (hw.eta_nvlink * fabric), network_s = 1.0 / hw.net_bandwidth.raw();
-    // A stage wider than the NVLink domain gathers hierarchically: half an all-reduce (spec/hardware.hpp).
-    const bool wide = hw.gpus > hw.nvlink_domain;
-    const double gather = wide ? 0.5 * allreduce_s_per_byte(hw) * bytes : (t - 1.0) / t * bytes * nvlink_s;
-    const double gather_alpha = wide ? allreduce_alpha(hw) : hw.gpus > 1 ? hw.allreduce_latency.raw() : 0.0;
+    // The all-gather is half an all-reduce's bytes, (t−1)/t over NVLink within the domain and
+    // hierarchical beyond it, with its α (spec/hardware.hpp); nothing on one GPU.
+    const double gather = 0.5 * allreduce_s_per_byte(hw) * bytes, gather_alpha = allreduce_alpha(hw);
     const double nv = p.boundaries_nvlink, net = p.boundaries_network;
     p.transfer_latency = nv * (hw.allreduce_latency.raw() + gather_alpha) + net * (hw.net_latency.raw() + gather_alpha);
     const double per_seq = nv * (bytes / t * nvlink_s + gather) + net * (bytes / t * network_s + gather);
