@@ -53,7 +53,8 @@ char* write_number6(char* p, double v) {
     const int shift = 5 - e;  // in [-10, 21]
     // x in about [1e5, 1e6): x + 0.5 is exact there (an ulp of x is below 2^-30 and
     // x + 0.5 stays under 2^20), so truncating it is llround (half up) without the libm call.
-    auto m = static_cast<std::int64_t>(v * kPow10[kZero + shift] + 0.5);  // NOLINT(bugprone-incorrect-roundings)
+    // 32-bit: m < 2^20, and a division of it by a constant is one 32-bit multiply.
+    auto m = static_cast<std::uint32_t>(v * kPow10[kZero + shift] + 0.5);  // NOLINT(bugprone-incorrect-roundings)
     if (m >= 1000000) {  // rounding carried into the next decade
         m = (m + 5) / 10;
         ++e;
@@ -65,8 +66,7 @@ char* write_number6(char* p, double v) {
         "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
         "8081828384858687888990919293949596979899";
     char d[16];
-    const auto hi = static_cast<std::size_t>(m / 10000), mid = static_cast<std::size_t>(m / 100 % 100),
-               lo = static_cast<std::size_t>(m % 100);
+    const std::uint32_t hi = m / 10000, mid = m / 100 % 100, lo = m % 100;
     std::memcpy(d, kPairs + 2 * hi, 2);
     std::memcpy(d + 2, kPairs + 2 * mid, 2);
     std::memcpy(d + 4, kPairs + 2 * lo, 2);
