@@ -67,9 +67,9 @@ char* write_number6(char* p, double v) {
         "8081828384858687888990919293949596979899";
     char d[16];
     const std::uint32_t hi = m / 10000, mid = m / 100 % 100, lo = m % 100;
-    std::memcpy(d, kPairs + 2 * hi, 2);
-    std::memcpy(d + 2, kPairs + 2 * mid, 2);
-    std::memcpy(d + 4, kPairs + 2 * lo, 2);
+    std::memcpy(d, kPairs + 2 * std::size_t{hi}, 2);
+    std::memcpy(d + 2, kPairs + 2 * std::size_t{mid}, 2);
+    std::memcpy(d + 4, kPairs + 2 * std::size_t{lo}, 2);
     std::memset(d + 6, '0', 10);
     // Significant digits: six less the trailing zeros (m has no leading zero).
     const int nd = lo != 0 ? (lo % 10 != 0 ? 6 : 5) : mid != 0 ? (mid % 10 != 0 ? 4 : 3) : hi % 10 != 0 ? 2 : 1;
@@ -108,10 +108,62 @@ void append_number6(std::string& out, double v) {
 }
 
 namespace sweep_detail {
+void CellWriter::begin(std::string& out) noexcept {
+    first_ = true;
+    column_ = 0;
+    tapped_ = std::numeric_limits<double>::quiet_NaN();
+    if (!csv_) out += '{';
+}
+
+void CellWriter::separate(std::string& out) {
+    if (!first_) out += ',';
+    first_ = false;
+    ++column_;
+}
+
+void CellWriter::number(std::string& out, std::string_view column, double v) {
+    if (column_ == tap_column_) tapped_ = v;
+    separate(out);
+    if (csv_) {
+        append_number(out, v);
+        return;
+    }
+    out.append("\"").append(column).append("\":");
+    append_json_number(out, v);
+}
+
+void CellWriter::text(std::string& out, std::string_view column, std::string_view v) {
+    separate(out);
+    if (csv_)
+        append_csv_text(out, std::string(v));
+    else
+        out.append("\"").append(column).append("\":").append(nlohmann::json(std::string(v)).dump());
+}
+
+void CellWriter::axes(std::string& out, const SweepSpec& spec, const std::vector<std::uint64_t>& idx) {
+    for (size_t i = 0; i < spec.axes.size(); ++i) {
+        const GridAxis& a = spec.axes[i];
+        if (is_f_or_ov(a)) continue;
+        if (a.text())
+            text(out, a.column, a.values[idx[i]]);
+        else
+            number(out, a.column, a.number(idx[i]));
+    }
+}
+
+void CellWriter::end(std::string& out) const {
+    if (!csv_) out += '}';
+    out += '\n';
+}
+
 std::vector<std::string_view> sweep_columns(const SweepSpec& spec) {
     std::vector<std::string_view> cols;
     for (const auto& a : spec.axes)
         if (!is_f_or_ov(a)) cols.emplace_back(a.column);
+    if (spec.analysis == SweepAnalysis::prefill) {
+        for (const ColumnInfo& c : kPrefillColumns) cols.emplace_back(c.name);
+        return cols;
+    }
     if (sweep_load(spec)) {  // operating-point rows
         cols.insert(cols.end(), std::begin(kPointColumns), std::end(kPointColumns));
         return cols;
@@ -142,6 +194,7 @@ void check_tap_column(const SweepSpec& spec, std::string_view column) {
         throw InputError(fmt::format("--y: unknown column '{}'; allowed: {}", column, fmt::join(cols, ",")));
     static constexpr std::string_view kText[] = {"status", "binding_con", "binding_opt", "verdict", "binding"};
     bool text = std::find(std::begin(kText), std::end(kText), column) != std::end(kText);
+    for (const sweep_detail::ColumnInfo& c : sweep_detail::kPrefillColumns) text = text || (c.text && c.name == column);
     for (const auto& a : spec.axes) text = text || (a.column == column && a.text());
     if (text) throw InputError(fmt::format("--y: column '{}' is not numeric", column));
 }
@@ -185,6 +238,8 @@ std::string sweep_column_label(std::string_view column) {
     };
     for (const auto& [c, label] : kResults)
         if (c == column) return std::string(label);
+    for (const sweep_detail::ColumnInfo& c : sweep_detail::kPrefillColumns)
+        if (c.name == column) return c.label;
     for (const Knob& k : knobs()) {
         if (k.column != column || k.type == KnobType::text) continue;
         // The help's first phrase ("HBM bandwidth per GPU, e.g. …" -> "HBM bandwidth per GPU") and the bare unit.
