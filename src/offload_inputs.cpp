@@ -71,7 +71,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
     } else {
         // Named by the precision the GEMMs run in on this GPU (MXFP4 runs at the FP4 peak), as the echo says.
         const DType runs = gemm_math_on(s.hardware, math);
-        s.c_eff = gemm_peak(s.hardware, math) * s.hardware.eta_compute;
+        s.c_eff = default_prefill_flops(s.hardware, math);
         s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
     }
     check::positive("--prefill-flops", s.c_eff.raw());

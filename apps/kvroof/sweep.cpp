@@ -27,6 +27,7 @@ struct SweepOptions {
     BenchmarkWorkloadText bench;  // --isl/--osl/--prefix: one class, set as --workload
     std::vector<std::string> grid;
     std::string config, format = "csv", out, shard, plot, x, y, meta;
+    std::optional<std::string> analysis;
     std::optional<std::string> threads;
     bool no_meta = false;
 };
@@ -65,6 +66,7 @@ io::SweepSpec spec_from(const SweepOptions& o) {
     spec.fixed.override_with(o.fixed);
     spec.load.override_with(o.load);
     for (const auto& g : o.grid) spec.axes.push_back(io::parse_grid_entry(g));
+    if (o.analysis) spec.analysis = io::parse_sweep_analysis("--analysis", *o.analysis);
     if (const std::optional<std::string> w = benchmark_workload(o.bench)) {
         for (const char* k : {"workload", "mix"})
             if (o.fixed.given(k) || std::any_of(spec.axes.begin(), spec.axes.end(), [k](const auto& a) { return a.knob == k; }))
@@ -164,6 +166,9 @@ Action setup_sweep(CLI::App& app) {
         "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
         "With a load (--batch, --concurrency, --request-rate, or a --grid of one) each row is the operating point a\n"
         "benchmark measures (ITL, TTFT, throughput), at f = 0 or at each f of an f grid.\n"
+        "With --analysis prefill each row is `kvroof prefill`'s answer for the row's scenario (κ_crit, reload and\n"
+        "compute times, TTFT at ov): the cached KV reloaded over the GPU's own link (--c2c-bw per GPU), C_eff =\n"
+        "--eta-compute x the GPU's dense peak in the GEMM precision, the --gpus group as the tensor-parallel group.\n"
         "A flag given on the command line overrides the same key of a --config file.\n"
         "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
         "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config FILE.meta.json`\n"
@@ -175,6 +180,8 @@ Action setup_sweep(CLI::App& app) {
         "  kvroof sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 "
         "--grid \"concurrency=1,2,4,8,16,32,64,128\"\n"
         "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
+        "  kvroof sweep --analysis prefill --grid \"c2c-bw=16:900:4\" --grid \"model=llama-3.1-70b,deepseek-v3\" --plot k.svg "
+        "--x c2c-bw --y kappa_crit\n"
         "Cluster job arrays: each task runs one shard; `cat` the shards in order to get the whole sweep:\n"
         "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out "
         "part-$SLURM_ARRAY_TASK_ID.csv'\n"
@@ -189,6 +196,10 @@ Action setup_sweep(CLI::App& app) {
            "--config", o->config,
            with_default("sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json", "none: the flags alone"))
         ->group("Sweep");
+    add_text_option(*sub, "--analysis", o->analysis, "NAME", "Sweep",
+                    "what each row answers: verdict (the best f and band; an operating point under a load) or prefill "
+                    "(κ_crit of a cached-KV reload)",
+                    "verdict");
     sub->add_option("--format", o->format, with_default("csv (header with units) or jsonl", o->format))->group("Sweep");
     sub->add_option("--out", o->out,
                     with_default("write to FILE instead of stdout: atomically, through a link to its target, directly to a "

@@ -12,8 +12,10 @@ namespace {
 
 using nlohmann::json;
 
-const char* regime_name(PrefillRegime r) { return r == PrefillRegime::transfer_bound ? "transfer-bound" : "compute-bound"; }
-const char* regime_name(bool transfer_bound) { return transfer_bound ? "transfer-bound" : "compute-bound"; }
+const char* regime_name(PrefillRegime r) { return name(r); }
+const char* regime_name(bool transfer_bound) {
+    return name(transfer_bound ? PrefillRegime::transfer_bound : PrefillRegime::compute_bound);
+}
 const char* model_kind(const ModelWhatIf& m) {
     return m.attention == Attention::mla ? "MLA MoE" : (m.moe ? "GQA MoE" : "GQA dense");
 }

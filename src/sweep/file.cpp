@@ -27,6 +27,12 @@ std::string shipped_or_given(std::string_view path) {
 }
 }  // namespace
 
+SweepAnalysis parse_sweep_analysis(std::string_view flag, std::string_view text) {
+    if (text == "verdict") return SweepAnalysis::verdict;
+    if (text == "prefill") return SweepAnalysis::prefill;
+    throw InputError(fmt::format("{}: must be verdict or prefill, got '{}'", flag, text));
+}
+
 SweepSpec load_sweep_file(std::string_view given) {
     const std::string path = shipped_or_given(given);
     // Depth-capped, and every failure an InputError naming --config and the file.
@@ -34,9 +40,15 @@ SweepSpec load_sweep_file(std::string_view given) {
     const std::string where = fmt::format("--config {}", path);
     if (!j.is_object()) throw InputError(where + ": expected a JSON object");
     for (const auto& [k, _] : j.items())
-        if (k != "fixed" && k != "grid" && k != "load" && k != "description" && k != "kvroof")
-            throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed, load, grid, kvroof", where, k));
+        if (k != "fixed" && k != "grid" && k != "load" && k != "description" && k != "analysis" && k != "kvroof")
+            throw InputError(
+                fmt::format("{}: unknown key '{}'; allowed: description, analysis, fixed, load, grid, kvroof", where, k));
     SweepSpec spec;
+    if (j.contains("analysis")) {
+        if (!j.at("analysis").is_string())
+            throw InputError(fmt::format("{}: 'analysis' must be a string, got {}", where, j.at("analysis").type_name()));
+        spec.analysis = parse_sweep_analysis(where + ": analysis", j.at("analysis").get<std::string>());
+    }
     if (j.contains("description")) {
         if (!j.at("description").is_string())
             throw InputError(fmt::format("{}: 'description' must be a string, got {}", where, j.at("description").type_name()));
@@ -90,6 +102,7 @@ nlohmann::json sweep_provenance(const SweepSpec& spec) {
                             {"inputs", inputs},
                             {"defaults", resolved}}}};
     if (!spec.load.empty()) out["load"] = load_text_json(spec.load);
+    if (spec.analysis != SweepAnalysis::verdict) out["analysis"] = std::string(name(spec.analysis));
     if (!spec.description.empty()) out["description"] = spec.description;
     return out;
 }

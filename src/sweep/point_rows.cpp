@@ -34,9 +34,8 @@ public:
           f_axis_(axis_of(spec, "f")),
           ov_axis_(axis_of(spec, "ov")),
           load_axis_(load_axis(spec)),
-          csv_(spec.format == SweepFormat::csv),
-          idx_(spec.axes.size()),
-          tap_column_(tap_column) {
+          cells_(spec.format == SweepFormat::csv, tap_column),
+          idx_(spec.axes.size()) {
         for (size_t i = 0; i < spec.axes.size(); ++i)
             if (!spec.axes[i].row->grid_only) scenario_axes_.push_back(i);
     }
@@ -44,9 +43,8 @@ public:
     void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
         for (std::uint64_t p = begin; p < end; ++p) {
             decompose(spec_, p, idx_);
-            tapped_ = kNone;
             append_row(out);
-            if (tap && tap_column_ >= 0) tap->push_back(tapped_);
+            if (tap && cells_.tapping()) tap->push_back(cells_.tapped());
         }
     }
 
@@ -67,28 +65,6 @@ private:
         return axis < 0 ? absent : spec_.axes[static_cast<size_t>(axis)].number(idx_[static_cast<size_t>(axis)]);
     }
 
-    // Every cell passes here or append_text, in column order: the tapped one's number is kept.
-    void append_cell(std::string& out, std::string_view column, double v, bool& first) {
-        if (column_++ == tap_column_) tapped_ = v;
-        if (!first) out += ',';
-        first = false;
-        if (csv_) {
-            append_number(out, v);
-            return;
-        }
-        out.append("\"").append(column).append("\":");
-        append_json_number(out, v);
-    }
-    void append_text(std::string& out, std::string_view column, std::string_view v, bool& first) {
-        ++column_;
-        if (!first) out += ',';
-        first = false;
-        if (csv_)
-            append_csv_text(out, std::string(v));
-        else
-            out.append("\"").append(column).append("\":").append(nlohmann::json(std::string(v)).dump());
-    }
-
     void append_row(std::string& out) {
         const PreparedScenario& ps = prepared();
         LoadSpec load = load_;
@@ -101,20 +77,11 @@ private:
         if (!no_decode) r = operating_point(ps, load, f, ov);
         const bool shown = !no_decode && r.fits;
         const auto cell = [shown](double v) { return shown ? v : kNone; };
-        if (!csv_) out += '{';
-        bool first = true;
-        column_ = 0;
-        for (size_t i = 0; i < spec_.axes.size(); ++i) {
-            const GridAxis& a = spec_.axes[i];
-            if (is_f_or_ov(a)) continue;
-            if (a.text())
-                append_text(out, a.column, a.values[idx_[i]], first);
-            else
-                append_cell(out, a.column, a.number(idx_[i]), first);
-        }
-        append_cell(out, "f", f, first);
-        append_cell(out, "ov", ov, first);
-        append_text(out, "status", no_decode ? "no_decode" : point_status(r), first);
+        cells_.begin(out);
+        cells_.axes(out, spec_, idx_);
+        cells_.number(out, "f", f);
+        cells_.number(out, "ov", ov);
+        cells_.text(out, "status", no_decode ? "no_decode" : point_status(r));
         // Throughput and requests of every replica together (dp of them); the rest are one replica's.
         const double dp = scenario_.hardware.dp;
         const double nums[] = {cell(r.batch),
@@ -128,23 +95,19 @@ private:
                                cell(r.throughput_per_user),
                                cell(r.requests_per_s * dp),
                                no_decode ? kNone : r.hbm_used / 1e9};
-        for (size_t i = 0; i < std::size(nums); ++i) append_cell(out, kPointColumns[3 + i], nums[i], first);
-        append_text(out, "binding", shown ? name(r.binding) : "", first);
-        if (!csv_) out += '}';
-        out += '\n';
+        for (size_t i = 0; i < std::size(nums); ++i) cells_.number(out, kPointColumns[3 + i], nums[i]);
+        cells_.text(out, "binding", shown ? name(r.binding) : "");
+        cells_.end(out);
     }
 
     const SweepSpec& spec_;
     const TypedGrid& grid_;
     const LoadSpec load_;
     int f_axis_, ov_axis_, load_axis_;
-    bool csv_;
+    CellWriter cells_;
     std::vector<std::uint64_t> idx_, work_idx_;
     std::vector<size_t> scenario_axes_;
     bool fresh_ = true;
-    int tap_column_;  // index in sweep_columns, or -1
-    int column_ = 0;  // the next cell's index in the row
-    double tapped_ = kNone;  // the tapped cell's number in the current row
     Scenario scenario_;
     std::optional<PreparedScenario> prepared_;  // points into scenario_: the worker never moves (held by unique_ptr)
 };
@@ -152,6 +115,7 @@ private:
 }  // namespace
 
 std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
+    if (spec.analysis == SweepAnalysis::prefill) return make_prefill_rows(spec, grid, tap_column);
     if (const std::optional<LoadSpec> load = sweep_load(spec))
         return std::make_unique<PointRowWorker>(spec, grid, *load, tap_column);
     return std::make_unique<RowWorker>(spec, grid, tap_column);

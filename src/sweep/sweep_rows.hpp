@@ -97,6 +97,9 @@ public:
 // `tap_column` is the tapped column's index in sweep_columns (-1: none).
 [[nodiscard]] std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column = -1);
 
+// The worker for prefill rows (prefill_rows.cpp).
+[[nodiscard]] std::unique_ptr<RowSource> make_prefill_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column);
+
 // The columns of an operating-point row after its axes (docs/model.md, "Sweeps and reports").
 inline constexpr const char* kPointColumns[] = {"f",
                                                 "ov",
@@ -113,6 +116,53 @@ inline constexpr const char* kPointColumns[] = {"f",
                                                 "requests_per_s",
                                                 "hbm_used_GB",
                                                 "binding"};
+
+// The columns of a prefill row after its axes (docs/model.md, "Sweeps and
+// reports"): each with its plot label; `text` for a column of words.
+struct ColumnInfo {
+    const char* name;
+    const char* label;
+    bool text = false;
+};
+inline constexpr ColumnInfo kPrefillColumns[] = {
+    {"ov", "overlap of reload and compute ov"},
+    {"regime", "regime", true},
+    {"kappa_crit", "κ_crit (cached tokens per new token)"},
+    {"kappa_ratio", "κ_ratio = K/T (cached tokens per new token)"},
+    {"t_gpu_ms", "prefill compute time T_gpu (ms)"},
+    {"t_link_ms", "cached-KV reload time T_link (ms)"},
+    {"ttft_ms", "TTFT at ov (ms)"},
+    {"ttft_serial_ms", "TTFT, reload then compute (ms)"},
+    {"p_oh", "reload over compute time P_OH"},
+    {"link_share", "share of the serial TTFT on the link"},
+    {"utilisation", "GPU utilisation 1/(1 + P_OH)"},
+    {"f_pf_GFLOP_per_token", "prefill FLOPs per new token F_pf (GFLOP)"},
+    {"b_kv_bytes_per_token", "reloaded KV per cached token B_kv (bytes)"},
+    {"vram_GB", "VRAM for prefill KV V_eff (GB)"},
+    {"n_max_req", "requests whose KV fits in V_eff"},
+    {"t_sched_tok", "tokens per scheduler iteration"},
+};
+
+// One row's cells in column order, as CSV or as one JSON object, keeping the
+// number of the tapped column (`tap_column`, an index into sweep_columns; -1: none).
+class CellWriter {
+public:
+    CellWriter(bool csv, int tap_column) noexcept : csv_(csv), tap_column_(tap_column) {}
+    void begin(std::string& out) noexcept;
+    void number(std::string& out, std::string_view column, double v);  // NaN or ±inf: an empty cell, null
+    void text(std::string& out, std::string_view column, std::string_view v);
+    // The non-f/ov axes' cells of point `idx`, in spec order.
+    void axes(std::string& out, const SweepSpec& spec, const std::vector<std::uint64_t>& idx);
+    void end(std::string& out) const;
+    [[nodiscard]] double tapped() const noexcept { return tapped_; }
+    [[nodiscard]] bool tapping() const noexcept { return tap_column_ >= 0; }
+
+private:
+    void separate(std::string& out);
+    bool csv_, first_ = true;
+    int tap_column_, column_ = 0;
+    double tapped_ = std::numeric_limits<double>::quiet_NaN();
+};
 
 // One worker: computes and formats rows in order. Points are kept by their
 // non-f/ov index, so a row costs the same in any axis order (with f the slow

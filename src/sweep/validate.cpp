@@ -35,6 +35,22 @@ void check_point(const TypedGrid& grid, const std::vector<std::uint64_t>& idx, S
     check_scenario(scratch);
 }
 
+// The prefill analysis answers for one scenario and one class at an ov: no
+// f, no load, no mix.
+void check_prefill_sweep(const SweepSpec& spec) {
+    if (spec.analysis != SweepAnalysis::prefill) return;
+    if (axis_of(spec, "f") >= 0)
+        throw InputError(
+            "--grid f: the prefill analysis has no f (a reload moves all of a request's cached KV); "
+            "its axes are ov and the scenario knobs");
+    if (!spec.load.empty() || load_axis(spec) >= 0)
+        throw InputError(
+            "--analysis prefill: takes no load (--batch, --concurrency, --request-rate, their grids, --prefill, "
+            "--prefill-chunk, --max-seqs)");
+    if (axis_of(spec, "mix") >= 0 || spec.fixed.given("mix"))
+        throw InputError("--analysis prefill: answers for one class; give a --workload, not a --mix");
+}
+
 // Checks items [begin, end) of the flattened blocks; stops at the first failure.
 void check_items(const SweepSpec& spec, const TypedGrid& grid, const std::vector<CheckBlock>& blocks, std::uint64_t begin,
                  std::uint64_t end, Failure& f) {
@@ -191,6 +207,7 @@ void validate_sweep(const SweepSpec& spec) {
         if (!a.row->grid_only && spec.fixed.get(*a.row))
             throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
     }
+    check_prefill_sweep(spec);
     (void)sweep_load(spec);  // the load flags, and at most one load
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))

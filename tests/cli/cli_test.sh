@@ -117,6 +117,12 @@ grep -q 'throughput, ov = 0 (tok/s)' "$tmp/p.svg" && grep -q 'offload fraction f
     && grep -q 'CPU sockets per GPU' "$tmp/g.svg" && grep -q '1x: break-even' "$tmp/g.svg" && grep -q 'hbm-bw=4' "$tmp/g.svg" && ok || bad "sweep --plot: gain plot"
 "$kvroof" report --out "$tmp/rep" >/dev/null && [ -s "$tmp/rep/SUMMARY.md" ] && [ -s "$tmp/rep/throughput_vs_f.svg" ] && ok || bad "report"
 
+# sweep --analysis prefill: the row at the default scenario carries kvroof prefill's kappa_crit (six digits).
+kc=$("$kvroof" prefill --json | grep -m1 '"kappa_crit"' | sed 's/.*: *\([0-9.e+-]*\).*/\1/')
+"$kvroof" sweep --analysis prefill --grid "ov=0,1" >"$tmp/pf.csv" \
+    && head -n 1 "$tmp/pf.csv" | grep -q '^ov,regime,kappa_crit,kappa_ratio,t_gpu_ms,' \
+    && awk -F, -v k="$kc" 'NR > 1 { d = $3 / k - 1; if (d < 0) d = -d; if (d > 1e-5) bad = 1 } END { exit bad || NR != 3 }' "$tmp/pf.csv" \
+    && ok || bad "sweep --analysis prefill: kappa_crit is not kvroof prefill's ($kc): $(cat "$tmp/pf.csv")"
 # sweep bad input: exit 2, one line naming the --grid entry, no --out file.
 expect_bad_sweep() {
     local needle=$1; shift
@@ -138,6 +144,10 @@ expect_bad_sweep "--shard" --grid "f=0,1" --shard 3/2
 expect_bad_sweep "--threads" --grid "f=0,1" --threads 0
 expect_bad_sweep "--format" --grid "f=0,1" --format xml
 expect_bad_sweep "--x" --grid "f=0,1" --plot "$tmp/x.svg" --x sparse --y gain_con
+expect_bad_sweep "--analysis: must be verdict or prefill" --analysis layer --grid "gpus=1,2"
+expect_bad_sweep "--grid f: the prefill analysis has no f" --analysis prefill --grid "f=0,1"
+expect_bad_sweep "--analysis prefill: takes no load" --analysis prefill --grid "gpus=1,2" --concurrency 8
+expect_bad_sweep "not a --mix" --analysis prefill --grid "gpus=1,2" --mix "long:1"
 
 # Bad input: exit 2, one line on stderr naming the flag, nothing on stdout, no report.
 expect_bad() {

@@ -51,6 +51,11 @@ struct KappaInputs {
 
 enum class PrefillRegime { compute_bound, transfer_bound };
 
+// The spelling in reports, JSON and sweep rows.
+[[nodiscard]] constexpr const char* name(PrefillRegime r) noexcept {
+    return r == PrefillRegime::transfer_bound ? "transfer-bound" : "compute-bound";
+}
+
 struct KappaResult {
     double kappa_m = 0;  // FLOP/byte
     double kappa_hw = 0;  // byte/FLOP

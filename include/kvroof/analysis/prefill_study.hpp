@@ -14,6 +14,7 @@
 #include "kvroof/analysis/tensor_parallel.hpp"
 #include "kvroof/physics/attention_layers.hpp"
 #include "kvroof/spec/hardware.hpp"
+#include "kvroof/spec/scenario.hpp"
 #include "kvroof/spec/workload.hpp"
 
 namespace kvroof {
@@ -87,14 +88,19 @@ struct KappaTableCells {
     std::vector<double> kappa_crit;  // one per table model, bf16 KV
 };
 
-struct PrefillStudy {
-    PrefillSetup setup;
+// The answer for the setup's own scenario: what a prefill sweep's row shows.
+struct PrefillPoint {
     Flop f_pf;
     Bytes b_kv;
     KappaInputs inputs;  // of the group
     KappaResult result;
     Bytes vram;  // V_eff used by the scheduler
     std::optional<SchedulerResult> scheduler;  // none when no VRAM is left or T = 0
+};
+
+// The point, and the what-ifs around it.
+struct PrefillStudy : PrefillPoint {
+    PrefillSetup setup;
     std::vector<LinkWhatIf> links;
     std::vector<ModelWhatIf> models;
     std::vector<WorkloadWhatIf> workloads;
@@ -125,6 +131,48 @@ struct PrefillStudy {
     return per_token * (kv_tokens_held(a, k_cached) / k_cached);
 }
 
+// The default C_eff per GPU: η_compute of the GPU's dense peak in the GEMM
+// precision `math` (bf16 on a GPU without that math).
+[[nodiscard]] inline FlopPerSecond default_prefill_flops(const HardwareSpec& hw, DType math) noexcept {
+    return gemm_peak(hw, math) * hw.eta_compute;
+}
+
+// The prefill question of a scenario, as `kvroof prefill` asks it at the same
+// figures: its hardware, model and one class (K = s_cached, T = a_append);
+// the cached KV reloaded over the GPU's own link (c2c-bw, per GPU); C_eff the
+// default of the scenario's GEMM precision; its KV precision; the --gpus group
+// as the tensor-parallel group; V_eff and the token budget at their defaults.
+// A mix of classes has no one answer: an error naming "mix".
+[[nodiscard]] inline PrefillSetup prefill_setup(const Scenario& s, double ov) {
+    if (s.mix.entries.size() != 1)
+        throw InputError("mix: the prefill analysis answers for one class, got " + std::to_string(s.mix.entries.size()) +
+                         "; give a workload");
+    PrefillSetup p;
+    p.hardware = s.hardware;
+    p.model = s.model;
+    p.workload = s.mix.entries.front().cls;
+    p.link_name = s.hardware.link_name;
+    p.link = s.hardware.link_bandwidth;
+    p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
+    p.kv = s.policy.kv_dtype;
+    p.tp.gpus = s.hardware.gpus;
+    p.ov = ov;
+    return p;
+}
+
+[[nodiscard]] inline PrefillPoint prefill_point(const PrefillSetup& setup) {
+    setup.tp.check_validity("gpus");
+    PrefillPoint p;
+    p.f_pf = prefill_flop_per_token(setup.model);
+    p.b_kv = reload_bytes_per_cached_token(setup.model, setup.kv, setup.workload.s_cached);
+    p.inputs = group_kappa_inputs(setup, p.f_pf, p.b_kv);
+    p.result = analyse_prefill(p.inputs);
+    p.vram = setup.vram.value_or(group_vram_for_kv(setup));
+    if (p.vram.raw() > 0 && setup.workload.a_append > 0)
+        p.scheduler = schedule_prefill(p.vram, setup.token_budget, setup.workload.s_cached, setup.workload.a_append, p.b_kv);
+    return p;
+}
+
 namespace detail {
 inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     std::vector<KappaTableCells> rows;
@@ -140,16 +188,9 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
 }  // namespace detail
 
 [[nodiscard]] inline PrefillStudy prefill_study(const PrefillSetup& setup, const PrefillQuestions& q) {
-    setup.tp.check_validity("gpus");
     PrefillStudy st;
+    static_cast<PrefillPoint&>(st) = prefill_point(setup);
     st.setup = setup;
-    st.f_pf = prefill_flop_per_token(setup.model);
-    st.b_kv = reload_bytes_per_cached_token(setup.model, setup.kv, setup.workload.s_cached);
-    st.inputs = group_kappa_inputs(setup, st.f_pf, st.b_kv);
-    st.result = analyse_prefill(st.inputs);
-    st.vram = setup.vram.value_or(group_vram_for_kv(setup));
-    if (st.vram.raw() > 0 && setup.workload.a_append > 0)
-        st.scheduler = schedule_prefill(st.vram, setup.token_budget, setup.workload.s_cached, setup.workload.a_append, st.b_kv);
     if (q.table) {
         st.table = true;
         for (const ModelSpec& m : q.table_models) st.table_models.push_back(m.name);

@@ -54,12 +54,23 @@ struct GridAxis {
 
 enum class SweepFormat { csv, jsonl };
 
+// What each row answers: the verdict (or, under a load, the operating point),
+// or the prefill question of the row's scenario (κ_crit, TTFT of a reload:
+// analysis/prefill_study.hpp, the numbers `kvroof prefill` shows).
+enum class SweepAnalysis { verdict, prefill };
+// "verdict" or "prefill"; throws InputError naming `flag` for anything else.
+[[nodiscard]] SweepAnalysis parse_sweep_analysis(std::string_view flag, std::string_view text);
+[[nodiscard]] constexpr std::string_view name(SweepAnalysis a) noexcept {
+    return a == SweepAnalysis::prefill ? "prefill" : "verdict";
+}
+
 struct SweepSpec {
     ScenarioInputs fixed;
     // The load flags: with a load (or a load axis) every row is an operating
     // point at it (analysis/operating_point.hpp) instead of a verdict.
     LoadText load;
     std::vector<GridAxis> axes;
+    SweepAnalysis analysis = SweepAnalysis::verdict;
     SweepFormat format = SweepFormat::csv;
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
@@ -109,14 +120,14 @@ void append_number6(std::string& out, double v);
 inline constexpr std::size_t kNumber6Max = 32;
 char* write_number6(char* p, double v);
 
-// Reads a sweep file (JSON: {"description": "…", "fixed": {"knob": "value", …},
-// "grid": ["knob=…", …]}); its "fixed" values are marked Origin::config. A
+// Reads a sweep file (JSON: {"description": "…", "analysis": "prefill",
+// "fixed": {"knob": "value", …}, "grid": ["knob=…", …]}); its "fixed" values are marked Origin::config. A
 // "kvroof" key (the provenance a sweep writes) is accepted and ignored, so a
 // sweep's OUT.meta.json is itself a sweep file that reproduces OUT.
 [[nodiscard]] SweepSpec load_sweep_file(std::string_view path);
 
 // The provenance of a sweep's output, written next to --out as OUT.meta.json:
-// {"description", "fixed": {knob: value as given}, "grid": [entries],
+// {"description", "analysis" (when not the verdict), "fixed": {knob: value as given}, "grid": [entries],
 //  "kvroof": {"version", "command", "format", "shard", "points", "rows",
 //             "inputs": [{"knob", "value", "from"}], "resolved": {knob: value}}}.
 // "inputs" says where each fixed value came from ("command line",

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// Sweep rows of the prefill analysis (--analysis prefill): each row is the
+// κ_crit answer of its scenario at its ov (analysis/prefill_study.hpp), the
+// numbers `kvroof prefill` shows for the same figures.
+#include <limits>
+
+#include "kvroof/analysis/prefill_study.hpp"
+#include "sweep_rows.hpp"
+
+namespace kvroof::io::sweep_detail {
+namespace {
+
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+class PrefillRowWorker final : public RowSource {
+public:
+    PrefillRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
+        : spec_(spec),
+          grid_(grid),
+          ov_axis_(axis_of(spec, "ov")),
+          cells_(spec.format == SweepFormat::csv, tap_column),
+          idx_(spec.axes.size()) {}
+
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
+        for (std::uint64_t p = begin; p < end; ++p) {
+            decompose(spec_, p, idx_);
+            grid_.update(idx_, work_idx_, fresh_, scenario_);
+            append_row(out);
+            if (tap && cells_.tapping()) tap->push_back(cells_.tapped());
+        }
+    }
+
+private:
+    void append_row(std::string& out) {
+        const double ov =
+            ov_axis_ < 0 ? 0.0 : spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
+        const PrefillPoint p = prefill_point(prefill_setup(scenario_, ov));
+        const KappaResult& r = p.result;
+        cells_.begin(out);
+        cells_.axes(out, spec_, idx_);
+        cells_.number(out, kPrefillColumns[0].name, ov);
+        cells_.text(out, kPrefillColumns[1].name, name(r.regime));
+        // In kPrefillColumns order from kappa_crit; κ_ratio is infinite (an empty cell) with no new token.
+        const double nums[] = {r.kappa_crit,
+                               r.kappa_ratio,
+                               r.t_gpu * 1e3,
+                               r.t_link * 1e3,
+                               r.ttft * 1e3,
+                               r.ttft_serial * 1e3,
+                               r.p_oh,
+                               r.link_share,
+                               r.utilisation,
+                               p.f_pf.raw() / 1e9,
+                               p.b_kv.raw(),
+                               p.vram.raw() / 1e9,
+                               p.scheduler ? p.scheduler->n_max : kNone,
+                               p.scheduler ? p.scheduler->t_sched : kNone};
+        static_assert(std::size(nums) + 2 == std::size(kPrefillColumns));
+        for (size_t i = 0; i < std::size(nums); ++i) cells_.number(out, kPrefillColumns[i + 2].name, nums[i]);
+        cells_.end(out);
+    }
+
+    const SweepSpec& spec_;
+    const TypedGrid& grid_;
+    int ov_axis_;
+    CellWriter cells_;
+    std::vector<std::uint64_t> idx_, work_idx_;
+    bool fresh_ = true;
+    Scenario scenario_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSource> make_prefill_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
+    return std::make_unique<PrefillRowWorker>(spec, grid, tap_column);
+}
+
+}  // namespace kvroof::io::sweep_detail
