@@ -183,12 +183,6 @@ LayerHost resolve_host(const LayersInputs& in, const HardwareSpec& hw, const std
     return host;
 }
 
-// The default compute per offloaded layer per decode token: the decode roofline
-// at one sequence, one whole layer's weights (TP 1) read from HBM at η_mem.
-double layer_read_ms(const Checkpoint& c, const HardwareSpec& hw) {
-    return c.layer_bytes.raw() / (hw.eta_mem * hw.hbm_bandwidth.raw()) * 1e3;
-}
-
 }  // namespace
 
 LayersSetup resolve_layers(const LayersInputs& in) {
@@ -203,7 +197,8 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     if (in.compute_ms)
         s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
     else
-        s.compute_ms = in.seed ? cfg.at("compute_ms_per_layer").get<double>() : layer_read_ms(s.checkpoints.front(), hw);
+        s.compute_ms =
+            in.seed ? cfg.at("compute_ms_per_layer").get<double>() : default_layer_compute(s.checkpoints.front(), hw).raw() * 1e3;
     check::non_negative("--compute-ms", s.compute_ms);
     check::in_range("--compute-ms", s.compute_ms, 0.0, limits::kMaxLayerMs);
     s.host.compute_per_layer = milliseconds(s.compute_ms);

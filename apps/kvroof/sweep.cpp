@@ -149,43 +149,50 @@ void run_sweep_cmd(const SweepOptions& o) {
     if (std::fflush(stdout) != 0) throw std::runtime_error("cannot write to stdout");
 }
 
+// --help's footer: the grid's syntax and knobs, what a row is, provenance, examples.
+std::string sweep_footer() {
+    std::string knobs;
+    for (const auto& k : io::grid_knobs()) knobs += (knobs.empty() ? "" : " ") + k;
+    return "Grid: --grid \"knob=a:b:step\" (inclusive range, units allowed) or \"knob=v1,v2,...\" "
+           "(workload and mix: separate with ';').\n"
+           "The last --grid varies fastest. Knobs: " +
+           knobs +
+           "\n"
+           "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
+           "With a load (--batch, --concurrency, --request-rate, or a --grid of one) each row is the operating point a\n"
+           "benchmark measures (ITL, TTFT, throughput), at f = 0 or at each f of an f grid.\n"
+           "With --analysis prefill each row is `kvroof prefill`'s answer for the row's scenario (κ_crit, reload and\n"
+           "compute times, TTFT at ov): the cached KV reloaded over the GPU's own link (--c2c-bw per GPU), C_eff =\n"
+           "--eta-compute x the GPU's dense peak in the GEMM precision, the --gpus group as the tensor-parallel group.\n"
+           "With --analysis layers each row is `kvroof layers --model`'s row for the row's scenario: its weights at\n"
+           "--weight-dtype, --gpus as TP, --hbm-cap as the card budget, --c2c-bw as the link, the default compute per layer.\n"
+           "A flag given on the command line overrides the same key of a --config file.\n"
+           "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
+           "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config "
+           "FILE.meta.json`\n"
+           "reproduces FILE. The rows stay plain CSV / JSON Lines, so shards still concatenate to the whole.\n"
+           "Examples:\n"
+           "  kvroof sweep --grid \"sparse=0.05,0.1,1\" --grid \"f=0:1:0.05\"\n"
+           "  kvroof sweep --grid \"c2c-bw=64GB/s,450GB/s\" --grid \"model=llama-3.1-70b,qwen3-235b-a22b\" --format jsonl\n"
+           "  kvroof sweep --config configs/sweep_cpus_per_gpu.json --out sweep.csv\n"
+           "  kvroof sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 "
+           "--grid \"concurrency=1,2,4,8,16,32,64,128\"\n"
+           "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
+           "  kvroof sweep --analysis prefill --grid \"c2c-bw=16:900:4\" --grid \"model=llama-3.1-70b,deepseek-v3\" --plot k.svg "
+           "--x c2c-bw --y kappa_crit\n"
+           "Cluster job arrays: each task runs one shard; `cat` the shards in order to get the whole sweep:\n"
+           "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out "
+           "part-$SLURM_ARRAY_TASK_ID.csv'\n"
+           "  parallel kvroof sweep --config big.json --shard {}/8 --out part-{}.csv ::: 1 2 3 4 5 6 7 8";
+}
+
 }  // namespace
 
 Action setup_sweep(CLI::App& app) {
     auto o = std::make_shared<SweepOptions>();
     CLI::App* sub =
         app.add_subcommand("sweep", "a grid over any knob, streamed as CSV or JSON Lines (same functions as verdict)");
-    std::string knobs;
-    for (const auto& k : io::grid_knobs()) knobs += (knobs.empty() ? "" : " ") + k;
-    sub->footer(
-        "Grid: --grid \"knob=a:b:step\" (inclusive range, units allowed) or \"knob=v1,v2,...\" (workload and mix: separate with "
-        "';').\n"
-        "The last --grid varies fastest. Knobs: " +
-        knobs +
-        "\n"
-        "Without an f grid each row is the verdict (best f, band); with one, the band at that f.\n"
-        "With a load (--batch, --concurrency, --request-rate, or a --grid of one) each row is the operating point a\n"
-        "benchmark measures (ITL, TTFT, throughput), at f = 0 or at each f of an f grid.\n"
-        "With --analysis prefill each row is `kvroof prefill`'s answer for the row's scenario (κ_crit, reload and\n"
-        "compute times, TTFT at ov): the cached KV reloaded over the GPU's own link (--c2c-bw per GPU), C_eff =\n"
-        "--eta-compute x the GPU's dense peak in the GEMM precision, the --gpus group as the tensor-parallel group.\n"
-        "A flag given on the command line overrides the same key of a --config file.\n"
-        "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
-        "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config FILE.meta.json`\n"
-        "reproduces FILE. The rows stay plain CSV / JSON Lines, so shards still concatenate to the whole.\n"
-        "Examples:\n"
-        "  kvroof sweep --grid \"sparse=0.05,0.1,1\" --grid \"f=0:1:0.05\"\n"
-        "  kvroof sweep --grid \"c2c-bw=64GB/s,450GB/s\" --grid \"model=llama-3.1-70b,qwen3-235b-a22b\" --format jsonl\n"
-        "  kvroof sweep --config configs/sweep_cpus_per_gpu.json --out sweep.csv\n"
-        "  kvroof sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 "
-        "--grid \"concurrency=1,2,4,8,16,32,64,128\"\n"
-        "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
-        "  kvroof sweep --analysis prefill --grid \"c2c-bw=16:900:4\" --grid \"model=llama-3.1-70b,deepseek-v3\" --plot k.svg "
-        "--x c2c-bw --y kappa_crit\n"
-        "Cluster job arrays: each task runs one shard; `cat` the shards in order to get the whole sweep:\n"
-        "  sbatch --array=1-16 --wrap 'kvroof sweep --config big.json --shard $SLURM_ARRAY_TASK_ID/16 --out "
-        "part-$SLURM_ARRAY_TASK_ID.csv'\n"
-        "  parallel kvroof sweep --config big.json --shard {}/8 --out part-{}.csv ::: 1 2 3 4 5 6 7 8");
+    sub->footer(sweep_footer());
     add_scenario_flags(*sub, o->fixed);
     const std::string point = "Operating point (a benchmark's load)";
     add_load_flags(*sub, o->load, point, "none: verdict rows", "chunked, with a load");
@@ -197,8 +204,8 @@ Action setup_sweep(CLI::App& app) {
            with_default("sweep file (JSON: fixed flags and grid), e.g. configs/sweep_cpus_per_gpu.json", "none: the flags alone"))
         ->group("Sweep");
     add_text_option(*sub, "--analysis", o->analysis, "NAME", "Sweep",
-                    "what each row answers: verdict (the best f and band; an operating point under a load) or prefill "
-                    "(κ_crit of a cached-KV reload)",
+                    "what each row answers: verdict (the best f and band; an operating point under a load), prefill "
+                    "(κ_crit of a cached-KV reload) or layers (the layer-offload ceiling of the weights)",
                     "verdict");
     sub->add_option("--format", o->format, with_default("csv (header with units) or jsonl", o->format))->group("Sweep");
     sub->add_option("--out", o->out,

@@ -30,7 +30,8 @@ std::string shipped_or_given(std::string_view path) {
 SweepAnalysis parse_sweep_analysis(std::string_view flag, std::string_view text) {
     if (text == "verdict") return SweepAnalysis::verdict;
     if (text == "prefill") return SweepAnalysis::prefill;
-    throw InputError(fmt::format("{}: must be verdict or prefill, got '{}'", flag, text));
+    if (text == "layers") return SweepAnalysis::layers;
+    throw InputError(fmt::format("{}: must be verdict, prefill or layers, got '{}'", flag, text));
 }
 
 SweepSpec load_sweep_file(std::string_view given) {

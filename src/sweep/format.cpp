@@ -160,8 +160,8 @@ std::vector<std::string_view> sweep_columns(const SweepSpec& spec) {
     std::vector<std::string_view> cols;
     for (const auto& a : spec.axes)
         if (!is_f_or_ov(a)) cols.emplace_back(a.column);
-    if (spec.analysis == SweepAnalysis::prefill) {
-        for (const ColumnInfo& c : kPrefillColumns) cols.emplace_back(c.name);
+    if (spec.analysis != SweepAnalysis::verdict) {
+        for (const ColumnInfo& c : analysis_columns(spec.analysis)) cols.emplace_back(c.name);
         return cols;
     }
     if (sweep_load(spec)) {  // operating-point rows
@@ -194,7 +194,8 @@ void check_tap_column(const SweepSpec& spec, std::string_view column) {
         throw InputError(fmt::format("--y: unknown column '{}'; allowed: {}", column, fmt::join(cols, ",")));
     static constexpr std::string_view kText[] = {"status", "binding_con", "binding_opt", "verdict", "binding"};
     bool text = std::find(std::begin(kText), std::end(kText), column) != std::end(kText);
-    for (const sweep_detail::ColumnInfo& c : sweep_detail::kPrefillColumns) text = text || (c.text && c.name == column);
+    for (const sweep_detail::ColumnInfo& c : sweep_detail::analysis_columns(spec.analysis))
+        text = text || (c.text && c.name == column);
     for (const auto& a : spec.axes) text = text || (a.column == column && a.text());
     if (text) throw InputError(fmt::format("--y: column '{}' is not numeric", column));
 }
@@ -238,8 +239,9 @@ std::string sweep_column_label(std::string_view column) {
     };
     for (const auto& [c, label] : kResults)
         if (c == column) return std::string(label);
-    for (const sweep_detail::ColumnInfo& c : sweep_detail::kPrefillColumns)
-        if (c.name == column) return c.label;
+    for (SweepAnalysis a : {SweepAnalysis::prefill, SweepAnalysis::layers})
+        for (const sweep_detail::ColumnInfo& c : sweep_detail::analysis_columns(a))
+            if (c.name == column) return c.label;
     for (const Knob& k : knobs()) {
         if (k.column != column || k.type == KnobType::text) continue;
         // The help's first phrase ("HBM bandwidth per GPU, e.g. …" -> "HBM bandwidth per GPU") and the bare unit.

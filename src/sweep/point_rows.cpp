@@ -116,6 +116,7 @@ private:
 
 std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
     if (spec.analysis == SweepAnalysis::prefill) return make_prefill_rows(spec, grid, tap_column);
+    if (spec.analysis == SweepAnalysis::layers) return make_layers_rows(spec, grid, tap_column);
     if (const std::optional<LoadSpec> load = sweep_load(spec))
         return std::make_unique<PointRowWorker>(spec, grid, *load, tap_column);
     return std::make_unique<RowWorker>(spec, grid, tap_column);

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Sweep rows of the prefill analysis (--analysis prefill): each row is the
-// κ_crit answer of its scenario at its ov (analysis/prefill_study.hpp), the
-// numbers `kvroof prefill` shows for the same figures.
+// Sweep rows of the offload questions besides the verdict. --analysis prefill:
+// each row is the κ_crit answer of its scenario at its ov
+// (analysis/prefill_study.hpp), the numbers `kvroof prefill` shows for the
+// same figures. --analysis layers: each row is the layer-offload row of its
+// scenario (analysis/layers_study.hpp), `kvroof layers --model`'s.
 #include <limits>
 
+#include "kvroof/analysis/layers_study.hpp"
 #include "kvroof/analysis/prefill_study.hpp"
 #include "sweep_rows.hpp"
 
@@ -69,7 +72,60 @@ private:
     Scenario scenario_;
 };
 
+class LayersRowWorker final : public RowSource {
+public:
+    LayersRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
+        : spec_(spec), grid_(grid), cells_(spec.format == SweepFormat::csv, tap_column), idx_(spec.axes.size()) {}
+
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
+        for (std::uint64_t p = begin; p < end; ++p) {
+            decompose(spec_, p, idx_);
+            grid_.update(idx_, work_idx_, fresh_, scenario_);
+            append_row(out);
+            if (tap && cells_.tapping()) tap->push_back(cells_.tapped());
+        }
+    }
+
+private:
+    void append_row(std::string& out) {
+        const LayersQuestion q = layers_question(scenario_);
+        const LayerOffloadRow r = layer_offload(q.checkpoint, q.host, q.tp);
+        const bool any = r.offloaded > 0;
+        const auto tps = [any](double v) { return any ? v : kNone; };
+        cells_.begin(out);
+        cells_.axes(out, spec_, idx_);
+        cells_.text(out, kLayersColumns[0].name, any ? "offload" : "fits");
+        // In kLayersColumns order from layer_rank_GB.
+        const double nums[] = {r.layer_rank.raw() / 1e9,
+                               static_cast<double>(r.resident),
+                               static_cast<double>(r.offloaded),
+                               r.transfer_per_token.raw() / 1e9,
+                               r.copy_s * 1e3,
+                               r.compute_s * 1e3,
+                               tps(r.serial_tps),
+                               tps(r.overlap_tps),
+                               tps(r.max_hideable),
+                               r.expert_transfer_per_token.raw() / 1e9,
+                               tps(r.expert_serial_tps),
+                               tps(r.expert_overlap_tps)};
+        static_assert(std::size(nums) + 1 == std::size(kLayersColumns));
+        for (size_t i = 0; i < std::size(nums); ++i) cells_.number(out, kLayersColumns[i + 1].name, nums[i]);
+        cells_.end(out);
+    }
+
+    const SweepSpec& spec_;
+    const TypedGrid& grid_;
+    CellWriter cells_;
+    std::vector<std::uint64_t> idx_, work_idx_;
+    bool fresh_ = true;
+    Scenario scenario_;
+};
+
 }  // namespace
+
+std::unique_ptr<RowSource> make_layers_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
+    return std::make_unique<LayersRowWorker>(spec, grid, tap_column);
+}
 
 std::unique_ptr<RowSource> make_prefill_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column) {
     return std::make_unique<PrefillRowWorker>(spec, grid, tap_column);

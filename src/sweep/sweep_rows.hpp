@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -97,8 +98,9 @@ public:
 // `tap_column` is the tapped column's index in sweep_columns (-1: none).
 [[nodiscard]] std::unique_ptr<RowSource> make_row_source(const SweepSpec& spec, const TypedGrid& grid, int tap_column = -1);
 
-// The worker for prefill rows (prefill_rows.cpp).
+// The workers for prefill and layer-offload rows (prefill_rows.cpp).
 [[nodiscard]] std::unique_ptr<RowSource> make_prefill_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column);
+[[nodiscard]] std::unique_ptr<RowSource> make_layers_rows(const SweepSpec& spec, const TypedGrid& grid, int tap_column);
 
 // The columns of an operating-point row after its axes (docs/model.md, "Sweeps and reports").
 inline constexpr const char* kPointColumns[] = {"f",
@@ -142,6 +144,32 @@ inline constexpr ColumnInfo kPrefillColumns[] = {
     {"n_max_req", "requests whose KV fits in V_eff"},
     {"t_sched_tok", "tokens per scheduler iteration"},
 };
+
+// The columns of a layer-offload row after its axes. Decode tok/s of one
+// sequence; empty where no layer is offloaded (not bounded by the link).
+inline constexpr ColumnInfo kLayersColumns[] = {
+    {"status", "status", true},
+    {"layer_rank_GB", "one layer on one GPU (GB)"},
+    {"resident_layers", "layers resident in HBM"},
+    {"offloaded_layers", "layers offloaded to the host"},
+    {"transfer_per_token_GB", "bytes moved per token per GPU (GB)"},
+    {"copy_ms", "copy time per token (ms)"},
+    {"compute_ms", "compute time of the offloaded layers per token (ms)"},
+    {"serial_tps_tok_per_s", "decode tok/s, copy then compute"},
+    {"overlap_tps_tok_per_s", "decode tok/s, copy under compute"},
+    {"max_hideable", "share of the copy compute can hide"},
+    {"expert_transfer_per_token_GB", "bytes per token per GPU, only the experts used (GB)"},
+    {"expert_serial_tps_tok_per_s", "decode tok/s, only the experts used, serial"},
+    {"expert_overlap_tps_tok_per_s", "decode tok/s, only the experts used, overlapped"},
+};
+
+// The declared columns of an analysis's rows after their axes (none for the
+// verdict, whose columns depend on the grid: sweep_columns).
+[[nodiscard]] inline std::span<const ColumnInfo> analysis_columns(SweepAnalysis a) noexcept {
+    if (a == SweepAnalysis::prefill) return kPrefillColumns;
+    if (a == SweepAnalysis::layers) return kLayersColumns;
+    return {};
+}
 
 // One row's cells in column order, as CSV or as one JSON object, keeping the
 // number of the tapped column (`tap_column`, an index into sweep_columns; -1: none).

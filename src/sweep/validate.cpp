@@ -35,19 +35,25 @@ void check_point(const TypedGrid& grid, const std::vector<std::uint64_t>& idx, S
     check_scenario(scratch);
 }
 
-// The prefill analysis answers for one scenario and one class at an ov: no
-// f, no load, no mix.
-void check_prefill_sweep(const SweepSpec& spec) {
-    if (spec.analysis != SweepAnalysis::prefill) return;
+// The prefill analysis answers for one scenario and one class at an ov; the
+// layer-offload analysis for one scenario's weights (both ends of the overlap
+// in every row). Neither has an f or a load; prefill has no mix.
+void check_analysis_axes(const SweepSpec& spec) {
+    if (spec.analysis == SweepAnalysis::verdict) return;
+    const std::string a(name(spec.analysis));
     if (axis_of(spec, "f") >= 0)
-        throw InputError(
-            "--grid f: the prefill analysis has no f (a reload moves all of a request's cached KV); "
-            "its axes are ov and the scenario knobs");
+        throw InputError(fmt::format(
+            "--grid f: the {} analysis has no f ({}); its axes are {}the scenario knobs", a,
+            spec.analysis == SweepAnalysis::prefill ? "a reload moves all of a request's cached KV" : "it offloads weights",
+            spec.analysis == SweepAnalysis::prefill ? "ov and " : ""));
+    if (spec.analysis == SweepAnalysis::layers && axis_of(spec, "ov") >= 0)
+        throw InputError("--grid ov: each layers row shows both ends, copy then compute and copy under compute");
     if (!spec.load.empty() || load_axis(spec) >= 0)
         throw InputError(
-            "--analysis prefill: takes no load (--batch, --concurrency, --request-rate, their grids, --prefill, "
-            "--prefill-chunk, --max-seqs)");
-    if (axis_of(spec, "mix") >= 0 || spec.fixed.given("mix"))
+            fmt::format("--analysis {}: takes no load (--batch, --concurrency, --request-rate, their grids, --prefill, "
+                        "--prefill-chunk, --max-seqs)",
+                        a));
+    if (spec.analysis == SweepAnalysis::prefill && (axis_of(spec, "mix") >= 0 || spec.fixed.given("mix")))
         throw InputError("--analysis prefill: answers for one class; give a --workload, not a --mix");
 }
 
@@ -207,7 +213,7 @@ void validate_sweep(const SweepSpec& spec) {
         if (!a.row->grid_only && spec.fixed.get(*a.row))
             throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
     }
-    check_prefill_sweep(spec);
+    check_analysis_axes(spec);
     (void)sweep_load(spec);  // the load flags, and at most one load
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))

@@ -123,6 +123,11 @@ kc=$("$kvroof" prefill --json | grep -m1 '"kappa_crit"' | sed 's/.*: *\([0-9.e+-
     && head -n 1 "$tmp/pf.csv" | grep -q '^ov,regime,kappa_crit,kappa_ratio,t_gpu_ms,' \
     && awk -F, -v k="$kc" 'NR > 1 { d = $3 / k - 1; if (d < 0) d = -d; if (d > 1e-5) bad = 1 } END { exit bad || NR != 3 }' "$tmp/pf.csv" \
     && ok || bad "sweep --analysis prefill: kappa_crit is not kvroof prefill's ($kc): $(cat "$tmp/pf.csv")"
+# sweep --analysis layers: the row carries kvroof layers --model's perfect-overlap ceiling (deepseek-v3 on one H100).
+"$kvroof" sweep --analysis layers --hardware h100-sxm --grid "model=deepseek-v3" --format jsonl >"$tmp/ly.jsonl" \
+    && grep -q '"offloaded_layers":54,' "$tmp/ly.jsonl" && grep -q '"overlap_tps_tok_per_s":0.0962217,' "$tmp/ly.jsonl" \
+    && "$kvroof" layers --model deepseek-v3 --hardware h100-sxm | grep -q '54 of 61 layers offloaded.*≤ 0.09622 tok/s with perfect overlap' \
+    && ok || bad "sweep --analysis layers: not kvroof layers' row: $(cat "$tmp/ly.jsonl")"
 # sweep bad input: exit 2, one line naming the --grid entry, no --out file.
 expect_bad_sweep() {
     local needle=$1; shift
@@ -144,7 +149,8 @@ expect_bad_sweep "--shard" --grid "f=0,1" --shard 3/2
 expect_bad_sweep "--threads" --grid "f=0,1" --threads 0
 expect_bad_sweep "--format" --grid "f=0,1" --format xml
 expect_bad_sweep "--x" --grid "f=0,1" --plot "$tmp/x.svg" --x sparse --y gain_con
-expect_bad_sweep "--analysis: must be verdict or prefill" --analysis layer --grid "gpus=1,2"
+expect_bad_sweep "--analysis: must be verdict, prefill or layers" --analysis layer --grid "gpus=1,2"
+expect_bad_sweep "--grid ov: each layers row shows both ends" --analysis layers --grid "ov=0,1"
 expect_bad_sweep "--grid f: the prefill analysis has no f" --analysis prefill --grid "f=0,1"
 expect_bad_sweep "--analysis prefill: takes no load" --analysis prefill --grid "gpus=1,2" --concurrency 8
 expect_bad_sweep "not a --mix" --analysis prefill --grid "gpus=1,2" --mix "long:1"

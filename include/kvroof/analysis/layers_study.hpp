@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvroof/analysis/layer_offload.hpp"
+#include "kvroof/spec/scenario.hpp"
 
 namespace kvroof {
 
@@ -44,6 +45,32 @@ struct LayersStudy {
     std::vector<TargetCell> targets;
     std::optional<size_t> best;  // the cell with the highest perfect-overlap ceiling among offloading ones
 };
+
+// The default compute per offloaded layer per decode token: the decode
+// roofline at one sequence, one whole layer's weights (TP 1) read from HBM at η_mem.
+[[nodiscard]] inline Seconds default_layer_compute(const Checkpoint& c, const HardwareSpec& hw) noexcept {
+    return Seconds(c.layer_bytes.raw() / (hw.eta_mem * hw.hbm_bandwidth.raw()));
+}
+
+// The layer-offload question of a scenario, as `kvroof layers --model M` asks
+// it at the same figures: the model as a checkpoint at the scenario's weight
+// precision (its bits per weight), the --gpus group as the TP degree, the
+// GPU's HBM as the card budget, its own link (c2c-bw, per GPU), and the
+// default compute per offloaded layer.
+struct LayersQuestion {
+    Checkpoint checkpoint;
+    LayerHost host;
+    int tp = 1;
+};
+[[nodiscard]] inline LayersQuestion layers_question(const Scenario& s) {
+    LayersQuestion q;
+    q.checkpoint = checkpoint_from_model(s.model, 8.0 * bytes_per_element(s.policy.weight_dtype), s.model.name);
+    q.host.card_budget = s.hardware.hbm_capacity;
+    q.host.link = s.hardware.link_bandwidth;
+    q.host.compute_per_layer = default_layer_compute(q.checkpoint, s.hardware);
+    q.tp = s.hardware.gpus;
+    return q;
+}
 
 // Errors name the knob ("tp", "offload-layers", "target-tps").
 [[nodiscard]] inline LayersStudy layers_study(const LayersSetup& setup) {

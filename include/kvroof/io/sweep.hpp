@@ -54,14 +54,15 @@ struct GridAxis {
 
 enum class SweepFormat { csv, jsonl };
 
-// What each row answers: the verdict (or, under a load, the operating point),
-// or the prefill question of the row's scenario (κ_crit, TTFT of a reload:
-// analysis/prefill_study.hpp, the numbers `kvroof prefill` shows).
-enum class SweepAnalysis { verdict, prefill };
-// "verdict" or "prefill"; throws InputError naming `flag` for anything else.
+// What each row answers: the verdict (or, under a load, the operating point);
+// the prefill question of the row's scenario (κ_crit, TTFT of a reload:
+// analysis/prefill_study.hpp, the numbers `kvroof prefill` shows); or its
+// layer-offload question (analysis/layers_study.hpp, `kvroof layers`'s row).
+enum class SweepAnalysis { verdict, prefill, layers };
+// "verdict", "prefill" or "layers"; throws InputError naming `flag` for anything else.
 [[nodiscard]] SweepAnalysis parse_sweep_analysis(std::string_view flag, std::string_view text);
 [[nodiscard]] constexpr std::string_view name(SweepAnalysis a) noexcept {
-    return a == SweepAnalysis::prefill ? "prefill" : "verdict";
+    return a == SweepAnalysis::prefill ? "prefill" : a == SweepAnalysis::layers ? "layers" : "verdict";
 }
 
 struct SweepSpec {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// `kvroof sweep --analysis prefill`: each row is `kvroof prefill`'s answer for the row's scenario.
+// `kvroof sweep --analysis prefill/layers`: each row is `kvroof prefill`'s or `kvroof layers`'s answer for its scenario.
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "kvroof/analysis/layers_study.hpp"
 #include "kvroof/analysis/prefill_study.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/offload_reports.hpp"
@@ -115,7 +116,7 @@ TEST_CASE("a prefill sweep refuses f, a load and a mix, naming each", "[sweep][p
     with_load.load.batch = "8";
     fails_with(with_load, "takes no load");
     fails_with(prefill_spec({"mix=long:1"}), "give a --workload, not a --mix");
-    CHECK_THROWS_AS(parse_sweep_analysis("--analysis", "layers"), InputError);
+    CHECK_THROWS_AS(parse_sweep_analysis("--analysis", "layer"), InputError);
     CHECK(parse_sweep_analysis("--analysis", "prefill") == SweepAnalysis::prefill);
 }
 
@@ -149,4 +150,67 @@ TEST_CASE("a prefill sweep's provenance is a sweep file that asks for prefill ro
     CHECK(again.analysis == SweepAnalysis::prefill);
     CHECK(sweep_provenance(prefill_spec({"c2c-bw=64,450"})).dump() == meta.dump());
     CHECK_FALSE(sweep_provenance(SweepSpec{}).contains("analysis"));  // verdict rows: the key is left out
+}
+
+TEST_CASE("a layers row equals kvroof layers --model's row at the same figures", "[sweep][layers]") {
+    SweepSpec s = prefill_spec({"model=llama-3.1-70b,deepseek-v3", "c2c-bw=64,450", "gpus=1,2"});
+    s.analysis = SweepAnalysis::layers;
+    s.fixed.set("hardware", "h100-sxm");
+    const auto lines = run_lines(s);
+    REQUIRE(lines.size() == 8);
+    size_t i = 0;
+    for (const char* model : {"llama-3.1-70b", "deepseek-v3"})
+        for (const char* bw : {"64", "450"})
+            for (const char* gpus : {"1", "2"}) {
+                INFO(model << " c2c-bw " << bw << " gpus " << gpus);
+                LayersInputs in;
+                in.model = model;
+                in.link_bw = bw;
+                in.tp = gpus;
+                in.hardware = "h100-sxm";
+                const LayersStudy st = run_layers_study(resolve_layers(in));
+                REQUIRE(st.cells.size() == 1);
+                const LayerOffloadRow& r = st.cells.front().row;
+                const auto row = nlohmann::json::parse(lines[i++]);
+                CHECK(row.at("status") == (r.offloaded > 0 ? "offload" : "fits"));
+                CHECK(row.at("resident_layers") == r.resident);
+                CHECK(row.at("offloaded_layers") == r.offloaded);
+                check_cell(row, "layer_rank_GB", r.layer_rank.raw() / 1e9);
+                check_cell(row, "copy_ms", r.copy_s * 1e3);
+                check_cell(row, "compute_ms", r.compute_s * 1e3);
+                if (r.offloaded == 0) {  // llama-3.1-70b in BF16 on two H100s: nothing moves
+                    CHECK(row.at("overlap_tps_tok_per_s").is_null());
+                    continue;
+                }
+                check_cell(row, "serial_tps_tok_per_s", r.serial_tps);
+                check_cell(row, "overlap_tps_tok_per_s", r.overlap_tps);
+                check_cell(row, "expert_overlap_tps_tok_per_s", r.expert_overlap_tps);
+            }
+}
+
+TEST_CASE("layers rows: a layer halves with 8-bit weights and with two GPUs and every layer is somewhere", "[sweep][layers]") {
+    SweepSpec s = prefill_spec({"weight-dtype=bf16,fp8", "gpus=1,2", "hbm-cap=80,1000"});
+    s.analysis = SweepAnalysis::layers;
+    const auto lines = run_lines(s);
+    REQUIRE(lines.size() == 8);
+    std::vector<nlohmann::json> rows;
+    for (const auto& l : lines) rows.push_back(nlohmann::json::parse(l));
+    const double bf16 = rows[0].at("layer_rank_GB").get<double>();
+    check_cell(rows[2], "layer_rank_GB", bf16 / 2);  // bf16, two GPUs
+    check_cell(rows[4], "layer_rank_GB", bf16 / 2);  // fp8, one GPU
+    for (const auto& r : rows) CHECK(r.at("resident_layers").get<int>() + r.at("offloaded_layers").get<int>() == 80);
+    // 1,000 GB holds every layer: nothing moves, so no link ceiling (empty, null in JSON).
+    CHECK(rows[1].at("status") == "fits");
+    CHECK(rows[1].at("offloaded_layers") == 0);
+    CHECK(rows[1].at("overlap_tps_tok_per_s").is_null());
+}
+
+TEST_CASE("a layers sweep refuses f, ov and a load", "[sweep][layers][errors]") {
+    for (const char* g : {"f=0,0.5", "ov=0,1", "concurrency=1,2"}) {
+        SweepSpec s = prefill_spec({g});
+        s.analysis = SweepAnalysis::layers;
+        INFO(g);
+        CHECK_THROWS_AS(validate_sweep(s), InputError);
+    }
+    CHECK(parse_sweep_analysis("--analysis", "layers") == SweepAnalysis::layers);
 }
