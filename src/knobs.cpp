@@ -44,6 +44,11 @@ KnobAccess on_hardware() {
             [](const Scenario& s) { return raw_of(s.hardware.*Field); }};
 }
 template <auto Field>
+KnobAccess on_deployment() {
+    return {[](Scenario& s, const KnobValue& v) { assign(s.hardware.deployment.*Field, std::get<double>(v)); },
+            [](const Scenario& s) { return raw_of(s.hardware.deployment.*Field); }};
+}
+template <auto Field>
 KnobAccess on_policy() {
     return {[](Scenario& s, const KnobValue& v) { assign(s.policy.*Field, std::get<double>(v)); },
             [](const Scenario& s) { return raw_of(s.policy.*Field); }};
@@ -116,10 +121,10 @@ std::vector<Knob> hardware_rows() {
          .access = on_link_preset<&HardwareSpec::cpu_name>()},
         {.name = "gpus", .column = "gpus", .type = KnobType::whole, .shown_default = "from --hardware", .lo = 1, .hi = kMaxGpus,
          .help = "GPUs in one tensor-parallel group (HBM, bandwidth and FLOP/s pooled)", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_hardware<&HardwareSpec::gpus>()},
+         .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_deployment<&DeploymentSpec::gpus>()},
         {.name = "tp", .column = "tp", .type = KnobType::whole, .shown_default = "--gpus", .lo = 1, .hi = kMaxGpus,
          .help = "tensor-parallel group size: the explicit name of --gpus (given with it, the two must agree)", .group = kHardware,
-         .access = on_hardware<&HardwareSpec::gpus>()},
+         .access = on_deployment<&DeploymentSpec::gpus>()},
         {.name = "gpu-flops", .column = "gpu_flops_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate, .bare = "TFLOPS",
          .shown_default = "from --hardware", .lo = kMinFlops, .hi = kMaxFlops, .help = "dense BF16 peak per GPU, e.g. 2.5PFLOPS",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "gpu_flops_TFLOPS", .preset_required = true,
@@ -194,25 +199,25 @@ std::vector<Knob> fabric_rows() {
          .access = on_hardware<&HardwareSpec::allreduce_latency>()},
         {.name = "ep", .column = "ep", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
          .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus, at most the routed experts; where it does not divide them the busiest GPU holds ceil(E/ep) of them; MoE models); adds an all-to-all dispatch and combine per MoE layer",
-         .group = kHardware, .access = on_hardware<&HardwareSpec::ep>()},
+         .group = kHardware, .access = on_deployment<&DeploymentSpec::ep>()},
         {.name = "attention-dp", .column = "attention_dp", .type = KnobType::whole, .shown_default = "0 (off)", .lo = 0, .hi = 1,
          .help = "data-parallel attention over the --gpus group, MLA models (SGLang --enable-dp-attention): 1 = each GPU holds only its own sequences' latent KV and a whole copy of the attention weights; the FFN stays TP/EP",
-         .group = kHardware, .access = on_hardware<&HardwareSpec::attention_dp>()},
+         .group = kHardware, .access = on_deployment<&DeploymentSpec::attention_dp>()},
         {.name = "pp", .column = "pp", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
          .help = "pipeline-parallel stages of --tp GPUs each, every stage holding its share of the layers; a token's latency spans every stage",
-         .group = kHardware, .access = on_hardware<&HardwareSpec::pp>()},
+         .group = kHardware, .access = on_deployment<&DeploymentSpec::pp>()},
         {.name = "pp-microbatches", .column = "pp_microbatches", .type = KnobType::whole, .shown_default = "0 (= --pp)", .lo = 0,
          .hi = kMaxGpus, .help = "micro-batches the batch is split into across the pipeline stages (1: the stages take turns)",
-         .group = kHardware, .access = on_hardware<&HardwareSpec::pp_microbatches>()},
+         .group = kHardware, .access = on_deployment<&DeploymentSpec::pp_microbatches>()},
         {.name = "dp", .column = "dp", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
          .help = "data-parallel replicas of the --tp x --pp GPUs, requests split evenly: throughput x dp, per-GPU figures unchanged",
-         .group = kHardware, .access = on_hardware<&HardwareSpec::dp>()},
+         .group = kHardware, .access = on_deployment<&DeploymentSpec::dp>()},
         {.name = "expert-imbalance", .column = "expert_imbalance", .type = KnobType::number,
          .shown_default = "1.115 (measured with EPLB; 2.564 without)", .lo = 1, .hi = kMaxGpus,
          .help = "the busiest GPU's routed tokens over the mean under --ep (1: perfect balance; TensorRT-LLM measured "
                  "1.115 with EPLB, 2.564 without)",
          .group = kHardware,
-         .access = on_hardware<&HardwareSpec::expert_imbalance>()},
+         .access = on_deployment<&DeploymentSpec::expert_imbalance>()},
         {.name = "net", .column = "net", .type = KnobType::text, .shown_default = "from --hardware, else 50 GB/s and 14 us",
          .help = "scale-out network preset (see `kvroof presets`: ib-ndr, ib-ndr-measured, ib-xdr, roce-400g) or a network JSON "
                  "file (a value with '/' or ending in .json); sets --net-bw and --net-latency, which override it when given too",

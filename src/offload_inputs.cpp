@@ -77,7 +77,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
     if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
-    s.tp.gpus = in.seed ? single.value("gpus", 1) : s.hardware.gpus;
+    s.tp.gpus = in.seed ? single.value("gpus", 1) : s.hardware.deployment.gpus;
     if (in.gpus) s.tp.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
     if (in.ov) {
         s.ov = parse_number("--ov", *in.ov);
@@ -190,7 +190,7 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     LayersSetup s;
     s.checkpoints = resolve_checkpoints(in, cfg);
     const HardwareSpec hw = load_hardware("--hardware", preset_or(in.hardware, in.seed, cfg, "hardware"));
-    s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{hw.gpus};
+    s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{hw.deployment.gpus};
     s.hardware = hw.name;
     s.link_name = in.link_bw ? "custom" : in.link.value_or(in.seed ? cfg.at("link").get<std::string>() : hw.link_name);
     s.host = resolve_host(in, hw, s.link_name);

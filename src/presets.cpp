@@ -264,7 +264,7 @@ std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::
         only_keys(where, d, with_meta({"hardware", "gpus", "nvlink_domain", "net"}));
         Scenario s;
         s.hardware = *hardware_preset(fmt::format("{}: hardware", where), string(where, d, "hardware"));
-        s.hardware.gpus = integer(where, d, "gpus", 1, limits::kMaxGpus);
+        s.hardware.deployment.gpus = integer(where, d, "gpus", 1, limits::kMaxGpus);
         s.hardware.nvlink_domain = integer(where, d, "nvlink_domain", 1, limits::kMaxGpus);
         knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, d, "net")));
         return s.hardware;

@@ -105,19 +105,22 @@ void check_scenario(const Scenario& s) {
     try {  // the specs name the knob; the CLI spells it as a flag
         const HardwareSpec& hw = s.hardware;
         for (auto [name, v, lo] :
-             {std::tuple{"pp", hw.pp, 1}, std::tuple{"pp-microbatches", hw.pp_microbatches, 0}, std::tuple{"dp", hw.dp, 1}})
+             {std::tuple{"pp", hw.deployment.pp, 1}, std::tuple{"pp-microbatches", hw.deployment.pp_microbatches, 0},
+              std::tuple{"dp", hw.deployment.dp, 1}})
             if (v < lo || v > limits::kMaxGpus)
                 throw InputError(fmt::format("{}: must be in [{}, {}], got {}", name, lo, limits::kMaxGpus, v));
         s.hardware.check_validity();
         s.policy.check_validity();
-        if (s.hardware.ep > 1 && !s.model.is_moe())
+        if (s.hardware.deployment.ep > 1 && !s.model.is_moe())
             throw InputError("ep: the model has no routed experts (dense), so only 1 is allowed, got " +
-                             std::to_string(s.hardware.ep));
-        if (s.hardware.ep > s.model.experts && s.model.is_moe())
-            throw InputError(fmt::format("ep: at most the model's routed experts ({}), got {}", s.model.experts, s.hardware.ep));
-        if (s.hardware.pp > s.model.layers)
-            throw InputError(fmt::format("pp: at most the model's layers ({}), got {}", s.model.layers, s.hardware.pp));
-        if (s.hardware.attention_dp == 1 && s.model.attention != Attention::mla)
+                             std::to_string(s.hardware.deployment.ep));
+        if (s.hardware.deployment.ep > s.model.experts && s.model.is_moe())
+            throw InputError(
+                fmt::format("ep: at most the model's routed experts ({}), got {}", s.model.experts, s.hardware.deployment.ep));
+        if (s.hardware.deployment.pp > s.model.layers)
+            throw InputError(
+                fmt::format("pp: at most the model's layers ({}), got {}", s.model.layers, s.hardware.deployment.pp));
+        if (s.hardware.deployment.attention_dp == 1 && s.model.attention != Attention::mla)
             throw InputError(
                 "attention-dp: the model's attention is GQA (its KV heads shard over the group); data-parallel "
                 "attention is modelled for MLA models only, so only 0 is allowed, got 1");

@@ -37,7 +37,7 @@ std::string layers_footer(const HardwareSpec& def_hw) {
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15.25 --rows 512 --table seed\n"
         "  kvroof layers --checkpoint glm-5.2-q4 --tp 1 --copy-ms 540.48 --compute-ms 1.18 --table seed   # max hideable\n"
         "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --budget 16GiB --link pcie-gen4-measured",
-        knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.gpus, def_hw.name, def_hw.link_name,
+        knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.deployment.gpus, def_hw.name, def_hw.link_name,
         io::format_bandwidth(def_hw.link_bandwidth.raw()), cfg.at("checkpoints").size(),
         fmt::join(cfg.at("tp").get<std::vector<int>>(), ","), cfg.at("hardware").get<std::string>(),
         cfg.at("link").get<std::string>(), cfg.at("compute_ms_per_layer").get<double>());
@@ -71,7 +71,7 @@ Action setup_layers(CLI::App& app) {
     add("--weight-bits", &io::LayersInputs::weight_bits, "bits per weight of that checkpoint, e.g. 4.25",
         "the model's checkpoint precision, else 16 (bf16)");
     add("--tp", &io::LayersInputs::tp, "tensor-parallel degrees, e.g. 1,2,4",
-        fmt::format("the hardware preset's GPUs ({}: {}); --table seed: {}", def_hw.name, def_hw.gpus,
+        fmt::format("the hardware preset's GPUs ({}: {}); --table seed: {}", def_hw.name, def_hw.deployment.gpus,
                     fmt::join(seed.at("tp").get<std::vector<int>>(), ",")));
     add("--hardware", &io::LayersInputs::hardware, "card preset",
         fmt::format("{}; --table seed: {}", def_hw.name, seed.at("hardware").get<std::string>()));

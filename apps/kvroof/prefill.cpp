@@ -32,8 +32,8 @@ std::string prefill_footer(const HardwareSpec& def_hw, const nlohmann::json& sin
         "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c   # one direction: a reload is one-way\n"
         "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
         "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json",
-        model, workload, def_hw.gpus, hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_gpus, s_hw,
-        s_link);
+        model, workload, def_hw.deployment.gpus, hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_gpus,
+        s_hw, s_link);
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ Action setup_prefill(CLI::App& app) {
         "verdict's, following the weights; --table seed: fp8; bf16 on a GPU without that math");
     add("--kv-dtype", &io::PrefillInputs::kv_dtype, knob("kv-dtype").help, knob("kv-dtype").shown_default);
     add("--gpus", &io::PrefillInputs::gpus, "tensor-parallel GPUs, each with its own link",
-        fmt::format("the hardware preset's ({}: {}){}", hw, def_hw.gpus, seed_gpus));
+        fmt::format("the hardware preset's ({}: {}){}", hw, def_hw.deployment.gpus, seed_gpus));
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT", "0");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB]", "HBM minus reserve minus weights");
     add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration",

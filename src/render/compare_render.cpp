@@ -101,7 +101,7 @@ json compare_json(const CompareStudy& s, const std::string& base_flags) {
     for (const CompareRow& r : s.rows) {
         const Verdict& v = r.verdict;
         rows.push_back({{"scenario", r.label},
-                        {"gpus", r.scenario.hardware.gpus},
+                        {"gpus", r.scenario.hardware.deployment.gpus},
                         {"verdict", name(v.kind)},
                         {"baseline", point_json(v.baseline.conservative)},
                         {"best_conservative", point_json(v.best_conservative)},

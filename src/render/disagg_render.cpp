@@ -23,7 +23,7 @@ std::string facts_text(const DisaggReport& r, bool markdown) {
     const char* item = markdown ? "- " : "  ";
     std::string out = fmt::format("{}Baseline, KV on the GPU (f = 0): {:.1f} tok/s, batch limited by {}\n", item, s.baseline,
                                   name(s.baseline_limit));
-    const int pp = sc.hardware.pp;
+    const int pp = sc.hardware.deployment.pp;
     const std::string stages = pp > 1 ? fmt::format(" in {} pipeline stages, the busiest one's share", pp) : std::string();
     out += fmt::format(
         "{}GPU prefill feed: {:.3f} calls/s on {} GPU(s) (prefill {:.3f} s per call{}; links {:.3f} s: cached KV up, new KV "

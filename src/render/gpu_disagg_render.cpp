@@ -61,7 +61,7 @@ std::string heading(const GpuDisaggStudy& s) {
 
 GpuDisaggReport gpu_disagg_report(const Scenario& sc, const LoadSpec& load) {
     Scenario one = sc;
-    one.hardware.gpus = 1;
+    one.hardware.deployment.gpus = 1;
     return {gpu_disagg_study(sc, load), scenario_facts(PreparedScenario(one))};
 }
 

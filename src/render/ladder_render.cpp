@@ -69,7 +69,7 @@ std::string rung_label(const LadderRung& r) {
     if (!r.lever) return "as given";
     const Scenario& sc = r.scenario;
     switch (*r.lever) {
-        case LeverKind::tensor_parallel: return fmt::format("+ tensor parallel over {} GPUs", sc.hardware.gpus);
+        case LeverKind::tensor_parallel: return fmt::format("+ tensor parallel over {} GPUs", sc.hardware.deployment.gpus);
         case LeverKind::sparse: return fmt::format("+ sparse attention ({:g} % of KV read)", sc.policy.sparse * 100);
         case LeverKind::kv_quant: return fmt::format("+ {} KV cache", to_string(sc.policy.kv_dtype));
         case LeverKind::park_idle: return "+ park idle sessions in CPU DRAM";
@@ -82,7 +82,7 @@ std::string rung_flag(const LadderRung& r) {
     if (!r.lever) return "";
     const Scenario& sc = r.scenario;
     switch (*r.lever) {
-        case LeverKind::tensor_parallel: return fmt::format("--gpus {}", sc.hardware.gpus);
+        case LeverKind::tensor_parallel: return fmt::format("--gpus {}", sc.hardware.deployment.gpus);
         case LeverKind::sparse: return fmt::format("--sparse {:g}", sc.policy.sparse);
         case LeverKind::kv_quant: return fmt::format("--kv-dtype {}", to_string(sc.policy.kv_dtype));
         case LeverKind::park_idle: return "--idle park";
@@ -122,7 +122,7 @@ json ladder_json(const LadderReport& r, const BuiltScenario& built) {
         rungs.push_back({{"lever", rung_label(x)},
                          {"flag", rung_flag(x)},
                          {"offload", x.offload},
-                         {"gpus", x.scenario.hardware.gpus},
+                         {"gpus", x.scenario.hardware.deployment.gpus},
                          {"conservative", point_json(x.band.conservative)},
                          {"optimistic", point_json(x.band.optimistic)},
                          {"per_gpu_conservative_tok_s", x.per_gpu_conservative},

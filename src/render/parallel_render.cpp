@@ -99,9 +99,9 @@ std::string deployment_label(const Deployment& d) {
 ParallelReport parallel_report(const Scenario& sc, const LoadSpec& load) {
     ParallelReport r{parallel_study(sc, load), {}};
     Scenario one = sc;
-    one.hardware.gpus = 1;
-    one.hardware.ep = 1;  // each deployment sets its own
-    one.hardware.attention_dp = 0;
+    one.hardware.deployment.gpus = 1;
+    one.hardware.deployment.ep = 1;  // each deployment sets its own
+    one.hardware.deployment.attention_dp = 0;
     r.facts = scenario_facts(PreparedScenario(one));
     return r;
 }

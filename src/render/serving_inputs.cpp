@@ -34,39 +34,40 @@ std::string math_words(const HardwareSpec& hw, DType asked) {
 // its pipeline, and the scale-out network (what --net set, and what uses it).
 std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
     std::string s;
-    if (hw.gpus > 1)
+    if (hw.deployment.gpus > 1)
         s += fmt::format(
             "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
-            hw.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
+            hw.deployment.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
             format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
             hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
-    if (hw.gpus > hw.nvlink_domain)
+    if (hw.deployment.gpus > hw.nvlink_domain)
         s += fmt::format(
             "            the group spans {:g} NVLink domains of {}: each all-reduce also crosses the network, hierarchically "
             "({:g} us in all per all-reduce)\n",
-            static_cast<double>(hw.gpus) / hw.nvlink_domain, hw.nvlink_domain, allreduce_alpha(hw) * 1e6);
+            static_cast<double>(hw.deployment.gpus) / hw.nvlink_domain, hw.nvlink_domain, allreduce_alpha(hw) * 1e6);
     const Pipeline pipe = pipeline_of(hw, model);
-    if (hw.pp > 1 || hw.dp > 1) {
+    if (hw.deployment.pp > 1 || hw.deployment.dp > 1) {
         s += fmt::format(
             "  deploy    tp {} x pp {} x dp {} = {} GPUs (ep {}{}); results are per replica of {} GPUs, dp {} of "
             "them serve {}x the throughput\n",
-            hw.gpus, hw.pp, hw.dp, deployment_gpus(hw), hw.ep, hw.attention_dp == 1 ? ", attention-dp" : "", replica_gpus(hw),
-            hw.dp, hw.dp);
-        if (hw.pp > 1)
+            hw.deployment.gpus, hw.deployment.pp, hw.deployment.dp, deployment_gpus(hw), hw.deployment.ep,
+            hw.deployment.attention_dp == 1 ? ", attention-dp" : "", replica_gpus(hw), hw.deployment.dp, hw.deployment.dp);
+        if (hw.deployment.pp > 1)
             s += fmt::format(
                 "            pipeline: {:g} micro-batches, stage imbalance {:.4g}, cycle stretch {:.4g}; "
                 "{} stage boundaries on NVLink, {} on the network: {:.3g} us + {:.3g} us per sequence per token\n",
                 pipe.microbatches, pipe.imbalance, pipe.sigma, pipe.boundaries_nvlink, pipe.boundaries_network,
                 pipe.transfer_latency * 1e6, pipe.transfer_per_sequence * 1e6);
     }
-    if (hw.gpus == 1 && hw.pp == 1 && hw.dp == 1 && hw.net_name.empty()) return s;
+    if (hw.deployment.gpus == 1 && hw.deployment.pp == 1 && hw.deployment.dp == 1 && hw.net_name.empty()) return s;
     std::string uses;
-    if (hw.gpus > hw.nvlink_domain) uses = fmt::format("the TP {} all-reduces between domains", hw.gpus);
-    if (hw.ep > hw.nvlink_domain)
-        uses += fmt::format("{}EP {} all-to-alls, {}/{} of each token's expert copies", uses.empty() ? "" : " and ", hw.ep,
-                            hw.ep - hw.nvlink_domain, hw.ep);
+    if (hw.deployment.gpus > hw.nvlink_domain) uses = fmt::format("the TP {} all-reduces between domains", hw.deployment.gpus);
+    if (hw.deployment.ep > hw.nvlink_domain)
+        uses += fmt::format("{}EP {} all-to-alls, {}/{} of each token's expert copies", uses.empty() ? "" : " and ",
+                            hw.deployment.ep, hw.deployment.ep - hw.nvlink_domain, hw.deployment.ep);
     if (pipe.boundaries_network > 0)
-        uses += fmt::format("{}{} of {} pipeline boundaries", uses.empty() ? "" : " and ", pipe.boundaries_network, hw.pp - 1);
+        uses += fmt::format("{}{} of {} pipeline boundaries", uses.empty() ? "" : " and ", pipe.boundaries_network,
+                            hw.deployment.pp - 1);
     s += fmt::format("            network {}: {} per GPU per direction, {:g} us per transfer; {}\n",
                      hw.net_name.empty() ? "default" : hw.net_name, format_bandwidth(hw.net_bandwidth.raw()),
                      hw.net_latency.raw() * 1e6,
@@ -113,12 +114,12 @@ json point_json(const ServingPoint& p) {
 // How the GPUs are arranged (tp · pp · dp of them), and what the pipeline costs (analysis/pipeline.hpp).
 json deployment_json(const HardwareSpec& hw, const ModelSpec& m) {
     const Pipeline pipe = pipeline_of(hw, m);
-    return json{{"tp", hw.gpus},
-                {"pp", hw.pp},
+    return json{{"tp", hw.deployment.gpus},
+                {"pp", hw.deployment.pp},
                 {"pp_microbatches", pipe.microbatches},
-                {"ep", hw.ep},
-                {"dp", hw.dp},
-                {"attention_dp", hw.attention_dp == 1},
+                {"ep", hw.deployment.ep},
+                {"dp", hw.deployment.dp},
+                {"attention_dp", hw.deployment.attention_dp == 1},
                 {"gpus_per_replica", replica_gpus(hw)},
                 {"total_gpus", deployment_gpus(hw)},
                 {"pp_stage_imbalance", pipe.imbalance},
@@ -146,7 +147,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
     for (const auto& [k, v] : b.overrides) overrides[k] = v;
     json j{{"hardware",
             {{"preset", hw.name},
-             {"gpus", hw.gpus},
+             {"gpus", hw.deployment.gpus},
              {"gpu_flops_per_s", hw.gpu_flops.raw()},
              {"memory_type", hw.memory_type},
              {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
@@ -211,9 +212,9 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const PolicySpec& p = sc.policy;
     std::string s;
     s += fmt::format("Inputs\n");
-    s += fmt::format("  hardware  {} x{}: GPU {} {} | {} {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name, hw.gpus,
-                     format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), math_words(hw, gemm_dtype(p)), hw.memory_type,
-                     format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
+    s += fmt::format("  hardware  {} x{}: GPU {} {} | {} {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name,
+                     hw.deployment.gpus, format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), math_words(hw, gemm_dtype(p)),
+                     hw.memory_type, format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
                      format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
     s += fmt::format("            host {} x{:g} sockets per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
                      format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),

@@ -45,12 +45,12 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
                            copies, where);
     }
     const HardwareSpec& hw = sc.hardware;
-    const int pp = hw.pp, L = sc.model.layers;
+    const int pp = hw.deployment.pp, L = sc.model.layers;
     const std::string stages = pp > 1 ? fmt::format(", x {:.4g}: {} pipeline stages, the busiest holding {} of {} layers",
                                                     pipeline_of(hw, sc.model).capacity_scale, pp, (L + pp - 1) / pp, L)
                                       : std::string();
     return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each{})",
-                       format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), hw.gpus,
+                       format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), hw.deployment.gpus,
                        format_bytes(hw.hbm_capacity.raw()), format_bytes(hw.hbm_reserve.raw()), stages);
 }
 
@@ -59,7 +59,7 @@ std::string capacity_text(const ScenarioFacts& facts) {
                                 format_bytes(facts.weights.raw()), format_bytes(facts.hbm_free.raw()));
     if (facts.kv_replication > 1) {
         const ModelSpec& m = facts.scenario.model;
-        const int gpus = facts.scenario.hardware.gpus;
+        const int gpus = facts.scenario.hardware.deployment.gpus;
         s += m.attention == Attention::gqa
                  ? fmt::format("  HBM holds each token's KV {:.3g} times: {} GPUs share {} KV heads{}\n", facts.kv_replication,
                                gpus, m.kv_heads,
@@ -74,9 +74,9 @@ std::string capacity_text(const ScenarioFacts& facts) {
             "  data-parallel attention: each GPU holds only its own sessions' latent; the weights include {} "
             "of attention (and shared-expert) copies, {} per GPU\n",
             format_bytes(facts.weights_replicated.raw()),
-            format_bytes(facts.weights_replicated.raw() / facts.scenario.hardware.gpus));
+            format_bytes(facts.weights_replicated.raw() / facts.scenario.hardware.deployment.gpus));
     if (facts.weights_uneven.raw() > 0) {
-        const int e = facts.scenario.hardware.ep, E = facts.scenario.model.experts;
+        const int e = facts.scenario.hardware.deployment.ep, E = facts.scenario.model.experts;
         s += fmt::format(
             "  EP {} over {} routed experts: the busiest GPU holds {} of them ({:.4g}x the mean {:.4g}); the weights "
             "include {} for every GPU holding as many\n",

@@ -83,7 +83,7 @@ private:
         cells_.number(out, "ov", ov);
         cells_.text(out, "status", no_decode ? "no_decode" : point_status(r));
         // Throughput and requests of every replica together (dp of them); the rest are one replica's.
-        const double dp = scenario_.hardware.dp;
+        const double dp = scenario_.hardware.deployment.dp;
         const double nums[] = {cell(r.batch),
                                cell(r.running),
                                cell(r.itl * 1e3),

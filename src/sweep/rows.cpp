@@ -87,7 +87,7 @@ void RowWorker::fill(CachedPoint& p) {
     const Verdict& v = p.verdict;
     const bool none = v.kind == VerdictKind::does_not_fit || v.kind == VerdictKind::infeasible;
     // Throughput of every replica together (dp of them); per GPU, one replica's over its tp·pp GPUs.
-    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
+    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.deployment.dp;
     const double base_con = tps_or_none(v.baseline.conservative), base_opt = tps_or_none(v.baseline.optimistic);
     const double cells[] = {none ? kNone : v.best_conservative.f,
                             none ? kNone : v.best_optimistic.f,
@@ -147,7 +147,7 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
     const ServingPoint& opt = b.optimistic;
     const std::string_view status = row_status(b);
     const bool fits = status != "does_not_fit";
-    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.dp;
+    const double gpus = replica_gpus(p.scenario.hardware), dp = p.scenario.hardware.deployment.dp;
     const double tps_con = fits ? con.throughput : kNone, tps_opt = fits ? opt.throughput : kNone;
     const double nums[] = {tps_con * dp,
                            tps_opt * dp,

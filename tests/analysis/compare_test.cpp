@@ -24,7 +24,7 @@ TEST_CASE("compare: each row is the scenario's own verdict, divided per GPU, and
         const Verdict v = make_verdict(copy[i].second);
         CHECK(r.verdict.baseline.conservative.throughput == v.baseline.conservative.throughput);
         CHECK(r.verdict.best_conservative.throughput == v.best_conservative.throughput);
-        const double g = copy[i].second.hardware.gpus;
+        const double g = copy[i].second.hardware.deployment.gpus;
         CHECK(r.baseline_per_gpu == Approx(v.baseline.conservative.throughput / g));
         CHECK(r.best_per_gpu >= r.baseline_per_gpu);
     }

@@ -79,13 +79,14 @@ TEST_CASE("GPU pools: each pool's rate from its own step, the split that balance
     const Scenario sc = io::build_scenario(in).scenario;
     const LoadSpec load;
     const GpuDisaggStudy s = gpu_disagg_study(sc, load);
-    for (const PoolSplit& p : s.splits) CHECK(sc.hardware.gpus / p.tp >= 2);  // a prefill and a decode instance at least
+    for (const PoolSplit& p : s.splits)
+        CHECK(sc.hardware.deployment.gpus / p.tp >= 2);  // a prefill and a decode instance at least
     REQUIRE_FALSE(s.splits.empty());
     const PoolSplit& b = s.splits.front();
     REQUIRE(b.feasible);
     // The prefill instance: a step of 2048 prefill tokens and no decode, 2048 / 2000 requests started per step.
     Scenario g = sc;
-    g.hardware.gpus = b.tp;
+    g.hardware.deployment.gpus = b.tp;
     const PreparedScenario ps(g);
     const detail::PointInputs pre = detail::pool_inputs(ps, true, load);
     CHECK(pre.sum_pD == 0.0);
@@ -98,7 +99,7 @@ TEST_CASE("GPU pools: each pool's rate from its own step, the split that balance
         CHECK(kv_tokens * ps.mc.kv_gpu_per_token.raw() == Approx(ps.hbm_free_bytes()).epsilon(1e-9));
     }
     // Throughput = O · min(P·λp, D·λd), and no other split of the instances does better.
-    const int n = sc.hardware.gpus / b.tp;
+    const int n = sc.hardware.deployment.gpus / b.tp;
     CHECK(b.prefill_instances + b.decode_instances == n);
     const auto tput = [&](int p) { return 500.0 * std::min(p * b.prefill_rps, (n - p) * b.decode_rps); };
     CHECK(b.throughput == Approx(tput(b.prefill_instances)).epsilon(1e-12));

@@ -30,8 +30,8 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     // overstated ≈2×); a dispatch and a combine per MoE layer: 2 · 114,688 = 229,376 B per token per
     // layer, 116 all-to-alls = 13,303,808 B per pass.
     Scenario s = on("gb200", "deepseek-v3", 72);  // NVLink 900 GB/s per direction, η 0.70, α 6 µs, domain 72
-    s.hardware.ep = 72;
-    s.hardware.expert_imbalance = 1.0;  // routing balanced: this case checks the structural term alone
+    s.hardware.deployment.ep = 72;
+    s.hardware.deployment.expert_imbalance = 1.0;  // routing balanced: this case checks the structural term alone
     s.hardware.check_validity();
     const PreparedScenario ps(s);
     CHECK(ps.mc.alltoalls_per_pass == 116.0);
@@ -62,7 +62,7 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     CHECK(ps.mc.weights_routed.raw() == 653'908'770'816.0 * 1.125);
     // Compute: the routed FLOP per token, 2 · 58 · 8 · 3 · 7168 · 2048, gains 0.125 of itself.
     Scenario s8 = s;
-    s8.hardware.ep = 8;  // divides 256: even
+    s8.hardware.deployment.ep = 8;  // divides 256: even
     const PreparedScenario p8(s8);
     CHECK(ps.mc.linear_per_token.raw() - p8.mc.linear_per_token.raw() ==
           Approx(0.125 * 2.0 * 58 * 8 * 3.0 * 7168 * 2048).epsilon(1e-12));
@@ -85,8 +85,8 @@ TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sha
     for (int e : {2, 4, 8, 64}) {
         INFO(e);
         Scenario s = on("gb200", "deepseek-v3", 64);
-        s.hardware.ep = e;
-        s.hardware.expert_imbalance = 1.5;
+        s.hardware.deployment.ep = e;
+        s.hardware.deployment.expert_imbalance = 1.5;
         const PreparedScenario ps(s);
         const WeightBytes w = weight_bytes_by_group(s.model, s.policy.weight_dtype);
         const ParamCounts pc = param_counts(s.model);
@@ -109,10 +109,10 @@ TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sha
 
 TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-all bytes by λ", "[ep]") {
     Scenario s = on("gb200", "deepseek-v3", 8);
-    s.hardware.ep = 8;
-    s.hardware.expert_imbalance = 1.0;
+    s.hardware.deployment.ep = 8;
+    s.hardware.deployment.expert_imbalance = 1.0;
     const PreparedScenario even(s);
-    s.hardware.expert_imbalance = 1.5;
+    s.hardware.deployment.expert_imbalance = 1.5;
     const PreparedScenario skew(s);
     // Routed FLOP per token: 2 · 58 layers · 8 experts · 3 · 7168 · 2048 (gate, up, down).
     const double routed = 2.0 * 58 * 8 * 3.0 * 7168 * 2048;
@@ -124,11 +124,11 @@ TEST_CASE("expert load imbalance scales the routed experts' FLOP and the all-to-
 TEST_CASE("the default expert imbalance is TensorRT-LLM's measured 1.115, charged by hand on DeepSeek-V3 at EP 8", "[ep]") {
     // TensorRT-LLM tech blog 4, Table 1: DeepSeek-R1 at EP 36 with EPLB (288 slots), the hottest rank's
     // routed tokens exceed the mean by 0.115 on average over layers and decode steps (2.564 without EPLB).
-    CHECK(HardwareSpec{}.expert_imbalance == 1.115);
+    CHECK(HardwareSpec{}.deployment.expert_imbalance == 1.115);
     Scenario s = on("gb200", "deepseek-v3", 8);
-    s.hardware.ep = 8;  // divides 256: the structural term is 1, λ is all
+    s.hardware.deployment.ep = 8;  // divides 256: the structural term is 1, λ is all
     const PreparedScenario measured(s);
-    s.hardware.expert_imbalance = 1.0;
+    s.hardware.deployment.expert_imbalance = 1.0;
     const PreparedScenario balanced(s);
     // Routed FLOP per token 2 · 58 · 8 · 3 · 7168 · 2048 = 40,869,298,176; the busiest GPU does 0.115 more:
     // 4,699,969,290 FLOP per token.
@@ -148,7 +148,7 @@ TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothin
         INFO(model);
         const Scenario a = on("h200", model, 8);
         Scenario b = a;
-        b.hardware.expert_imbalance = 3.0;
+        b.hardware.deployment.expert_imbalance = 3.0;
         b.hardware.net_bandwidth = BytesPerSecond(1e3);
         b.hardware.net_latency = Seconds(1e-3);
         const PreparedScenario pa(a), pb(b);
@@ -168,23 +168,23 @@ TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothin
     // A dense model has no MoE layer: EP = gpus moves nothing either.
     const Scenario d = on("h200", "llama-3.1-70b", 8);
     Scenario e = d;
-    e.hardware.ep = 8;
+    e.hardware.deployment.ep = 8;
     CHECK(evaluate(PreparedScenario(e), 0.0, 0.0).throughput == evaluate(PreparedScenario(d), 0.0, 0.0).throughput);
 }
 
 TEST_CASE("EP's all-to-alls carry time on their own resource, and a slow network makes them bind", "[ep]") {
     Scenario s = on("h200", "deepseek-v3", 8);
-    s.hardware.ep = 8;
+    s.hardware.deployment.ep = 8;
     s.hardware.nvlink_domain = 1;  // every GPU its own domain: all 7/8 over the network
     s.hardware.net_bandwidth = BytesPerSecond(1e8);  // 0.1 GB/s
-    s.hardware.attention_dp = 1;  // no tensor-parallel all-reduce on the network beside them
+    s.hardware.deployment.attention_dp = 1;  // no tensor-parallel all-reduce on the network beside them
     const ServingPoint p = evaluate(PreparedScenario(s), 0.0, 0.0);
     CHECK(p.util_sec[Resource::ep_alltoall] > 0.0);
     CHECK(p.binding == Resource::ep_alltoall);
     // Tensor-parallel attention over the same 8 separate domains: its all-reduces cross the slow network too, and bind.
-    s.hardware.attention_dp = 0;
+    s.hardware.deployment.attention_dp = 0;
     CHECK(evaluate(PreparedScenario(s), 0.0, 0.0).binding == Resource::tp_allreduce);
     // An EP degree that does not divide the group is refused, naming the knob.
-    s.hardware.ep = 3;
+    s.hardware.deployment.ep = 3;
     CHECK_THROWS_WITH(s.hardware.check_validity(), Catch::Contains("ep: must divide gpus (8), got 3"));
 }

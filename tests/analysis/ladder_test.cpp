@@ -30,7 +30,7 @@ TEST_CASE("each rung is the best lever available on the one before, and the ladd
         const LadderRung& r = s.rungs[i];
         INFO("rung " << i);
         CHECK(r.gain >= kGainThreshold);
-        CHECK(r.per_gpu_conservative == Approx(r.band.conservative.throughput / r.scenario.hardware.gpus));
+        CHECK(r.per_gpu_conservative == Approx(r.band.conservative.throughput / r.scenario.hardware.deployment.gpus));
         CHECK(r.gain == Approx(r.per_gpu_conservative / s.rungs[i - 1].per_gpu_conservative));
         for (LeverKind k : kAll) {
             const auto alt = detail::take_lever(k, s.rungs[i - 1], o);
@@ -45,7 +45,7 @@ TEST_CASE("each rung is the best lever available on the one before, and the ladd
     // and the top is GPU-compute-bound.
     REQUIRE(s.rungs[1].lever);
     CHECK(*s.rungs[1].lever == LeverKind::tensor_parallel);
-    CHECK(s.rungs[1].scenario.hardware.gpus == 2);
+    CHECK(s.rungs[1].scenario.hardware.deployment.gpus == 2);
     CHECK(s.rungs.front().band.conservative.headline == Resource::hbm_capacity);
     CHECK(s.compute_bound);
 }
@@ -77,5 +77,5 @@ TEST_CASE("levers are used up: TP at the GPU limit, sparse at its target, KV at 
     eight.max_gpus = 8;
     const auto tp = detail::take_lever(LeverKind::tensor_parallel, bf16, eight);
     REQUIRE(tp);
-    CHECK(tp->scenario.hardware.gpus == 2 * bf16.scenario.hardware.gpus);
+    CHECK(tp->scenario.hardware.deployment.gpus == 2 * bf16.scenario.hardware.deployment.gpus);
 }

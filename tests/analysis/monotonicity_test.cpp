@@ -116,32 +116,33 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         ++kinds[base.model.attention == Attention::mla ? 2 : base.model.is_moe() ? 1 : 0];
         // Half the MoE scenarios on several GPUs shard their experts over all of them (expert
         // parallelism), some across NVLink domains of one or two GPUs (the network carries the rest).
-        const bool ep = base.model.is_moe() && base.hardware.gpus > 1 && rng.uniform() < 0.5;
+        const bool ep = base.model.is_moe() && base.hardware.deployment.gpus > 1 && rng.uniform() < 0.5;
         if (ep) {
-            base.hardware.ep = base.hardware.gpus;
+            base.hardware.deployment.ep = base.hardware.deployment.gpus;
             if (rng.uniform() < 0.5) base.hardware.nvlink_domain = 1 + static_cast<int>(rng.index(2));
-            base.hardware.expert_imbalance = 1.0 + rng.uniform();
+            base.hardware.deployment.expert_imbalance = 1.0 + rng.uniform();
         }
         // Half the MLA scenarios on several GPUs run attention data-parallel (EP, when drawn, spans the group).
-        if (base.model.attention == Attention::mla && base.hardware.gpus > 1 && rng.uniform() < 0.5)
-            base.hardware.attention_dp = 1;
+        if (base.model.attention == Attention::mla && base.hardware.deployment.gpus > 1 && rng.uniform() < 0.5)
+            base.hardware.deployment.attention_dp = 1;
         // A quarter run as a pipeline of 2 to 4 stages (drawn apart, so the draws above stay as they were),
         // some with one micro-batch, some with every stage boundary on the network.
         Rng pipe{static_cast<std::uint64_t>(n) * 7919 + 11};
         if (pipe.uniform() < 0.25) {
-            base.hardware.pp = std::min(base.model.layers, 2 + static_cast<int>(pipe.index(3)));
-            base.hardware.pp_microbatches = pipe.uniform() < 0.3 ? 1 : 0;
-            if (pipe.uniform() < 0.5) base.hardware.nvlink_domain = base.hardware.gpus;
+            base.hardware.deployment.pp = std::min(base.model.layers, 2 + static_cast<int>(pipe.index(3)));
+            base.hardware.deployment.pp_microbatches = pipe.uniform() < 0.3 ? 1 : 0;
+            if (pipe.uniform() < 0.5) base.hardware.nvlink_domain = base.hardware.deployment.gpus;
         }
         const double fixed_f = rng.uniform();
         const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
         const double factor = 1.05 + 3.0 * rng.uniform();
         Scenario better = base;
         knob.scale(better.hardware, factor);
-        INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.ep << ", nvlink domain " << base.hardware.nvlink_domain
-                               << ", expert imbalance " << base.hardware.expert_imbalance << ", attention-dp "
-                               << base.hardware.attention_dp << ", pp " << base.hardware.pp << " x"
-                               << base.hardware.pp_microbatches << " micro-batches"
+        INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.deployment.ep << ", nvlink domain "
+                               << base.hardware.nvlink_domain << ", expert imbalance "
+                               << base.hardware.deployment.expert_imbalance << ", attention-dp "
+                               << base.hardware.deployment.attention_dp << ", pp " << base.hardware.deployment.pp << " x"
+                               << base.hardware.deployment.pp_microbatches << " micro-batches"
                                << ")  then " << knob.name << " x" << factor << ", f=" << fixed_f);
 
         const PreparedScenario pa(base), pb(better);

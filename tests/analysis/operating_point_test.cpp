@@ -49,7 +49,7 @@ TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: th
             in.set("step-overhead", "0");
         });
         Scenario g = s;
-        g.hardware.gpus = gpus;
+        g.hardware.deployment.gpus = gpus;
         const PreparedScenario ps(g);
         const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 8, PrefillMode::separate), 0.0, 0.0);
         const double weights = 2.0 * (68.98e9 - 32000.0 * 8192.0);

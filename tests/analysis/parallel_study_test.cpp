@@ -50,8 +50,8 @@ TEST_CASE("a deployment's points: per GPU = replica throughput / (TP x PP), tota
         REQUIRE_FALSE(r.points.empty());
         // Each point is the operating point of one TP group at that many clients.
         Scenario g = s;
-        g.hardware.gpus = r.d.tp;
-        g.hardware.pp = r.d.pp;
+        g.hardware.deployment.gpus = r.d.tp;
+        g.hardware.deployment.pp = r.d.pp;
         LoadSpec l;
         l.value = r.points.front().clients;
         const OperatingPoint p = operating_point(PreparedScenario(g), l, 0.0, 0.0);
@@ -84,7 +84,7 @@ TEST_CASE("the best point meets the SLOs, and the SLO edge is found to one clien
         // One client more than the edge breaks the SLO (when the edge is not the memory-full point).
         if (!b.memory_full && r.best + 1 < static_cast<int>(r.points.size())) {
             Scenario g = s;
-            g.hardware.gpus = r.d.tp;
+            g.hardware.deployment.gpus = r.d.tp;
             LoadSpec l;
             l.value = b.clients + 1;
             CHECK(operating_point(PreparedScenario(g), l, 0.0, 0.0).itl > 0.050);

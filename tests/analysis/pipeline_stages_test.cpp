@@ -94,6 +94,6 @@ TEST_CASE("GPU-pool disagg with pipeline stages: instances of tp x pp GPUs, pref
     // The aggregated side is parallel's own search, pipelines included.
     CHECK(s.aggregated_ok);
     Scenario odd = sc;
-    odd.hardware.pp = 3;
+    odd.hardware.deployment.pp = 3;
     CHECK_THROWS_WITH(gpu_disagg_study(odd, load), Catch::Equals("pp: must divide gpus (16, both pools' GPUs), got 3"));
 }

@@ -134,7 +134,7 @@ TEST_CASE("stage imbalance when the layers do not divide: the busiest stage sets
 
 TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
     const Scenario s = on("h100-sxm", "llama-3.1-70b", 2, 2, 0, 4);
-    CHECK(s.hardware.gpus == 2);
+    CHECK(s.hardware.deployment.gpus == 2);
     CHECK(replica_gpus(s.hardware) == 4);
     CHECK(deployment_gpus(s.hardware) == 16);
     // A replica's numbers do not depend on how many there are.
@@ -147,7 +147,7 @@ TEST_CASE("dp replicas and the tp name of the group", "[pp][dp]") {
     in.set("gpus", "2");
     CHECK_THROWS_WITH(io::build_scenario(in), Catch::Contains("--tp: names the --gpus group"));
     in.set("gpus", "4");
-    CHECK(io::build_scenario(in).scenario.hardware.gpus == 4);
+    CHECK(io::build_scenario(in).scenario.hardware.deployment.gpus == 4);
 }
 
 TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]") {

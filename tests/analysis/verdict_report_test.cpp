@@ -52,7 +52,7 @@ TEST_CASE("scenario facts: the HBM left for KV and the sessions it holds check b
     CHECK(f.scenario.model.name == sc.model.name);
     CHECK(f.weights == weight_bytes(sc.model, sc.policy.weight_dtype));
     CHECK(f.kv_per_token == kv_bytes_per_token(sc.model, sc.policy.kv_dtype));
-    CHECK(f.hbm_usable.raw() == Approx(sc.hardware.gpus * (sc.hardware.hbm_capacity - sc.hardware.hbm_reserve).raw()));
+    CHECK(f.hbm_usable.raw() == Approx(sc.hardware.deployment.gpus * (sc.hardware.hbm_capacity - sc.hardware.hbm_reserve).raw()));
     CHECK(f.hbm_free.raw() == Approx(f.hbm_usable.raw() - f.weights.raw()));
     REQUIRE(f.classes.size() == sc.mix.entries.size());
     const ClassFit& c = f.classes.front();

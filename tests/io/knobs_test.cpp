@@ -214,10 +214,10 @@ TEST_CASE("ep takes any divisor of gpus on a MoE model, and nothing else", "[kno
         in.set("ep", ep);
         return build_scenario(in).scenario;
     };
-    for (const char* ep : {"1", "2", "4", "8"}) CHECK(with_ep("deepseek-v3", ep).hardware.ep == std::stoi(ep));
+    for (const char* ep : {"1", "2", "4", "8"}) CHECK(with_ep("deepseek-v3", ep).hardware.deployment.ep == std::stoi(ep));
     CHECK_THROWS_WITH(with_ep("deepseek-v3", "3"), "--ep: must divide gpus (8), got 3");
     CHECK_THROWS_WITH(with_ep("deepseek-v3", "16"), "--ep: must divide gpus (8), got 16");
     CHECK_THROWS_WITH(with_ep("deepseek-v3", "0"), Catch::Contains("--ep: must be in [1, "));
-    CHECK(with_ep("llama-3.1-70b", "1").hardware.ep == 1);
+    CHECK(with_ep("llama-3.1-70b", "1").hardware.deployment.ep == 1);
     CHECK_THROWS_WITH(with_ep("llama-3.1-70b", "8"), Catch::Contains("--ep: the model has no routed experts (dense)"));
 }

@@ -103,20 +103,20 @@ TEST_CASE("a deployment sets the hardware preset, GPUs, NVLink domain and networ
           std::vector<std::string>{"gb200-nvl72", "gh200x2", "hgx-b200x8", "hgx-h100x8", "hgx-h200x8"});
     const Scenario h100 = built({{"deployment", "hgx-h100x8"}});
     CHECK(h100.hardware.name == "h100-sxm");
-    CHECK(h100.hardware.gpus == 8);
+    CHECK(h100.hardware.deployment.gpus == 8);
     CHECK(h100.hardware.nvlink_domain == 8);
     CHECK(h100.hardware.net_name == "ib-ndr");
     const Scenario rack = built({{"deployment", "gb200-nvl72"}});
-    CHECK(rack.hardware.gpus == 72);
+    CHECK(rack.hardware.deployment.gpus == 72);
     CHECK(rack.hardware.nvlink_domain == 72);
     const Scenario pair = built({{"deployment", "gh200x2"}});
     CHECK(pair.hardware.name == "gh200");
-    CHECK(pair.hardware.gpus == 2);
+    CHECK(pair.hardware.deployment.gpus == 2);
     CHECK(pair.hardware.nvlink_domain == 2);
     CHECK(pair.hardware.net_name == "roce-400g");
     // Explicit flags override the deployment's values.
     const Scenario fewer = built({{"deployment", "gb200-nvl72"}, {"gpus", "8"}, {"net", "ib-xdr"}});
-    CHECK(fewer.hardware.gpus == 8);
+    CHECK(fewer.hardware.deployment.gpus == 8);
     CHECK(fewer.hardware.nvlink_domain == 72);
     CHECK(fewer.hardware.net_bandwidth.raw() == 100e9);
     // It names its own hardware: with --hardware it is refused.

@@ -16,7 +16,7 @@ TEST_CASE("plain prefill inputs are verdict's default scenario", "[offload_input
     CHECK(s.hardware.name == io::kDefaultHardware);
     CHECK(s.model.name == def.model.name);
     CHECK(s.workload.name == io::kDefaultWorkload);
-    CHECK(s.tp.gpus == def.hardware.gpus);
+    CHECK(s.tp.gpus == def.hardware.deployment.gpus);
     // The link is the preset's own share per GPU, as verdict's: GB200's 450 GB/s C2C over its 2 GPUs.
     CHECK(s.link_name == def.hardware.link_name);
     CHECK(s.link.raw() == def.hardware.link_bandwidth.raw());
@@ -48,7 +48,7 @@ TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the defau
     CHECK(c.name == def.model.name + "@16bit");
     CHECK(c.layers == def.model.layers);
     CHECK(s.hardware == def.hardware.name);
-    CHECK(s.tp == std::vector<int>{def.hardware.gpus});
+    CHECK(s.tp == std::vector<int>{def.hardware.deployment.gpus});
     CHECK(s.host.card_budget.raw() == def.hardware.hbm_capacity.raw());
     CHECK(s.host.link.raw() == def.hardware.link_bandwidth.raw());
     // One layer's weights read from HBM at eta_mem, in ms.

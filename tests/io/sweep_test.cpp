@@ -149,7 +149,7 @@ TEST_CASE("a sweep point with an f grid is the band at that f", "[sweep][verdict
     // The baseline (f = 0) and the per-GPU columns.
     CHECK(std::stod(row.at(col("tps_base_con_tok_per_s"))) == Approx(evaluate(ps, 0.0, 0.0).throughput).epsilon(1e-5));
     CHECK(std::stod(row.at(col("tps_base_opt_tok_per_s"))) == Approx(evaluate(ps, 0.0, 1.0).throughput).epsilon(1e-5));
-    const double gpus = sc.hardware.gpus;
+    const double gpus = sc.hardware.deployment.gpus;
     CHECK(std::stod(row.at(col("tps_con_per_gpu_tok_per_s"))) == Approx(evaluate(ps, 0.3, 0.0).throughput / gpus).epsilon(1e-5));
     CHECK(std::stod(row.at(col("tps_base_opt_per_gpu_tok_per_s"))) ==
           Approx(evaluate(ps, 0.0, 1.0).throughput / gpus).epsilon(1e-5));

@@ -113,7 +113,7 @@ TEST_CASE("the roofline ceiling of one class checks by hand", "[ceiling]") {
     s.policy = PolicySpec{};
     s.mix.entries = {MixEntry{CallClass{"c", 100, 10, 5, Seconds(0)}, 1.0}};
     HardwareSpec& h = s.hardware;
-    h.gpus = 1;
+    h.deployment.gpus = 1;
     h.gpu_flops = FlopPerSecond(2e6);  // η = 0.5 below: 1e6 effective
     h.hbm_bandwidth = BytesPerSecond(2e3);
     h.eta_compute = h.eta_mem = 0.5;
@@ -134,7 +134,7 @@ TEST_CASE("spec checks reject what the ranges exclude, naming the field", "[spec
     h.hbm_reserve = h.hbm_capacity;
     CHECK_THROWS_WITH(h.check_validity(), Catch::Contains("hbm-reserve: must be < hbm-cap"));
     h = test::default_scenario().hardware;
-    h.gpus = 0;
+    h.deployment.gpus = 0;
     CHECK_THROWS_AS(h.check_validity(), InputError);
 
     ModelSpec m = test::tiny_model();

@@ -71,11 +71,11 @@ namespace detail {
 
 [[nodiscard]] inline PoolSplit pool_split(const Scenario& sc, const LoadSpec& load, int t) {
     Scenario s = sc;
-    s.hardware.gpus = t;
+    s.hardware.deployment.gpus = t;
     const PreparedScenario ps(s);
     PoolSplit r;
     r.tp = t;
-    r.pp = sc.hardware.pp;
+    r.pp = sc.hardware.deployment.pp;
     if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(0.0)) return r;
     const PointInputs pre = pool_inputs(ps, true, load), dec = pool_inputs(ps, false, load);
     const double x_p = load.chunk / pre.sum_pA;
@@ -117,23 +117,23 @@ namespace detail {
     r.decode_batch = lo * dec.sum_pD;
     // KV of a request from a prefill to a decode instance: t GPUs of each stage send their share.
     const HardwareSpec& hw = sc.hardware;
-    const bool nvlink = hw.nvlink_bandwidth.raw() > 0 && sc.hardware.gpus <= hw.nvlink_domain;
+    const bool nvlink = hw.nvlink_bandwidth.raw() > 0 && sc.hardware.deployment.gpus <= hw.nvlink_domain;
     const double bw = t * (nvlink ? hw.eta_nvlink * hw.nvlink_bandwidth.raw() : hw.eta_link * hw.link_bandwidth.raw());
     r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw;
     r.ttft = chunks * r.prefill_step + r.transfer;
     // The split of the N/t instances that balances the pools.
-    const int n = sc.hardware.gpus / (t * r.pp);
+    const int n = sc.hardware.deployment.gpus / (t * r.pp);
     for (int p = 1; p < n; ++p) {
         const double rps = std::min(p * r.prefill_rps, (n - p) * r.decode_rps);
         const double tput = rps * dec.sum_pO;
-        r.per_gpu_by_prefill.push_back(tput / sc.hardware.gpus);
+        r.per_gpu_by_prefill.push_back(tput / sc.hardware.deployment.gpus);
         if (tput > r.throughput) {
             r.throughput = tput;
             r.prefill_instances = p;
             r.decode_instances = n - p;
         }
     }
-    r.per_gpu = r.throughput / sc.hardware.gpus;
+    r.per_gpu = r.throughput / sc.hardware.deployment.gpus;
     r.feasible = r.throughput > 0 && (!sc.policy.slo_ttft || r.ttft <= sc.policy.slo_ttft->raw());
     return r;
 }
@@ -143,8 +143,8 @@ namespace detail {
     sc.check_validity();
     load.check_validity();
     GpuDisaggStudy s;
-    s.gpus = sc.hardware.gpus;
-    const int pp = s.pp = sc.hardware.pp;
+    s.gpus = sc.hardware.deployment.gpus;
+    const int pp = s.pp = sc.hardware.deployment.pp;
     if (s.gpus % pp != 0)
         throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
     for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.nvlink_domain))
@@ -153,7 +153,7 @@ namespace detail {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });
     Scenario whole = sc;  // parallel tries every pipeline degree itself
-    whole.hardware.pp = 1;
+    whole.hardware.deployment.pp = 1;
     const ParallelStudy agg = parallel_study(whole, load);
     if (const DeploymentPoint* b = agg.deployments.empty() ? nullptr : agg.deployments.front().best_point()) {
         s.aggregated_ok = true;

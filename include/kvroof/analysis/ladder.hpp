@@ -69,9 +69,9 @@ namespace detail {
     bool offload = from.offload;
     switch (k) {
         case LeverKind::tensor_parallel: {
-            const int g = 2 * sc.hardware.gpus;
+            const int g = 2 * sc.hardware.deployment.gpus;
             if (g > o.max_gpus || sc.model.heads % g != 0) return std::nullopt;
-            sc.hardware.gpus = g;
+            sc.hardware.deployment.gpus = g;
             break;
         }
         case LeverKind::sparse:

@@ -68,7 +68,7 @@ struct LayersQuestion {
     q.host.card_budget = s.hardware.hbm_capacity;
     q.host.link = s.hardware.link_bandwidth;
     q.host.compute_per_layer = default_layer_compute(q.checkpoint, s.hardware);
-    q.tp = s.hardware.gpus;
+    q.tp = s.hardware.deployment.gpus;
     return q;
 }
 

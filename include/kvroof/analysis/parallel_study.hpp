@@ -170,11 +170,11 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
 
 [[nodiscard]] inline DeploymentResult run_deployment(const Scenario& sc, const LoadSpec& base, Deployment d) {
     Scenario s = sc;
-    s.hardware.gpus = d.tp;
-    s.hardware.ep = d.ep;
-    s.hardware.attention_dp = d.attention_dp ? 1 : 0;
-    s.hardware.pp = d.pp;
-    s.hardware.pp_microbatches = 0;
+    s.hardware.deployment.gpus = d.tp;
+    s.hardware.deployment.ep = d.ep;
+    s.hardware.deployment.attention_dp = d.attention_dp ? 1 : 0;
+    s.hardware.deployment.pp = d.pp;
+    s.hardware.deployment.pp_microbatches = 0;
     const PreparedScenario ps(s);
     DeploymentResult r;
     r.d = d;
@@ -223,15 +223,15 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
 }
 }  // namespace detail
 
-// Every deployment of sc.hardware.gpus GPUs, ranked, and the frontier.
+// Every deployment of sc.hardware.deployment.gpus GPUs, ranked, and the frontier.
 [[nodiscard]] inline ParallelStudy parallel_study(const Scenario& sc, const LoadSpec& load) {
     sc.check_validity();
-    if (sc.hardware.pp > 1)
+    if (sc.hardware.deployment.pp > 1)
         throw InputError("pp: parallel tries every pipeline degree of the total GPUs itself (gpus), so only 1 is allowed, got " +
-                         std::to_string(sc.hardware.pp));
+                         std::to_string(sc.hardware.deployment.pp));
     load.check_validity();
     ParallelStudy s;
-    s.gpus = sc.hardware.gpus;
+    s.gpus = sc.hardware.deployment.gpus;
     s.nvlink_domain = sc.hardware.nvlink_domain;
     s.load = load;
     for (const Deployment& d : deployments_of(sc.model, s.gpus, s.nvlink_domain))

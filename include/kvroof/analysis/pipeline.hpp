@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 #pragma once
 // Pipeline parallelism (docs/model.md, "Pipeline parallelism"): pp stages of
-// t GPUs each (t = the tensor-parallel group, HardwareSpec::gpus), stage i
+// t GPUs each (t = the tensor-parallel group, DeploymentSpec::gpus), stage i
 // holding L_i ∈ {⌊L/pp⌋, ⌈L/pp⌉} of the L layers with their weights and KV.
 // The batch of B sequences runs as m micro-batches of b = B/m (m = pp by
 // default: vLLM runs one virtual engine, with its own scheduler and batch, per
@@ -68,20 +68,20 @@ struct Pipeline {
 
 [[nodiscard]] inline Pipeline pipeline_of(const HardwareSpec& hw, const ModelSpec& m) noexcept {
     Pipeline p;
-    if (hw.pp <= 1) return p;
-    const double pp = hw.pp, L = m.layers;
-    p.pp = hw.pp;
-    p.microbatches = hw.pp_microbatches > 0 ? hw.pp_microbatches : pp;
+    if (hw.deployment.pp <= 1) return p;
+    const double pp = hw.deployment.pp, L = m.layers;
+    p.pp = hw.deployment.pp;
+    p.microbatches = hw.deployment.pp_microbatches > 0 ? hw.deployment.pp_microbatches : pp;
     p.imbalance = pp * std::ceil(L / pp) / L;
     p.sigma = std::max(1.0, p.microbatches * p.imbalance / pp);
     p.per_sequence = p.sigma / p.microbatches;
     p.offload_share = p.imbalance / pp;
     p.capacity_scale = pp / p.imbalance;
-    p.boundaries_network = network_boundaries(hw.pp, hw.gpus, hw.nvlink_domain);
-    p.boundaries_nvlink = hw.pp - 1 - p.boundaries_network;
+    p.boundaries_network = network_boundaries(hw.deployment.pp, hw.deployment.gpus, hw.nvlink_domain);
+    p.boundaries_nvlink = hw.deployment.pp - 1 - p.boundaries_network;
     // Per sequence, 2 tensors of h BF16 (hidden states and residual); each of the t ranks sends its
     // 1/t slice over the boundary, then the stage all-gathers them ((t−1)/t of the bytes per GPU).
-    const double t = hw.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
+    const double t = hw.deployment.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
     const double nvlink_s = 1.0 / (hw.eta_nvlink * fabric), network_s = 1.0 / hw.net_bandwidth.raw();
     // The all-gather is half an all-reduce's bytes, (t−1)/t over NVLink within the domain and
@@ -133,7 +133,9 @@ inline void stretch(StepShape& s, const Pipeline& p) noexcept {
 
 // GPUs of one replica (tp · pp) and of the deployment (tp · pp · dp): the
 // serving analyses answer for one replica; dp replicas multiply its throughput.
-[[nodiscard]] inline int replica_gpus(const HardwareSpec& hw) noexcept { return hw.gpus * hw.pp; }
-[[nodiscard]] inline int deployment_gpus(const HardwareSpec& hw) noexcept { return hw.gpus * hw.pp * hw.dp; }
+[[nodiscard]] inline int replica_gpus(const HardwareSpec& hw) noexcept { return hw.deployment.gpus * hw.deployment.pp; }
+[[nodiscard]] inline int deployment_gpus(const HardwareSpec& hw) noexcept {
+    return hw.deployment.gpus * hw.deployment.pp * hw.deployment.dp;
+}
 
 }  // namespace kvroof

@@ -155,7 +155,7 @@ struct PrefillStudy : PrefillPoint {
     p.link = s.hardware.link_bandwidth;
     p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
     p.kv = s.policy.kv_dtype;
-    p.tp.gpus = s.hardware.gpus;
+    p.tp.gpus = s.hardware.deployment.gpus;
     p.ov = ov;
     return p;
 }

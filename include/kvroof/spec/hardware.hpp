@@ -29,21 +29,12 @@ inline constexpr double kMaxLinkLatency = 1.0;  // s per round trip (measured: ~
 inline constexpr double kMaxStepOverhead = 1.0;  // s per decode step (measured: well under 10 ms)
 }  // namespace limits
 
-struct HardwareSpec {
-    std::string name;  // preset name or "custom"
+// How the GPUs serve the model: one tensor-parallel group of `gpus`, its
+// experts, attention, pipeline stages and replicas. What a deployment preset
+// (--deployment) sets beside the machine's figures; system_rates and
+// pipeline_of (analysis/pipeline.hpp) are the one rule that combines them.
+struct DeploymentSpec {
     int gpus = 1;  // GPUs in one tensor-parallel group (HBM, FLOP/s pooled; two all-reduces per layer)
-    FlopPerSecond gpu_flops;  // dense BF16/FP16 tensor peak per GPU
-    FlopPerSecond gpu_flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at gpu_flops)
-    FlopPerSecond gpu_flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at gpu_flops)
-    FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
-    Bytes hbm_capacity;  // per GPU
-    BytesPerSecond hbm_bandwidth;  // per GPU
-    std::string memory_type = "HBM";  // what the "hbm" knobs describe: HBM, or GDDR6/6X/7 on PCIe cards
-    // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
-    // direction; 0 = no NVLink (the all-reduce runs over the host link).
-    BytesPerSecond nvlink_bandwidth;
-    int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
-    Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
     // Expert parallelism: the routed experts sharded over `ep` GPUs (1: every
     // GPU of the group holds its TP share of every expert; `ep` divides the
     // group, not necessarily the experts: ModelConstants::expert_load), and the busiest
@@ -64,6 +55,23 @@ struct HardwareSpec {
     int pp = 1;
     int pp_microbatches = 0;
     int dp = 1;
+};
+
+struct HardwareSpec {
+    std::string name;  // preset name or "custom"
+    DeploymentSpec deployment;
+    FlopPerSecond gpu_flops;  // dense BF16/FP16 tensor peak per GPU
+    FlopPerSecond gpu_flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at gpu_flops)
+    FlopPerSecond gpu_flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at gpu_flops)
+    FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
+    Bytes hbm_capacity;  // per GPU
+    BytesPerSecond hbm_bandwidth;  // per GPU
+    std::string memory_type = "HBM";  // what the "hbm" knobs describe: HBM, or GDDR6/6X/7 on PCIe cards
+    // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
+    // direction; 0 = no NVLink (the all-reduce runs over the host link).
+    BytesPerSecond nvlink_bandwidth;
+    int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
+    Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
     // Scale-out network per GPU, per direction, for traffic leaving the NVLink
     // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
     // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
@@ -100,8 +108,9 @@ struct HardwareSpec {
 
 inline void HardwareSpec::check_validity() const {
     using namespace limits;
-    if (gpus < 1 || gpus > kMaxGpus)
-        throw InputError("gpus: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(gpus));
+    const DeploymentSpec& d = deployment;
+    if (d.gpus < 1 || d.gpus > kMaxGpus)
+        throw InputError("gpus: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(d.gpus));
     auto rate = [](const char* f, double v, double lo, double hi) {
         check::positive(f, v);
         check::in_range(f, v, lo, hi);
@@ -117,17 +126,17 @@ inline void HardwareSpec::check_validity() const {
     rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     if (nvlink_domain < 1 || nvlink_domain > kMaxGpus)
         throw InputError("nvlink-domain: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(nvlink_domain));
-    if (ep < 1 || ep > gpus || gpus % ep != 0)
-        throw InputError("ep: must divide gpus (" + std::to_string(gpus) + "), got " + std::to_string(ep));
-    check::in_range("expert-imbalance", expert_imbalance, 1.0, static_cast<double>(kMaxGpus));
-    if (attention_dp != 0 && attention_dp != 1)
-        throw InputError("attention-dp: must be 0 (off) or 1 (on), got " + std::to_string(attention_dp));
-    if (attention_dp == 1 && ep > 1 && ep != gpus)
-        throw InputError("ep: with attention-dp 1, must be 1 or gpus (" + std::to_string(gpus) +
-                         ": every GPU dispatches its own tokens), got " + std::to_string(ep));
-    if (pp < 1 || pp_microbatches < 0 || dp < 1 || static_cast<double>(gpus) * pp * dp > kMaxGpus)
-        throw InputError("dp: gpus x pp x dp must be at most " + std::to_string(kMaxGpus) + " GPUs, got " + std::to_string(gpus) +
-                         " x " + std::to_string(pp) + " x " + std::to_string(dp));
+    if (d.ep < 1 || d.ep > d.gpus || d.gpus % d.ep != 0)
+        throw InputError("ep: must divide gpus (" + std::to_string(d.gpus) + "), got " + std::to_string(d.ep));
+    check::in_range("expert-imbalance", d.expert_imbalance, 1.0, static_cast<double>(kMaxGpus));
+    if (d.attention_dp != 0 && d.attention_dp != 1)
+        throw InputError("attention-dp: must be 0 (off) or 1 (on), got " + std::to_string(d.attention_dp));
+    if (d.attention_dp == 1 && d.ep > 1 && d.ep != d.gpus)
+        throw InputError("ep: with attention-dp 1, must be 1 or gpus (" + std::to_string(d.gpus) +
+                         ": every GPU dispatches its own tokens), got " + std::to_string(d.ep));
+    if (d.pp < 1 || d.pp_microbatches < 0 || d.dp < 1 || static_cast<double>(d.gpus) * d.pp * d.dp > kMaxGpus)
+        throw InputError("dp: gpus x pp x dp must be at most " + std::to_string(kMaxGpus) + " GPUs, got " +
+                         std::to_string(d.gpus) + " x " + std::to_string(d.pp) + " x " + std::to_string(d.dp));
     rate("net-bw", net_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     check::non_negative("net-latency", net_latency.raw());
     check::in_range("net-latency", net_latency.raw(), 0.0, kMaxLinkLatency);
@@ -217,10 +226,10 @@ struct SystemRates {
 // own NIC (2(k−1)/k · n/D over the network):
 //   s per byte = 2(D−1)/D / (η_nvlink · NVLink) + 2(k−1)/k / (D · network)
 [[nodiscard]] inline double allreduce_s_per_byte(const HardwareSpec& hw) noexcept {
-    if (hw.gpus <= 1) return 0.0;
-    const double t = hw.gpus;
+    if (hw.deployment.gpus <= 1) return 0.0;
+    const double t = hw.deployment.gpus;
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
-    if (hw.gpus <= hw.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
+    if (hw.deployment.gpus <= hw.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
     const double D = hw.nvlink_domain, k = t / D;
     const double inside = D > 1 ? 2.0 * (D - 1.0) / D / (hw.eta_nvlink * fabric) : 0.0;
     return inside + 2.0 * (k - 1.0) / k / (D * hw.net_bandwidth.raw());
@@ -230,9 +239,9 @@ struct SystemRates {
 // ring between the k = t/D domains adds 2(k − 1) network steps, each the
 // network's latency (NCCL's cost model charges a ring its steps' latencies).
 [[nodiscard]] inline double allreduce_alpha(const HardwareSpec& hw) noexcept {
-    if (hw.gpus <= 1) return 0.0;
-    if (hw.gpus <= hw.nvlink_domain) return hw.allreduce_latency.raw();
-    const double k = static_cast<double>(hw.gpus) / hw.nvlink_domain;
+    if (hw.deployment.gpus <= 1) return 0.0;
+    if (hw.deployment.gpus <= hw.nvlink_domain) return hw.allreduce_latency.raw();
+    const double k = static_cast<double>(hw.deployment.gpus) / hw.nvlink_domain;
     return (hw.nvlink_domain > 1 ? hw.allreduce_latency.raw() : 0.0) + 2.0 * (k - 1.0) * hw.net_latency.raw();
 }
 
@@ -243,23 +252,23 @@ struct SystemRates {
 // expert_load times that where e does not divide the experts: call_demand.hpp):
 //   s per byte per sequence = λ / gpus · max((min(e,D) − 1)/e / (η_nvlink·NVLink), (e − min(e,D))/e / network)
 [[nodiscard]] inline double alltoall_s_per_byte(const HardwareSpec& hw) noexcept {
-    if (hw.ep <= 1) return 0.0;
-    const double e = hw.ep, inside = hw.ep < hw.nvlink_domain ? hw.ep : hw.nvlink_domain;
+    if (hw.deployment.ep <= 1) return 0.0;
+    const double e = hw.deployment.ep, inside = hw.deployment.ep < hw.nvlink_domain ? hw.deployment.ep : hw.nvlink_domain;
     const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
     const double nvlink = (inside - 1.0) / e / (hw.eta_nvlink * fabric);
     const double network = (e - inside) / e / hw.net_bandwidth.raw();
-    return hw.expert_imbalance * (nvlink > network ? nvlink : network) / hw.gpus;
+    return hw.deployment.expert_imbalance * (nvlink > network ? nvlink : network) / hw.deployment.gpus;
 }
 // α of one all-to-all: the NVLink all-reduce's within the domain, the slower
 // of it and the network's beyond.
 [[nodiscard]] inline double alltoall_latency(const HardwareSpec& hw) noexcept {
-    if (hw.ep <= 1) return 0.0;
+    if (hw.deployment.ep <= 1) return 0.0;
     const double nv = hw.allreduce_latency.raw(), net = hw.net_latency.raw();
-    return hw.ep <= hw.nvlink_domain || nv > net ? nv : net;
+    return hw.deployment.ep <= hw.nvlink_domain || nv > net ? nv : net;
 }
 
 [[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
-    const double g = hw.gpus;
+    const double g = hw.deployment.gpus;
     const double cpus = g * hw.cpus_per_gpu;
     return SystemRates{
         gemm_peak(hw, math) * (g * hw.eta_compute),
