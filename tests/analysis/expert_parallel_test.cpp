@@ -94,8 +94,12 @@ TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sha
         CHECK(ps.mc.weights_uneven == 0.0);
         CHECK(ps.mc.weights.raw() == w.total);
         CHECK(ps.mc.weights_routed.raw() == w.routed);
-        CHECK(ps.mc.linear_per_token.raw() ==
-              linear_flop_per_token(s.model).raw() + 0.5 * (2.0 * pc.moe_layers * s.model.experts_active * pc.per_expert));
+        // Plus the FP8 checkpoint's BF16 GEMMs (LM head, routers) at the BF16 peak: charge_bf16_gemms.
+        const double bf16_extra = (gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu_flops.raw() - 1.0) *
+                                  ps.mc.bf16_linear_per_token.raw();
+        CHECK(ps.mc.linear_per_token.raw() == linear_flop_per_token(s.model).raw() +
+                                                  0.5 * (2.0 * pc.moe_layers * s.model.experts_active * pc.per_expert) +
+                                                  bf16_extra);
         CHECK(ep_comm_per_token(ps.mc, ps.sys) ==
               ps.mc.alltoalls_per_pass * ps.mc.alltoall_bytes_per_token * ps.sys.alltoall_s_per_byte);
         CHECK(ep_comm_per_pass(ps.mc, ps.sys, 7) ==

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../test_support.hpp"
+#include "kvroof/analysis/mix_demand.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -214,4 +215,31 @@ TEST_CASE("a kvroof model file carries layers by kind, with their ranges", "[att
     CHECK_THROWS_WITH(io::load_model("--model", write("c.json", R"("linear_layers": 48, "linear_key_heads": 1,
           "linear_value_heads": 1, "linear_key_head_dim": 1, "linear_value_head_dim": 1, "linear_conv_kernel": 1)")),
                       Catch::Contains("with at least one attention layer"));
+}
+
+TEST_CASE("a checkpoint's BF16 GEMMs are charged at the BF16 peak", "[hf][quant][compute]") {
+    auto prepared_mc = [](const char* hardware, const char* weights) {
+        io::ScenarioInputs in;
+        in.set("model", "gpt-oss-120b");
+        in.set("hardware", hardware);
+        if (weights) in.set("weight-dtype", weights);
+        const Scenario s = io::build_scenario(in).scenario;
+        const PreparedScenario ps(s);
+        const ModelConstants plain = model_constants(s.model, s.policy);
+        return std::pair{ps.mc, plain};
+    };
+    // Kept in BF16 by gpt-oss-120b's quantization_config: every layer's attention (955,514,880
+    // weights, docs/model.md), the LM head (201,088 x 2,880) and the 36 routers (2,880 x 128 each).
+    const double kept = 955'514'880.0 + 201'088.0 * 2'880 + 36.0 * 2'880 * 128;
+    const auto [b200, plain] = prepared_mc("b200", nullptr);
+    CHECK(plain.bf16_linear_per_token.raw() == Approx(2 * kept).epsilon(1e-12));
+    // On a B200 the MXFP4 GEMMs run at the FP4 peak, 4x the BF16 one: each BF16 FLOP costs four.
+    CHECK(b200.linear_per_token.raw() == Approx(plain.linear_per_token.raw() + 3 * 2 * kept).epsilon(1e-12));
+    // Limiting cases: an H100 has no FP4 math, so every GEMM runs at BF16 already; and FP8
+    // weights are the whole model re-quantised, with nothing kept in BF16.
+    const auto [h100, h100_plain] = prepared_mc("h100-sxm", nullptr);
+    CHECK(h100.linear_per_token.raw() == h100_plain.linear_per_token.raw());
+    const auto [fp8, fp8_plain] = prepared_mc("b200", "fp8");
+    CHECK(fp8_plain.bf16_linear_per_token.raw() == 0);
+    CHECK(fp8.linear_per_token.raw() == fp8_plain.linear_per_token.raw());
 }

@@ -186,9 +186,7 @@ struct PreparedScenario {
         : scenario(&s),
           pipe(pipeline_of(s.hardware, s.model)),
           sys(pipeline_rates(system_rates(s.hardware, gemm_dtype(s.policy)), pipe)),
-          mc(model_constants(s.model, s.policy, s.hardware.deployment.gpus,
-                             {s.hardware.deployment.ep, s.hardware.deployment.expert_imbalance},
-                             s.hardware.deployment.attention_dp == 1)),
+          mc(constants_on(s)),
           kv_replication(mc.kv_replication),
           kv_session_span(mc.kv_session_span),
           idle(p),
@@ -202,6 +200,15 @@ struct PreparedScenario {
             session_kv_max = std::max(session_kv_max, kv_held(mc, e.cls.context()).raw());
             session_kv_peak = std::max(session_kv_peak, kv_held(mc, e.cls.context() + e.cls.o_output).raw());
         }
+    }
+
+    // The model's constants on this deployment, the checkpoint's BF16 GEMMs
+    // charged at the BF16 peak (charge_bf16_gemms).
+    [[nodiscard]] static ModelConstants constants_on(const Scenario& s) noexcept {
+        const DeploymentSpec& d = s.hardware.deployment;
+        ModelConstants c = model_constants(s.model, s.policy, d.gpus, {d.ep, d.expert_imbalance}, d.attention_dp == 1);
+        charge_bf16_gemms(c, gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu_flops.raw());
+        return c;
     }
 
     // w of StepShape at batch b: the weight read per step over the HBM bandwidth

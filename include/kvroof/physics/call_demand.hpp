@@ -80,6 +80,9 @@ struct ModelConstants {
     double alltoalls_per_pass = 0;
     double alltoall_bytes_per_token = 0;
     Flop linear_per_token;  // with the routed experts' FLOP scaled by the EP load imbalance
+    // The part of it in GEMMs the checkpoint keeps in BF16 (bf16_gemm_params):
+    // they run at the BF16 peak (charge_bf16_gemms).
+    Flop bf16_linear_per_token;
     double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
     Bytes weights;  // all weights
@@ -163,6 +166,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.allreduces_per_pass = tp > 1 ? static_cast<double>(2 * m.layers - m.mlp_only_layers - m.mlp_free_layers) : 0.0;
     c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
+    c.bf16_linear_per_token = Flop(2.0 * bf16_gemm_params(m, p.weight_dtype));
     if (ep.ep > 1 && pc.moe_layers > 0) {
         c.alltoalls_per_pass = 2.0 * pc.moe_layers;
         c.alltoall_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16) * m.experts_active;
@@ -184,6 +188,17 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
     return c;
+}
+
+// The GPU's compute demand is FLOP / the peak of the GEMM math (SystemRates).
+// A checkpoint's BF16 GEMMs run at the BF16 peak instead, so each of their
+// FLOP costs `math_over_bf16` (the math peak over the BF16 peak, >= 1) FLOP
+// at the math rate: linear_per_token grows by (ratio − 1) times their FLOP.
+// gpt-oss-120b in MXFP4 on a B200 (FP4 4× BF16): its BF16 attention, output
+// projection and routers are 2.86 of its 10.26 GFLOP per token.
+inline void charge_bf16_gemms(ModelConstants& c, double math_over_bf16) noexcept {
+    if (math_over_bf16 > 1.0)
+        c.linear_per_token = Flop(c.linear_per_token.raw() + (math_over_bf16 - 1.0) * c.bf16_linear_per_token.raw());
 }
 
 // KV bytes one sequence holds at context S, one copy (CPU DRAM, the link):

@@ -152,6 +152,15 @@ struct WeightBytes {
     const double attention = p.attention * (m.checkpoint_bf16_attention * b + (1.0 - m.checkpoint_bf16_attention) * q);
     return {(p.total - kept) * q + kept * b, p.routed * q, p.embedding * b, attention};
 }
+// Weights a token multiplies that the stored checkpoint keeps in BF16 (the
+// output projection, the routers and the attention of checkpoint_bf16_attention
+// of the layers): their GEMMs run at the BF16 peak whatever the math of the
+// quantised ones. 0 unless the weights are the checkpoint as stored.
+[[nodiscard]] inline double bf16_gemm_params(const ModelSpec& m, DType weights) noexcept {
+    if (!stored_as_checkpoint(m, weights)) return 0.0;
+    const ParamCounts p = param_counts(m);
+    return p.lm_head + p.router + m.checkpoint_bf16_attention * p.attention;
+}
 [[nodiscard]] inline Bytes weight_bytes(const ModelSpec& m, DType weights) noexcept {
     return Bytes(weight_bytes_by_group(m, weights).total);
 }
