@@ -195,7 +195,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
 // FLOP costs `math_over_bf16` (the math peak over the BF16 peak, >= 1) FLOP
 // at the math rate: linear_per_token grows by (ratio − 1) times their FLOP.
 // gpt-oss-120b in MXFP4 on a B200 (FP4 4× BF16): its BF16 attention, output
-// projection and routers are 2.86 of its 10.26 GFLOP per token.
+// projection and routers are 3.10 of its 10.26 GFLOP per token.
 inline void charge_bf16_gemms(ModelConstants& c, double math_over_bf16) noexcept {
     if (math_over_bf16 > 1.0)
         c.linear_per_token = Flop(c.linear_per_token.raw() + (math_over_bf16 - 1.0) * c.bf16_linear_per_token.raw());
