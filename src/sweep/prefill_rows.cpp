@@ -15,16 +15,14 @@ namespace {
 
 constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
 
-class PrefillRowWorker final : public RowSource {
+// A worker whose row is one function of the row's scenario (and its axes):
+// the point's scenario brought up to date, then append_row, then the tap.
+class ScenarioRowWorker : public RowSource {
 public:
-    PrefillRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
-        : spec_(spec),
-          grid_(grid),
-          ov_axis_(axis_of(spec, "ov")),
-          cells_(spec.format == SweepFormat::csv, tap_column),
-          idx_(spec.axes.size()) {}
+    ScenarioRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
+        : spec_(spec), cells_(spec.format == SweepFormat::csv, tap_column), idx_(spec.axes.size()), grid_(grid) {}
 
-    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
+    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) final {
         for (std::uint64_t p = begin; p < end; ++p) {
             decompose(spec_, p, idx_);
             grid_.update(idx_, work_idx_, fresh_, scenario_);
@@ -33,8 +31,27 @@ public:
         }
     }
 
+protected:
+    virtual void append_row(std::string& out) = 0;
+
+    const SweepSpec& spec_;
+    CellWriter cells_;
+    std::vector<std::uint64_t> idx_;
+    Scenario scenario_;
+
 private:
-    void append_row(std::string& out) {
+    const TypedGrid& grid_;
+    std::vector<std::uint64_t> work_idx_;
+    bool fresh_ = true;
+};
+
+class PrefillRowWorker final : public ScenarioRowWorker {
+public:
+    PrefillRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
+        : ScenarioRowWorker(spec, grid, tap_column), ov_axis_(axis_of(spec, "ov")) {}
+
+private:
+    void append_row(std::string& out) override {
         const double ov =
             ov_axis_ < 0 ? 0.0 : spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
         const PrefillPoint p = prefill_point(prefill_setup(scenario_, ov));
@@ -63,31 +80,15 @@ private:
         cells_.end(out);
     }
 
-    const SweepSpec& spec_;
-    const TypedGrid& grid_;
     int ov_axis_;
-    CellWriter cells_;
-    std::vector<std::uint64_t> idx_, work_idx_;
-    bool fresh_ = true;
-    Scenario scenario_;
 };
 
-class LayersRowWorker final : public RowSource {
+class LayersRowWorker final : public ScenarioRowWorker {
 public:
-    LayersRowWorker(const SweepSpec& spec, const TypedGrid& grid, int tap_column)
-        : spec_(spec), grid_(grid), cells_(spec.format == SweepFormat::csv, tap_column), idx_(spec.axes.size()) {}
-
-    void rows(std::uint64_t begin, std::uint64_t end, std::string& out, std::vector<double>* tap) override {
-        for (std::uint64_t p = begin; p < end; ++p) {
-            decompose(spec_, p, idx_);
-            grid_.update(idx_, work_idx_, fresh_, scenario_);
-            append_row(out);
-            if (tap && cells_.tapping()) tap->push_back(cells_.tapped());
-        }
-    }
+    using ScenarioRowWorker::ScenarioRowWorker;
 
 private:
-    void append_row(std::string& out) {
+    void append_row(std::string& out) override {
         const LayersQuestion q = layers_question(scenario_);
         const LayerOffloadRow r = layer_offload(q.checkpoint, q.host, q.tp);
         const bool any = r.offloaded > 0;
@@ -112,13 +113,6 @@ private:
         for (size_t i = 0; i < std::size(nums); ++i) cells_.number(out, kLayersColumns[i + 1].name, nums[i]);
         cells_.end(out);
     }
-
-    const SweepSpec& spec_;
-    const TypedGrid& grid_;
-    CellWriter cells_;
-    std::vector<std::uint64_t> idx_, work_idx_;
-    bool fresh_ = true;
-    Scenario scenario_;
 };
 
 }  // namespace
