@@ -23,48 +23,43 @@ bool parse_table_switch(const std::string& flag, const std::string& text) {
 
 namespace {
 
-// verdict's default scenario, built once from the knob table's fallbacks.
-const Scenario& default_scenario() {
-    static const Scenario s = build_scenario(ScenarioInputs{}).scenario;
-    return s;
-}
+// A config value as a knob's text: strings as they are, numbers as JSON writes them.
+std::string config_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-// A preset name: as given, else the seed config's, else verdict's default (the knob's fallback).
-std::string preset_or(const std::optional<std::string>& given, bool seed, const json& cfg, const char* key) {
-    if (given) return *given;
-    if (seed) return cfg.at(key).get<std::string>();
-    return std::string(knob(key).fallback);
+// The scenario a subcommand answers for: verdict's defaults (the knob table's
+// fallbacks); with `seed`, the paper's presets (`keys` of `cfg`) set as a
+// config file's values; the flags over either. `fixed`: knobs the analysis
+// sets itself, not flags of its subcommand.
+Scenario offload_scenario(const ScenarioInputs& flags, bool seed, const json& cfg, std::initializer_list<const char*> keys,
+                          std::string_view where, std::initializer_list<std::pair<const char*, const char*>> fixed = {}) {
+    ScenarioInputs in;
+    for (const auto& [key, value] : fixed) in.set(key, value, Origin::config, where);
+    if (seed)
+        for (const char* key : keys)
+            if (cfg.contains(key)) in.set(key, config_text(cfg.at(key)), Origin::config, where);
+    in.override_with(flags);
+    return build_scenario(in).scenario;
 }
 
 }  // namespace
 
+const std::vector<std::string_view>& prefill_knobs() {
+    static const std::vector<std::string_view> k = {"hardware",      "model",         "workload",     "link",        "c2c-bw",
+                                                    "gpus",          "kv-dtype",      "weight-dtype", "eta-compute", "gpu-flops",
+                                                    "gpu-flops-fp8", "gpu-flops-fp4", "hbm-cap",      "hbm-reserve"};
+    return k;
+}
+
 PrefillSetup resolve_prefill(const PrefillInputs& in) {
     const json& single = embedded_config("prefill_kappa").at("single");
-    PrefillSetup s;
-    s.hardware = load_hardware("--hardware", preset_or(in.hardware, in.seed, single, "hardware"));
-    s.model = load_model("--model", preset_or(in.model, in.seed, single, "model"));
-    const std::string w = preset_or(in.workload, in.seed, single, "workload");
-    s.workload = looks_like_workload_string(w) ? parse_workload_string("--workload", w) : load_workload("--workload", w);
-    // The link: given, the seed's, or the hardware preset's own share per GPU (as verdict's).
-    s.link_name = in.link.value_or(in.link_bw ? "custom" : in.seed ? single.at("link").get<std::string>() : s.hardware.link_name);
-    if (in.link_bw)
-        s.link = BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"));
-    else
-        s.link = in.link || in.seed ? load_link("--link", s.link_name) : s.hardware.link_bandwidth;
-    check::positive("--link-bw", s.link.raw());
-    check::in_range("--link-bw", s.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
-    if (in.eta_compute) {
-        s.hardware.eta_compute = parse_number("--eta-compute", *in.eta_compute);
-        check::open_unit_interval_right("--eta-compute", s.hardware.eta_compute);
-        check::in_range("--eta-compute", s.hardware.eta_compute, limits::kMinEta, limits::kMaxEta);
-    }
-    // GEMM precision: given; the κ_crit paper's FP8 for the seed; else verdict's rule, following
-    // the model's own checkpoint format (BF16 for a model without one).
-    PolicySpec weights = default_scenario().policy;
-    weights.weight_dtype = s.model.checkpoint_weights.value_or(weights.weight_dtype);
+    const Scenario sc = offload_scenario(in.scenario, in.seed, single, {"hardware", "model", "workload", "link", "gpus"},
+                                         "configs/prefill_kappa.json");
+    PrefillSetup s = prefill_setup(sc, 0.0);
+    // GEMM precision: given; the κ_crit paper's FP8 for the seed; else the scenario's (verdict's rule,
+    // following the model's own checkpoint format).
     const DType math = in.compute_dtype ? parse_dtype("--compute-dtype", *in.compute_dtype)
                        : in.seed        ? DType::fp8
-                                        : gemm_dtype(weights);
+                                        : gemm_dtype(sc.policy);
     if (in.prefill_flops) {
         s.c_eff = FlopPerSecond(parse_quantity("--prefill-flops", *in.prefill_flops, UnitKind::flop_rate, "TFLOPS"));
         s.c_eff_from = "--prefill-flops";
@@ -76,9 +71,6 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
     }
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
-    if (in.kv_dtype) s.kv = parse_dtype("--kv-dtype", *in.kv_dtype);
-    s.tp.gpus = in.seed ? single.value("gpus", 1) : s.hardware.deployment.gpus;
-    if (in.gpus) s.tp.gpus = check::whole_in_range("--gpus", parse_number("--gpus", *in.gpus), 1, limits::kMaxGpus);
     if (in.ov) {
         s.ov = parse_number("--ov", *in.ov);
         check::unit_interval("--ov", s.ov);
@@ -123,14 +115,16 @@ PrefillQuestions prefill_questions(bool table) {
 namespace {
 
 std::vector<int> parse_tp_list(const std::string& text) {
+    const Knob& tp = knob("tp");
     std::vector<int> out;
     size_t start = 0;
     while (start <= text.size()) {
         const size_t comma = text.find(',', start);
         const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
         const double v = parse_number("--tp", part);
-        if (v < 1 || v != std::floor(v) || v > 1024)
-            throw InputError("--tp: each entry must be a whole number in [1, 1024], got '" + part + "'");
+        if (v < tp.lo || v != std::floor(v) || v > tp.hi)
+            throw InputError(
+                fmt::format("--tp: each entry must be a whole number in [{:g}, {:g}], got '{}'", tp.lo, tp.hi, part));
         out.push_back(static_cast<int>(v));
         if (comma == std::string::npos) break;
         start = comma + 1;
@@ -138,67 +132,62 @@ std::vector<int> parse_tp_list(const std::string& text) {
     return out;
 }
 
-// A checkpoint of a model: --weight-bits, else the model's own checkpoint
-// precision, else verdict's default weight dtype (bf16: 16 bits).
-Checkpoint model_checkpoint(const ModelSpec& m, const std::optional<std::string>& weight_bits) {
-    double bits = 8 * bytes_per_element(m.checkpoint_weights.value_or(default_scenario().policy.weight_dtype));
+// The checkpoint built from the scenario's model: --weight-bits, else the
+// scenario's weight precision (--weight-dtype, else the model's own checkpoint
+// format, else verdict's bf16).
+Checkpoint model_checkpoint(const Scenario& sc, const std::optional<std::string>& weight_bits) {
+    double bits = 8 * bytes_per_element(sc.policy.weight_dtype);
     if (weight_bits) {
         bits = parse_number("--weight-bits", *weight_bits);
         check::positive("--weight-bits", bits);
         check::in_range("--weight-bits", bits, limits::kMinWeightBits, limits::kMaxWeightBits);
     }
-    return checkpoint_from_model(m, bits, fmt::format("{}@{:g}bit", m.name, bits));
+    return checkpoint_from_model(sc.model, bits, fmt::format("{}@{:g}bit", sc.model.name, bits));
 }
 
-// Checkpoints: built from a model, given, the seed's set, or verdict's default model.
-std::vector<Checkpoint> resolve_checkpoints(const LayersInputs& in, const json& cfg) {
+// Checkpoints: built from --model, given, the seed's set, or built from verdict's default model.
+std::vector<Checkpoint> resolve_checkpoints(const LayersInputs& in, const json& cfg, const Scenario& sc) {
     std::vector<Checkpoint> cps;
-    if (in.model)
-        cps.push_back(model_checkpoint(load_model("--model", *in.model), in.weight_bits));
-    else if (in.weight_bits)
-        throw InputError("--weight-bits: only with --model");
+    const bool from_model = in.scenario.given("model") || (in.checkpoints.empty() && !in.seed);
+    if (from_model) cps.push_back(model_checkpoint(sc, in.weight_bits));
+    const bool dtype = in.scenario.given("weight-dtype");
+    if ((in.weight_bits || dtype) && !from_model)
+        throw InputError(fmt::format("{}: sets the precision of the --model checkpoint; give --model",
+                                     in.weight_bits ? "--weight-bits" : "--weight-dtype"));
+    if (in.weight_bits && dtype) throw InputError("--weight-bits: give it or --weight-dtype, not both");
     for (const auto& c : in.checkpoints) cps.push_back(load_checkpoint("--checkpoint", c));
-    if (!cps.empty()) return cps;
-    if (in.seed) {
+    if (cps.empty())
         for (const auto& n : cfg.at("checkpoints")) cps.push_back(load_checkpoint("--checkpoint", n.get<std::string>()));
-    } else {
-        cps.push_back(model_checkpoint(default_scenario().model, std::nullopt));
-    }
     return cps;
-}
-
-// Budget and link; the compute and copy times are set by the caller.
-LayerHost resolve_host(const LayersInputs& in, const HardwareSpec& hw, const std::string& link_name) {
-    // Without a link flag or the seed, the hardware preset's own link share per GPU (as verdict's).
-    const bool own_link = !in.link && !in.link_bw && !in.seed;
-    LayerHost host;
-    host.card_budget = in.budget ? Bytes(parse_quantity("--budget", *in.budget, UnitKind::bytes, "GiB")) : hw.hbm_capacity;
-    check::positive("--budget", host.card_budget.raw());
-    check::in_range("--budget", host.card_budget.raw(), limits::kMinCapacity, limits::kMaxCapacity);
-    host.link = in.link_bw ? BytesPerSecond(parse_quantity("--link-bw", *in.link_bw, UnitKind::bandwidth, "GB/s"))
-                : own_link ? hw.link_bandwidth
-                           : load_link("--link", link_name);
-    check::positive("--link-bw", host.link.raw());
-    check::in_range("--link-bw", host.link.raw(), limits::kMinBandwidth, limits::kMaxBandwidth);
-    return host;
 }
 
 }  // namespace
 
+const std::vector<std::string_view>& layers_knobs() {
+    static const std::vector<std::string_view> k = {"hardware", "model",   "weight-dtype", "link",
+                                                    "c2c-bw",   "hbm-cap", "hbm-bw",       "eta-mem"};
+    return k;
+}
+
 LayersSetup resolve_layers(const LayersInputs& in) {
     const json& cfg = embedded_config("layers_budget");
+    const Scenario sc = offload_scenario(in.scenario, in.seed, cfg, {"hardware", "link"}, "configs/layers_budget.json",
+                                         {{"hbm-reserve", "0"}});  // the budget is the whole card (--hbm-cap)
     LayersSetup s;
-    s.checkpoints = resolve_checkpoints(in, cfg);
-    const HardwareSpec hw = load_hardware("--hardware", preset_or(in.hardware, in.seed, cfg, "hardware"));
-    s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{hw.deployment.gpus};
-    s.hardware = hw.name;
-    s.link_name = in.link_bw ? "custom" : in.link.value_or(in.seed ? cfg.at("link").get<std::string>() : hw.link_name);
-    s.host = resolve_host(in, hw, s.link_name);
+    s.checkpoints = resolve_checkpoints(in, cfg, sc);
+    s.tp = in.tp     ? parse_tp_list(*in.tp)
+           : in.seed ? cfg.at("tp").get<std::vector<int>>()
+                     : std::vector<int>{sc.hardware.deployment.gpus};
+    s.hardware = sc.hardware.name;
+    s.link_name = sc.hardware.link_name;
+    // The card's HBM is the budget for resident layers; the link is the GPU's own share (as verdict's).
+    s.host.card_budget = sc.hardware.hbm_capacity;
+    s.host.link = sc.hardware.link_bandwidth;
     if (in.compute_ms)
         s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
     else
-        s.compute_ms =
-            in.seed ? cfg.at("compute_ms_per_layer").get<double>() : default_layer_compute(s.checkpoints.front(), hw).raw() * 1e3;
+        s.compute_ms = in.seed ? cfg.at("compute_ms_per_layer").get<double>()
+                               : default_layer_compute(s.checkpoints.front(), sc.hardware).raw() * 1e3;
     check::non_negative("--compute-ms", s.compute_ms);
     check::in_range("--compute-ms", s.compute_ms, 0.0, limits::kMaxLayerMs);
     s.host.compute_per_layer = milliseconds(s.compute_ms);

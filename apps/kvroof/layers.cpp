@@ -29,14 +29,16 @@ std::string layers_footer(const HardwareSpec& def_hw) {
         "flags override it.\n"
         "Examples:\n"
         "  kvroof layers\n"
-        "  kvroof layers --budget 100GB\n"
+        "  kvroof layers --hbm-cap 100GB\n"
         "  kvroof layers --table seed\n"
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --compute-ms 3.58 --table seed\n"
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --target-tps 5 --table seed\n"
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 64 --table seed\n"
         "  kvroof layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15.25 --rows 512 --table seed\n"
         "  kvroof layers --checkpoint glm-5.2-q4 --tp 1 --copy-ms 540.48 --compute-ms 1.18 --table seed   # max hideable\n"
-        "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --budget 16GiB --link pcie-gen4-measured",
+        "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --hbm-cap 16GiB --link pcie-gen4-measured\n"
+        "The scenario flags (--hardware ... --eta-mem) are the knob table's, as verdict's: the same names, bare units and "
+        "bounds; --hbm-cap is the budget for resident layers.",
         knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.deployment.gpus, def_hw.name, def_hw.link_name,
         io::format_bandwidth(def_hw.link_bandwidth.raw()), cfg.at("checkpoints").size(),
         fmt::join(cfg.at("tp").get<std::vector<int>>(), ","), cfg.at("hardware").get<std::string>(),
@@ -64,25 +66,24 @@ Action setup_layers(CLI::App& app) {
            with_default("checkpoint preset or JSON file (repeatable)",
                         fmt::format("one built from --model; --table seed: the paper's {}", seed.at("checkpoints").size())))
         ->type_name("NAME");
+    const std::string s_link = seed.at("link").get<std::string>();
+    // The scenario knobs, as verdict's; the seed's value where it sets one.
+    const auto seeded = [&](std::string_view name) -> std::string {
+        if (name == "hardware") return fmt::format("--table seed: {}", seed.at("hardware").get<std::string>());
+        if (name == "link")
+            return fmt::format("--table seed: {}, {}", s_link, io::format_bandwidth(io::load_link("--link", s_link).raw()));
+        return {};
+    };
+    for (std::string_view name : io::layers_knobs()) add_knob_option(*sub, in, name, seeded(name));
+    add_renamed_flag(*sub, "--link-bw", "c2c-bw", "GB/s per card, as before");
+    add_renamed_flag(*sub, "--budget", "hbm-cap", "a bare number is now GB, as everywhere; write 100GiB for binary units");
     auto add = [&](const char* flag, std::optional<std::string> io::LayersInputs::*field, std::string_view help,
                    std::string_view absent) { add_recorded_option(*sub, in, flag, field, help, absent); };
-    const std::string s_link = seed.at("link").get<std::string>();
-    add("--model", &io::LayersInputs::model, "build a checkpoint from a model preset / HF config", knob("model").fallback);
-    add("--weight-bits", &io::LayersInputs::weight_bits, "bits per weight of that checkpoint, e.g. 4.25",
-        "the model's checkpoint precision, else 16 (bf16)");
-    add("--tp", &io::LayersInputs::tp, "tensor-parallel degrees, e.g. 1,2,4",
+    add("--weight-bits", &io::LayersInputs::weight_bits,
+        "bits per weight of the --model checkpoint, e.g. 4.25 (instead of --weight-dtype)", "--weight-dtype's");
+    add("--tp", &io::LayersInputs::tp, "tensor-parallel degrees, e.g. 1,2,4 (each as verdict's --tp)",
         fmt::format("the hardware preset's GPUs ({}: {}); --table seed: {}", def_hw.name, def_hw.deployment.gpus,
                     fmt::join(seed.at("tp").get<std::vector<int>>(), ",")));
-    add("--hardware", &io::LayersInputs::hardware, "card preset",
-        fmt::format("{}; --table seed: {}", def_hw.name, seed.at("hardware").get<std::string>()));
-    add("--budget", &io::LayersInputs::budget, "weight budget per card [GiB]", "the card's memory");
-    add("--link", &io::LayersInputs::link, "host->device link preset",
-        fmt::format("the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, {}", def_hw.name, def_hw.link_name,
-                    io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
-                    io::format_bandwidth(io::load_link("--link", s_link).raw())));
-    add("--link-bw", &io::LayersInputs::link_bw,
-        "host->device bandwidth per card [GB/s] (as everywhere; write 10.5GiB/s for binary units), instead of --link",
-        "from --link");
     add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms]",
         fmt::format("one whole layer of the first checkpoint read from HBM at eta-mem (TP 1); --table seed: {:g}",
                     seed.at("compute_ms_per_layer").get<double>()));

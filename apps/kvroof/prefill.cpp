@@ -30,8 +30,10 @@ std::string prefill_footer(const HardwareSpec& def_hw, const nlohmann::json& sin
         "  kvroof prefill\n"
         "  kvroof prefill --table seed\n"
         "  kvroof prefill --model qwen3-235b-a22b --hardware gb200 --link nvlink-c2c   # one direction: a reload is one-way\n"
-        "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --link-bw 64GB/s --prefill-flops 2000TFLOPS\n"
-        "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json",
+        "  kvroof prefill --model llama-3.1-405b --hardware h100-sxm --c2c-bw 64GB/s --prefill-flops 2000TFLOPS\n"
+        "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json\n"
+        "The scenario flags (--hardware ... --hbm-reserve) are the knob table's, as verdict's: the same names, bare units "
+        "and bounds.",
         model, workload, def_hw.deployment.gpus, hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_gpus,
         s_hw, s_link);
 }
@@ -45,35 +47,28 @@ Action setup_prefill(CLI::App& app) {
         app.add_subcommand("prefill", "κ_crit: when the link, not the GPU, sets the prefill time of cached-KV reloads");
     // Two default scenarios, both read from where they live: verdict's (the knob table's
     // fallbacks and the hardware preset) and the paper's (configs/prefill_kappa.json, "single").
-    const std::string hw(knob("hardware").fallback), model(knob("model").fallback), workload(knob("workload").fallback);
-    const HardwareSpec def_hw = io::load_hardware("--hardware", hw);
+    const HardwareSpec def_hw = io::load_hardware("--hardware", std::string(knob("hardware").fallback));
     const auto& single = io::embedded_config("prefill_kappa").at("single");
     const std::string s_hw = single.at("hardware").get<std::string>(), s_link = single.at("link").get<std::string>();
     const int s_gpus = single.value("gpus", 1);
     sub->footer(prefill_footer(def_hw, single));
+    // The scenario knobs, as verdict's; the seed's value where it sets one.
+    const auto seeded = [&](std::string_view name) -> std::string {
+        if (name == "link")
+            return fmt::format("--table seed: {}, {}", s_link, io::format_bandwidth(io::load_link("--link", s_link).raw()));
+        if (name == "gpus") return fmt::format("--table seed: {}", s_gpus);
+        for (const char* key : {"hardware", "model", "workload"})
+            if (name == key) return fmt::format("--table seed: {}", single.at(key).get<std::string>());
+        return {};
+    };
+    for (std::string_view name : io::prefill_knobs()) add_knob_option(*sub, in, name, seeded(name));
+    add_renamed_flag(*sub, "--link-bw", "c2c-bw", "GB/s per GPU, as before");
     auto add = [&](const char* flag, std::optional<std::string> io::PrefillInputs::*field, std::string_view help,
                    std::string_view absent) { add_recorded_option(*sub, in, flag, field, help, absent); };
-    const std::string seed_gpus = fmt::format("; --table seed: {}", s_gpus);
-    const std::string d_link = fmt::format("the hardware preset's own, per GPU ({}: {}, {}); --table seed: {}, {}", hw,
-                                           def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_link,
-                                           io::format_bandwidth(io::load_link("--link", s_link).raw()));
-    add("--hardware", &io::PrefillInputs::hardware, "hardware preset or JSON file",
-        fmt::format("{}; --table seed: {}", hw, s_hw));
-    add("--model", &io::PrefillInputs::model, "model preset, JSON file or HF config.json",
-        fmt::format("{}; --table seed: {}", model, single.at("model").get<std::string>()));
-    add("--workload", &io::PrefillInputs::workload, "preset or \"s_cached=K,a_append=T,o_output=O\"",
-        fmt::format("{}; --table seed: {}", workload, single.at("workload").get<std::string>()));
-    add("--link", &io::PrefillInputs::link, "link preset the cached KV is reloaded over", d_link);
-    add("--link-bw", &io::PrefillInputs::link_bw, "link bandwidth per GPU [GB/s], instead of --link", "from --link");
     add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS]",
         "--eta-compute x the dense peak in --compute-dtype");
-    add("--eta-compute", &io::PrefillInputs::eta_compute, "achievable fraction of the GPU's GEMM peak, as verdict's",
-        knob("eta-compute").shown_default);
     add("--compute-dtype", &io::PrefillInputs::compute_dtype, "GEMM precision of the prefill: bf16, fp8, int8, fp4",
         "verdict's, following the weights; --table seed: fp8; bf16 on a GPU without that math");
-    add("--kv-dtype", &io::PrefillInputs::kv_dtype, knob("kv-dtype").help, knob("kv-dtype").shown_default);
-    add("--gpus", &io::PrefillInputs::gpus, "tensor-parallel GPUs, each with its own link",
-        fmt::format("the hardware preset's ({}: {}){}", hw, def_hw.deployment.gpus, seed_gpus));
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT", "0");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB]", "HBM minus reserve minus weights");
     add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration",

@@ -14,18 +14,25 @@ namespace kvroof::cli {
 
 std::string with_default(std::string_view help, std::string_view absent) { return fmt::format("{} [default: {}]", help, absent); }
 
-std::string knob_help(const Knob& k) {
+std::string knob_help(const Knob& k, std::string_view also) {
     std::string h(k.help);
     if (!k.bare.empty()) h += fmt::format(" [{}]", k.bare);
-    const std::string_view def = k.fallback.empty() ? k.shown_default : k.fallback;
+    std::string def(k.fallback.empty() ? k.shown_default : k.fallback);
     if (def.empty()) return h;  // a row without a default: tests/cli/help_defaults.sh fails on it
     // A default that comes from a preset also shows the embedded default's value ("from --hardware; gb200: 0.5").
     if (k.access.get && def.rfind("from --hardware", 0) == 0) {
         static const Scenario base = io::build_scenario(io::ScenarioInputs{}).scenario;
         const double bare = io::bare_si(k);
-        return with_default(h, fmt::format("{}; {}: {:g}", def, knob("hardware").fallback, k.access.get(base) / bare));
+        def = fmt::format("{}; {}: {:g}", def, knob("hardware").fallback, k.access.get(base) / bare);
     }
+    if (!also.empty()) def = fmt::format("{}; {}", def, also);
     return with_default(h, def);
+}
+
+void add_renamed_flag(CLI::App& app, const char* old_flag, std::string_view knob_name, std::string_view how) {
+    const std::string msg =
+        fmt::format("{}: now {}, the knob's one name in every subcommand ({})", old_flag, knob(knob_name).flag(), how);
+    app.add_option_function<std::string>(old_flag, [msg](const std::string&) { throw InputError(msg); })->group("");
 }
 
 void add_text_option(CLI::App& app, const char* flag, std::optional<std::string>& t, const char* type, const std::string& group,

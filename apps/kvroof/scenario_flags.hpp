@@ -16,8 +16,9 @@ namespace kvroof::cli {
 // Adds one flag per scenario knob of the table (spec/knobs.hpp), its help and
 // default from the row; a given flag sets `in`.
 void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in);
-// A knob's --help line: its help, [bare unit], [default: …].
-[[nodiscard]] std::string knob_help(const Knob& k);
+// A knob's --help line: its help, [bare unit], [default: …]; `also` extends
+// the default ("--table seed: h100-sxm").
+[[nodiscard]] std::string knob_help(const Knob& k, std::string_view also = {});
 
 // Every option's --help line ends the same way: its help, then what the option
 // is when not given — a value ("[default: 2048]") or what absence means
@@ -44,6 +45,27 @@ void add_recorded_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, c
            with_default(help, absent))
         ->type_name("VALUE");
 }
+
+// Adds the knob table's flag of one knob to a subcommand that reads only some
+// knobs (prefill, layers): its name, help, unit and default from the row (`also`
+// extends the default); a given flag sets `inputs->scenario` and is recorded in
+// `inputs->given`.
+template <class Inputs>
+void add_knob_option(CLI::App& app, const std::shared_ptr<Inputs>& inputs, std::string_view name, std::string_view also = {}) {
+    const Knob* k = &knob(name);
+    app.add_option_function<std::string>(
+           k->flag(),
+           [inputs, k](const std::string& v) {
+               inputs->scenario.set(*k, v);
+               inputs->given.emplace_back(k->flag(), v);
+           },
+           knob_help(*k, also))
+        ->type_name(k->type == KnobType::text ? "TEXT" : "VALUE");
+}
+
+// A flag this subcommand once spelled otherwise, kept out of --help: given, it
+// fails naming the knob's one name, so no bare number silently changes unit.
+void add_renamed_flag(CLI::App& app, const char* old_flag, std::string_view knob_name, std::string_view how);
 
 // Adds `--table seed` (prefill, layers: a paper's table and scenario instead of
 // verdict's default); records it in `inputs->given` and returns where its text

@@ -188,7 +188,9 @@ expect_bad "--slo-tpot" verdict --slo-tpot fast
 expect_bad "--measured-tps" verdict --measured-tps -3
 expect_bad "--nope" verdict --nope 1
 expect_bad "--step" mix --step 0
-expect_bad "--link-bw" prefill --link-bw 0
+expect_bad "--c2c-bw" prefill --c2c-bw 0
+expect_bad "--link-bw: now --c2c-bw" prefill --link-bw 64
+expect_bad "--link-bw: now --c2c-bw" layers --link-bw 10
 expect_bad "--prefill-flops" prefill --prefill-flops -5
 expect_bad "--ov" prefill --ov 2
 expect_bad "--link" prefill --link pcie-gen9
@@ -196,16 +198,28 @@ expect_bad "--workload" prefill --workload "s_cached=1"
 expect_bad "--tp" layers --tp 0
 expect_bad "--tp" layers --tp 1,x
 expect_bad "--checkpoint" layers --checkpoint nope
-expect_bad "--weight-bits" layers --weight-bits 4
+expect_bad "--weight-bits" layers --checkpoint llama-70b-fp4 --weight-bits 4
 expect_bad "--offload-layers" layers --checkpoint llama-70b-fp4 --offload-layers 81
-expect_bad "--budget" layers --budget -1GiB
+expect_bad "--hbm-cap" layers --hbm-cap -1GiB
+expect_bad "--budget: now --hbm-cap" layers --budget 100
+expect_bad "--weight-dtype: sets the precision of the --model checkpoint" layers --checkpoint llama-70b-fp4 --weight-dtype fp8
 expect_bad "--target-tps" layers --target-tps 0
 
 # One knob, one meaning: help shows the default that runs, one bare unit, flags override a sweep file.
-"$kvroof" prefill --help | grep -qE -- '--gpus .*\[default: .*gb200: 1\); --table seed: 8\]' && ok || bad "prefill --help does not show the GPUs plain prefill and --table seed run"
+"$kvroof" prefill --help | grep -qE -- '--gpus .*\[default: .*gb200: 1; --table seed: 8\]' && ok || bad "prefill --help does not show the GPUs plain prefill and --table seed run"
 "$kvroof" prefill --table seed --json | grep -q '"gpus": 8' && ok || bad "prefill --table seed does not run 8 GPUs"
-l1=$("$kvroof" layers --table seed --link-bw 10 | tail -n 1); l2=$("$kvroof" layers --table seed --link-bw 10GB/s | tail -n 1); l3=$("$kvroof" layers --table seed --link-bw 10GiB/s | tail -n 1)
-[ "$l1" = "$l2" ] && [ "$l1" != "$l3" ] && ok || bad "layers --link-bw: a bare number is not GB/s"
+l1=$("$kvroof" layers --table seed --c2c-bw 10 | tail -n 1); l2=$("$kvroof" layers --table seed --c2c-bw 10GB/s | tail -n 1); l3=$("$kvroof" layers --table seed --c2c-bw 10GiB/s | tail -n 1)
+[ "$l1" = "$l2" ] && [ "$l1" != "$l3" ] && ok || bad "layers --c2c-bw: a bare number is not GB/s"
+# prefill and layers take the scenario knobs by the knob table's names, help lines and bounds, as verdict does.
+for k in c2c-bw hbm-cap link hardware model; do
+    v=$("$kvroof" verdict --help | grep -E -- "^ +--$k " | sed -E 's/\[default:.*//'); l=$("$kvroof" layers --help | grep -E -- "^ +--$k " | sed -E 's/\[default:.*//')
+    [ -n "$v" ] && [ "$v" = "$l" ] && ok || bad "layers --$k is not verdict's knob: '$l' vs '$v'"
+done
+for k in c2c-bw gpus kv-dtype eta-compute workload; do
+    v=$("$kvroof" verdict --help | grep -E -- "^ +--$k " | sed -E 's/\[default:.*//'); p=$("$kvroof" prefill --help | grep -E -- "^ +--$k " | sed -E 's/\[default:.*//')
+    [ -n "$v" ] && [ "$v" = "$p" ] && ok || bad "prefill --$k is not verdict's knob: '$p' vs '$v'"
+done
+"$kvroof" layers --hbm-cap 100GiB --json | grep -q '"card_budget_bytes": 107374182400' && ok || bad "layers --hbm-cap 100GiB is not a 100 GiB budget"
 printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
 "$kvroof" sweep --config "$tmp/sw.json" --hardware gb200 >"$tmp/sw1.csv" && "$kvroof" sweep --hardware gb200 --grid f=0,0.5 >"$tmp/sw2.csv" \
     && cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" && ok || bad "sweep --hardware gb200 did not override the file's h200"

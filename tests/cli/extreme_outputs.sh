@@ -45,8 +45,8 @@ for g in 1 100000; do
     both verdict --gpus $g --hbm-cap 1MB --hbm-reserve 0 --cpu-mem 1e18B --c2c-bw 1KB/s --f 1
     both verdict --gpus $g --gpu-flops 1000000FLOPS --hbm-bw 1KB/s --cpu-flops 1e21FLOPS --cpu-dram-bw 1e18B/s
     both mix --gpus $g --mix "long:0.000001,short:1000000" --eta-mem 0.001
-    both prefill --gpus $g --link-bw 1KB/s --prefill-flops 1e21FLOPS
-    both prefill --gpus $g --link-bw 1e18B/s --prefill-flops 1000000FLOPS --vram 0
+    both prefill --gpus $g --c2c-bw 1KB/s --prefill-flops 1e21FLOPS
+    both prefill --gpus $g --c2c-bw 1e18B/s --prefill-flops 1000000FLOPS --vram 0
 done
 for m in $models; do
     both verdict --model "$m" --gpus 8
@@ -73,8 +73,8 @@ done
 both layers --checkpoint llama-70b-fp4 --tp 1 --prefill-compute-ms 15 --rows 1000000000
 both layers --checkpoint llama-70b-fp4 --tp 1 --offload-layers 80 --compute-ms 0 --prefill-compute-ms 0
 both layers --checkpoint llama-70b-fp4 --tp 1 --copy-ms 0.000000001 --compute-ms 1000000000
-both layers --checkpoint glm-5.2-q4 --tp 1024 --budget 1MB --link-bw 1KB/s --target-tps 1000000000
-both layers --budget 1e18B --link-bw 1e18B/s
+both layers --checkpoint glm-5.2-q4 --tp 1024 --hbm-cap 1MB --c2c-bw 1KB/s --target-tps 1000000000
+both layers --hbm-cap 1e18B --c2c-bw 1e18B/s
 both verdict --workload "s_cached=1000000000,a_append=1,o_output=1" --model deepseek-v3 --gpus 100000
 
 # Sweeps, CSV and JSON Lines, over the same extremes (including an f = 0 that

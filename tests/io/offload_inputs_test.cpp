@@ -34,7 +34,7 @@ TEST_CASE("prefill's seed switch is the κ_crit paper's scenario", "[offload_inp
     // 0.7 x the FP8 dense peak, the paper's convention.
     CHECK(s.c_eff.raw() == Approx(0.7 * gemm_peak(s.hardware, DType::fp8).raw()));
     // The flag overrides the seed's value.
-    in.gpus = "2";
+    in.scenario.set("gpus", "2");
     CHECK(io::resolve_prefill(in).tp.gpus == 2);
     CHECK(io::parse_table_switch("--table", "seed"));
     CHECK_THROWS_WITH(io::parse_table_switch("--table", "paper"), Catch::Contains("--table: must be seed"));
@@ -55,7 +55,7 @@ TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the defau
     CHECK(s.compute_ms == Approx(c.layer_bytes.raw() / (def.hardware.eta_mem * def.hardware.hbm_bandwidth.raw()) * 1e3));
     // The same checkpoint as --model with the default weight precision, bit for bit.
     io::LayersInputs by_model;
-    by_model.model = def.model.name;
+    by_model.scenario.set("model", def.model.name);
     by_model.weight_bits = "16";
     CHECK(io::resolve_layers(by_model).checkpoints.front().layer_bytes.raw() == c.layer_bytes.raw());
 }

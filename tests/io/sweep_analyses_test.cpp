@@ -51,9 +51,9 @@ TEST_CASE("a prefill row equals kvroof prefill's answer at the same figures", "[
                 for (const char* ov : {"0", "1"}) {
                     INFO(model << " c2c-bw " << bw << " gpus " << gpus << " ov " << ov);
                     PrefillInputs in;
-                    in.model = model;
-                    in.link_bw = bw;
-                    in.gpus = gpus;
+                    in.scenario.set("model", model);
+                    in.scenario.set("c2c-bw", bw);
+                    in.scenario.set("gpus", gpus);
                     in.ov = ov;
                     const PrefillStudy st = prefill_study(resolve_prefill(in), PrefillQuestions{});
                     const auto row = nlohmann::json::parse(lines[i++]);
@@ -164,10 +164,10 @@ TEST_CASE("a layers row equals kvroof layers --model's row at the same figures",
             for (const char* gpus : {"1", "2"}) {
                 INFO(model << " c2c-bw " << bw << " gpus " << gpus);
                 LayersInputs in;
-                in.model = model;
-                in.link_bw = bw;
+                in.scenario.set("model", model);
+                in.scenario.set("c2c-bw", bw);
                 in.tp = gpus;
-                in.hardware = "h100-sxm";
+                in.scenario.set("hardware", "h100-sxm");
                 const LayersStudy st = run_layers_study(resolve_layers(in));
                 REQUIRE(st.cells.size() == 1);
                 const LayerOffloadRow& r = st.cells.front().row;

@@ -12,11 +12,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "kvroof/analysis/layers_study.hpp"
 #include "kvroof/analysis/prefill_study.hpp"
+#include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io {
 
@@ -27,12 +29,19 @@ using GivenFlags = std::vector<std::pair<std::string, std::string>>;
 [[nodiscard]] bool parse_table_switch(const std::string& flag, const std::string& text);
 
 // --- prefill κ_crit ---
+// The scenario knobs both subcommands read (hardware, model, link, c2c-bw, ...)
+// are the knob table's, by the same names, units and bounds as verdict's; they
+// build a Scenario (the seed's presets first, as a config file's values, the
+// flags over them), and the question is read off it by the sweep's one rule
+// (prefill_setup, layers_question). The other fields are the analyses' own.
 struct PrefillInputs {
     bool seed = false;  // the κ_crit paper's scenario (8 x H100, TP8) and its κ_crit table
-    std::optional<std::string> hardware, model, workload, link, link_bw, prefill_flops, kv_dtype, gpus, ov, vram, token_budget,
-        eta_compute, compute_dtype;
+    ScenarioInputs scenario;  // hardware, model, workload, link, c2c-bw, gpus, eta-compute, kv-dtype, ...
+    std::optional<std::string> prefill_flops, ov, vram, token_budget, compute_dtype;
     GivenFlags given;
 };
+// The knob-table flags `kvroof prefill` takes, in --help order.
+[[nodiscard]] const std::vector<std::string_view>& prefill_knobs();
 // Throws InputError naming the flag on any bad value. C_eff is --prefill-flops
 // when given, else the same definition as `verdict`'s GEMM rate: --eta-compute
 // × the GPU's dense peak in --compute-dtype (default: verdict's, following the
@@ -50,10 +59,12 @@ struct PrefillInputs {
 struct LayersInputs {
     bool seed = false;  // the measured ceiling's budget table (configs/layers_budget.json)
     std::vector<std::string> checkpoints;  // empty: verdict's default model, or with `seed` the configs/layers_budget.json set
-    std::optional<std::string> model, weight_bits, tp, hardware, budget, link, link_bw, compute_ms, copy_ms, rows,
-        prefill_compute_ms, target_tps, offload_layers;
+    ScenarioInputs scenario;  // hardware, model, weight-dtype, link, c2c-bw, hbm-cap, hbm-bw, eta-mem
+    std::optional<std::string> weight_bits, tp, compute_ms, copy_ms, rows, prefill_compute_ms, target_tps, offload_layers;
     GivenFlags given;
 };
+// The knob-table flags `kvroof layers` takes, in --help order.
+[[nodiscard]] const std::vector<std::string_view>& layers_knobs();
 // Throws InputError naming the flag on any bad value.
 [[nodiscard]] LayersSetup resolve_layers(const LayersInputs& in);
 // layers_study() with its errors (which name the knob) spelled as flags.
