@@ -101,11 +101,11 @@ void apply_kv_memory(const MeasuredPoint& m, Scenario& s) {
     HardwareSpec& h = s.hardware;
     const double phi = *m.kv_mem_fraction;
     if (m.kv_mem_of_total) {
-        h.hbm_reserve = h.hbm_reserve + h.hbm_capacity * (1.0 - phi);
+        h.gpu.hbm_reserve = h.gpu.hbm_reserve + h.gpu.hbm_capacity * (1.0 - phi);
         return;
     }
     const double free_per_gpu = PreparedScenario(s).hbm_free_bytes() / h.deployment.gpus;
-    if (free_per_gpu > 0) h.hbm_reserve = h.hbm_reserve + Bytes((1.0 - phi) * free_per_gpu);
+    if (free_per_gpu > 0) h.gpu.hbm_reserve = h.gpu.hbm_reserve + Bytes((1.0 - phi) * free_per_gpu);
 }
 }  // namespace
 
@@ -169,9 +169,9 @@ RooflinePrediction roofline(const Scenario& s, const MeasuredPoint& m) {
     const double W = weight_bytes(s.model, s.policy.weight_dtype).raw(),
                  kv = kv_bytes_per_token(s.model, s.policy.kv_dtype).raw();
     const double P = param_counts(s.model).active, S = m.isl, O = m.osl;
-    const double F = h.deployment.gpus * gemm_peak(h, gemm_dtype(s.policy)).raw() * h.eta_compute,
-                 BW = h.deployment.gpus * h.hbm_bandwidth.raw() * h.eta_mem;
-    const double free = h.deployment.gpus * (h.hbm_capacity - h.hbm_reserve).raw() - W;
+    const double F = h.deployment.gpus * gemm_peak(h, gemm_dtype(s.policy)).raw() * h.gpu.eta_compute,
+                 BW = h.deployment.gpus * h.gpu.hbm_bandwidth.raw() * h.gpu.eta_mem;
+    const double free = h.deployment.gpus * (h.gpu.hbm_capacity - h.gpu.hbm_reserve).raw() - W;
     double B = m.load == "max_throughput" ? free / (kv * (S + O)) : m.load_value;
     if (m.load == "request_rate") B = m.load_value * O * W / BW;  // λ·O·step at the weight-bound step
     B = std::max(B, 1.0);

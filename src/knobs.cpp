@@ -38,10 +38,11 @@ void assign(T& field, double si) {
 }
 
 // The typed accessor of a numeric field of the hardware or the policy.
-template <auto Field>
-KnobAccess on_hardware() {
-    return {[](Scenario& s, const KnobValue& v) { assign(s.hardware.*Field, std::get<double>(v)); },
-            [](const Scenario& s) { return raw_of(s.hardware.*Field); }};
+// A field of one part of the hardware (its GPU, host, link or network).
+template <auto Part, auto Field>
+KnobAccess on_hw() {
+    return {[](Scenario& s, const KnobValue& v) { assign(s.hardware.*Part.*Field, std::get<double>(v)); },
+            [](const Scenario& s) { return raw_of(s.hardware.*Part.*Field); }};
 }
 template <auto Field>
 KnobAccess on_deployment() {
@@ -54,12 +55,12 @@ KnobAccess on_policy() {
             [](const Scenario& s) { return raw_of(s.policy.*Field); }};
 }
 // A link, host or network preset: every figure it has, then its name in `Name`.
-template <auto Name>
+template <auto Part, auto Name>
 KnobAccess on_link_preset() {
     return {[](Scenario& s, const KnobValue& v) {
                 const LinkPreset& l = *std::get<std::shared_ptr<const LinkPreset>>(v);
                 for (const auto& [k, si] : l.figures) k->access.apply(s, si);
-                s.hardware.*Name = l.name;
+                s.hardware.*Part.*Name = l.name;
             },
             nullptr};
 }
@@ -113,12 +114,12 @@ std::vector<Knob> hardware_rows() {
         {.name = "link", .column = "link", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "GPU<->CPU link preset: pcie-gen3|4|5[-measured], nvlink-c2c[-measured]; sets every figure the preset has",
          .group = kHardware, .decode = io::decode_link,
-         .access = on_link_preset<&HardwareSpec::link_name>()},
+         .access = on_link_preset<&HardwareSpec::link, &LinkSpec::name>()},
         {.name = "host", .column = "host", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "CPU host preset (see `kvroof presets`) or a host JSON file, e.g. from `kvroof probe --cpu --out FILE` (a value "
                  "with '/' or ending in .json is a file); sets every host figure, replacing the hardware preset's host",
          .group = kHardware, .decode = io::decode_host,
-         .access = on_link_preset<&HardwareSpec::cpu_name>()},
+         .access = on_link_preset<&HardwareSpec::host, &HostSpec::name>()},
         {.name = "gpus", .column = "gpus", .type = KnobType::whole, .shown_default = "from --hardware", .lo = 1, .hi = kMaxGpus,
          .help = "GPUs in one tensor-parallel group (HBM, bandwidth and FLOP/s pooled)", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "gpus", .access = on_deployment<&DeploymentSpec::gpus>()},
@@ -128,54 +129,54 @@ std::vector<Knob> hardware_rows() {
         {.name = "gpu-flops", .column = "gpu_flops_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate, .bare = "TFLOPS",
          .shown_default = "from --hardware", .lo = kMinFlops, .hi = kMaxFlops, .help = "dense BF16 peak per GPU, e.g. 2.5PFLOPS",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "gpu_flops_TFLOPS", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::gpu_flops>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::flops>()},
         {.name = "hbm-cap", .column = "hbm_cap_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
          .shown_default = "from --hardware", .lo = kMinCapacity, .hi = kMaxCapacity, .help = "HBM capacity per GPU, e.g. 141GB or 80GiB",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_capacity_GB", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::hbm_capacity>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::hbm_capacity>()},
         {.name = "hbm-bw", .column = "hbm_bw_TBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "TB/s",
          .shown_default = "from --hardware", .lo = kMinBandwidth, .hi = kMaxBandwidth, .help = "HBM bandwidth per GPU, e.g. 4.8TB/s",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_bandwidth_TBps", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::hbm_bandwidth>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::hbm_bandwidth>()},
         {.name = "hbm-reserve", .column = "hbm_reserve_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
          .fallback = "", .shown_default = "2", .lo = 0, .hi = kMaxCapacity, .help = "HBM held back per GPU for activations (< --hbm-cap)",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "hbm_reserve_GB",
-         .access = on_hardware<&HardwareSpec::hbm_reserve>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::hbm_reserve>()},
         {.name = "c2c-bw", .column = "c2c_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --link", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "GPU<->CPU link bandwidth per GPU per direction, e.g. 900GB/s (link becomes \"custom\")", .group = kHardware,
          .preset = PresetFile::link, .preset_key = "bandwidth_GBps", .preset_required = true,
          .access = {[](Scenario& s, const KnobValue& v) {
-                        s.hardware.link_bandwidth = BytesPerSecond(std::get<double>(v));
-                        s.hardware.link_name = "custom";
+                        s.hardware.link.bandwidth = BytesPerSecond(std::get<double>(v));
+                        s.hardware.link.name = "custom";
                     },
-                    [](const Scenario& s) { return s.hardware.link_bandwidth.raw(); }}},
+                    [](const Scenario& s) { return s.hardware.link.bandwidth.raw(); }}},
         {.name = "link-latency", .column = "link_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
          .shown_default = "from --link", .lo = 0, .hi = kMaxLinkLatency,
          .help = "round trip of one layer's offload exchange, charged once per layer per decode step when f > 0, e.g. 1.2us",
          .group = kHardware, .preset = PresetFile::link, .preset_key = "latency_us",
-         .access = on_hardware<&HardwareSpec::link_latency>()},
+         .access = on_hw<&HardwareSpec::link, &LinkSpec::latency>()},
         {.name = "cpu-dram-bw", .column = "cpu_dram_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --hardware", .lo = kMinBandwidth, .hi = kMaxBandwidth, .help = "DRAM bandwidth per CPU socket",
          .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_dram_bandwidth_GBps", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::cpu_dram_bandwidth>()},
+         .access = on_hw<&HardwareSpec::host, &HostSpec::dram_bandwidth>()},
         {.name = "cpu-flops", .column = "cpu_flops_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate, .bare = "TFLOPS",
          .shown_default = "from --hardware", .lo = kMinFlops, .hi = kMaxFlops, .help = "BF16 peak per CPU socket", .group = kHardware,
-         .preset = PresetFile::host, .preset_key = "cpu_flops_TFLOPS", .preset_required = true, .access = on_hardware<&HardwareSpec::cpu_flops>()},
+         .preset = PresetFile::host, .preset_key = "cpu_flops_TFLOPS", .preset_required = true, .access = on_hw<&HardwareSpec::host, &HostSpec::flops>()},
         {.name = "cpu-mem", .column = "cpu_mem_GB", .type = KnobType::quantity, .unit = UnitKind::bytes, .bare = "GB",
          .shown_default = "from --hardware", .lo = kMinCapacity, .hi = kMaxCapacity, .help = "DRAM capacity per CPU socket",
-         .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_memory_GB", .preset_required = true, .access = on_hardware<&HardwareSpec::cpu_memory>()},
+         .group = kHardware, .preset = PresetFile::host, .preset_key = "cpu_memory_GB", .preset_required = true, .access = on_hw<&HardwareSpec::host, &HostSpec::memory>()},
         {.name = "cpus-per-gpu", .column = "cpus_per_gpu", .type = KnobType::number, .shown_default = "from --hardware",
          .lo = kMinCpusPerGpu, .hi = kMaxCpusPerGpu, .help = "CPU sockets per GPU (0.5 = one CPU shared by two GPUs)", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "cpus_per_gpu", .preset_required = true, .access = on_hardware<&HardwareSpec::cpus_per_gpu>()},
+         .preset = PresetFile::hardware, .preset_key = "cpus_per_gpu", .preset_required = true, .access = on_hw<&HardwareSpec::host, &HostSpec::cpus_per_gpu>()},
         {.name = "gpu-flops-fp8", .column = "gpu_flops_fp8_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate,
          .bare = "TFLOPS", .shown_default = "from --hardware", .lo = 0, .hi = kMaxFlops,
          .help = "dense FP8 peak per GPU (0: no FP8 math), used when the GEMMs run in FP8", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp8_TFLOPS", .access = on_hardware<&HardwareSpec::gpu_flops_fp8>()},
+         .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp8_TFLOPS", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::flops_fp8>()},
         {.name = "gpu-flops-fp4", .column = "gpu_flops_fp4_TFLOPS", .type = KnobType::quantity, .unit = UnitKind::flop_rate,
          .bare = "TFLOPS", .shown_default = "from --hardware", .lo = 0, .hi = kMaxFlops,
          .help = "dense FP4 peak per GPU (0: no FP4 math), used when the GEMMs run in FP4", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp4_TFLOPS", .access = on_hardware<&HardwareSpec::gpu_flops_fp4>()},
+         .preset = PresetFile::hardware, .preset_key = "gpu_flops_fp4_TFLOPS", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::flops_fp4>()},
     };
 }
 
@@ -187,16 +188,16 @@ std::vector<Knob> fabric_rows() {
          .shown_default = "from --hardware", .lo = 0, .hi = kMaxBandwidth,
          .help = "NVLink bandwidth per GPU per direction, carrying the tensor-parallel all-reduces (0: none, they use the host link)",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_bandwidth_GBps",
-         .access = on_hardware<&HardwareSpec::nvlink_bandwidth>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::nvlink_bandwidth>()},
         {.name = "nvlink-domain", .column = "nvlink_domain", .type = KnobType::whole, .shown_default = "from --hardware, else 8",
          .lo = 1, .hi = kMaxGpus, .help = "GPUs one NVLink fabric joins: the largest tensor-parallel group `kvroof parallel` tries",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "nvlink_domain",
-         .access = on_hardware<&HardwareSpec::nvlink_domain>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::nvlink_domain>()},
         {.name = "allreduce-latency", .column = "allreduce_latency_us", .type = KnobType::quantity, .unit = UnitKind::time,
          .bare = "us", .shown_default = "from --hardware, else 5", .lo = 0, .hi = kMaxLinkLatency,
          .help = "time of one small all-reduce across the GPUs (two per layer per step when --gpus > 1), e.g. 8us",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "allreduce_latency_us",
-         .access = on_hardware<&HardwareSpec::allreduce_latency>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::allreduce_latency>()},
         {.name = "ep", .column = "ep", .type = KnobType::whole, .shown_default = "1", .lo = 1, .hi = kMaxGpus,
          .help = "expert parallelism: GPUs the routed experts are sharded over (divides --gpus, at most the routed experts; where it does not divide them the busiest GPU holds ceil(E/ep) of them; MoE models); adds an all-to-all dispatch and combine per MoE layer",
          .group = kHardware, .access = on_deployment<&DeploymentSpec::ep>()},
@@ -222,17 +223,17 @@ std::vector<Knob> fabric_rows() {
          .help = "scale-out network preset (see `kvroof presets`: ib-ndr, ib-ndr-measured, ib-xdr, roce-400g) or a network JSON "
                  "file (a value with '/' or ending in .json); sets --net-bw and --net-latency, which override it when given too",
          .group = kHardware, .decode = io::decode_net,
-         .access = on_link_preset<&HardwareSpec::net_name>()},
+         .access = on_link_preset<&HardwareSpec::net, &NetSpec::name>()},
         {.name = "net-bw", .column = "net_bw_GBps", .type = KnobType::quantity, .unit = UnitKind::bandwidth, .bare = "GB/s",
          .shown_default = "from --net, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",
          .group = kHardware, .preset = PresetFile::net, .preset_key = "net_bandwidth_GBps", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::net_bandwidth>()},
+         .access = on_hw<&HardwareSpec::net, &NetSpec::bandwidth>()},
         {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
          .shown_default = "from --net, else 14 (NCCL's network-step latency)", .lo = 0, .hi = kMaxLinkLatency,
          .help = "fixed time of one all-to-all or pipeline transfer over the scale-out network, e.g. 14us", .group = kHardware,
          .preset = PresetFile::net, .preset_key = "net_latency_us", .preset_required = true,
-         .access = on_hardware<&HardwareSpec::net_latency>()},
+         .access = on_hw<&HardwareSpec::net, &NetSpec::latency>()},
     };
 }
 
@@ -244,36 +245,36 @@ std::vector<Knob> efficiency_rows() {
          .help = "achievable fraction of every peak: GPU and CPU FLOP/s, HBM, DRAM and the link", .group = kHardware,
          .access = {[](Scenario& s, const KnobValue& v) {
                         auto& h = s.hardware;
-                        h.eta_compute = h.eta_mem = h.eta_cpu_compute = h.eta_cpu_dram = h.eta_link = std::get<double>(v);
+                        h.gpu.eta_compute = h.gpu.eta_mem = h.host.eta_compute = h.host.eta_dram = h.link.eta = std::get<double>(v);
                     }, nullptr}},
         {.name = "eta-compute", .column = "eta_compute", .type = KnobType::number, .shown_default = "0.7", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of the GPU's GEMM peak (prefill MFU)", .group = kHardware, .preset = PresetFile::hardware,
-         .preset_key = "eta_compute", .access = on_hardware<&HardwareSpec::eta_compute>()},
+         .preset_key = "eta_compute", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::eta_compute>()},
         {.name = "eta-mem", .column = "eta_mem", .type = KnobType::number, .shown_default = "0.85", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of the HBM bandwidth", .group = kHardware, .preset = PresetFile::hardware,
-         .preset_key = "eta_mem", .access = on_hardware<&HardwareSpec::eta_mem>()},
+         .preset_key = "eta_mem", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::eta_mem>()},
         {.name = "eta-cpu-compute", .column = "eta_cpu_compute", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta,
          .hi = kMaxEta, .help = "achievable fraction of the CPU's FLOP/s peak", .group = kHardware, .preset = PresetFile::host,
-         .preset_key = "eta_cpu_compute", .access = on_hardware<&HardwareSpec::eta_cpu_compute>()},
+         .preset_key = "eta_cpu_compute", .access = on_hw<&HardwareSpec::host, &HostSpec::eta_compute>()},
         {.name = "eta-dram", .column = "eta_dram", .type = KnobType::number, .shown_default = "from --hardware's host, else 0.5", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of the CPU DRAM bandwidth", .group = kHardware, .preset = PresetFile::host,
-         .preset_key = "eta_dram", .access = on_hardware<&HardwareSpec::eta_cpu_dram>()},
+         .preset_key = "eta_dram", .access = on_hw<&HardwareSpec::host, &HostSpec::eta_dram>()},
         {.name = "eta-link", .column = "eta_link", .type = KnobType::number, .shown_default = "1", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of --c2c-bw per direction (link presets are already measured figures)", .group = kHardware,
-         .preset = PresetFile::link, .preset_key = "eta", .access = on_hardware<&HardwareSpec::eta_link>()},
+         .preset = PresetFile::link, .preset_key = "eta", .access = on_hw<&HardwareSpec::link, &LinkSpec::eta>()},
         {.name = "eta-link-bidir", .column = "eta_link_bidir", .type = KnobType::number, .shown_default = "from --link, else 1",
          .lo = kMinEta, .hi = kMaxEta,
          .help = "share of the one-way link rate each direction keeps when both directions run at once (measured presets < 1)",
          .group = kHardware, .preset = PresetFile::link, .preset_key = "eta_bidir",
-         .access = on_hardware<&HardwareSpec::eta_link_bidir>()},
+         .access = on_hw<&HardwareSpec::link, &LinkSpec::eta_bidir>()},
         {.name = "eta-nvlink", .column = "eta_nvlink", .type = KnobType::number, .shown_default = "from --hardware, else 0.8",
          .lo = kMinEta, .hi = kMaxEta, .help = "all-reduce bus bandwidth as a fraction of --nvlink-bw (nccl-tests busbw / peak)",
          .group = kHardware, .preset = PresetFile::hardware, .preset_key = "eta_nvlink",
-         .access = on_hardware<&HardwareSpec::eta_nvlink>()},
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::eta_nvlink>()},
         {.name = "step-overhead", .column = "step_overhead_ms", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "ms",
          .shown_default = "1.5", .lo = 0, .hi = kMaxStepOverhead,
          .help = "fixed time per decode step outside the roofline (kernel launch, scheduling), e.g. 0.5ms", .group = kHardware,
-         .preset = PresetFile::hardware, .preset_key = "step_overhead_ms", .access = on_hardware<&HardwareSpec::step_overhead>()},
+         .preset = PresetFile::hardware, .preset_key = "step_overhead_ms", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::step_overhead>()},
     };
 }
 

@@ -67,7 +67,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         // Named by the precision the GEMMs run in on this GPU (MXFP4 runs at the FP4 peak), as the echo says.
         const DType runs = gemm_math_on(s.hardware, math);
         s.c_eff = default_prefill_flops(s.hardware, math);
-        s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
+        s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.gpu.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
     }
     check::positive("--prefill-flops", s.c_eff.raw());
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops);
@@ -107,7 +107,7 @@ PrefillQuestions prefill_questions(bool table) {
     for (const auto& row : cfg.at("rows")) {
         const std::string hw = row.at("hardware").get<std::string>(), link = row.at("link").get<std::string>();
         q.table_rows.push_back({row.at("label").get<std::string>(), hw, link, load_link("--link", link),
-                                load_hardware("--hardware", hw).prefill_flops});
+                                load_hardware("--hardware", hw).gpu.prefill_flops});
     }
     return q;
 }
@@ -179,10 +179,10 @@ LayersSetup resolve_layers(const LayersInputs& in) {
            : in.seed ? cfg.at("tp").get<std::vector<int>>()
                      : std::vector<int>{sc.hardware.deployment.gpus};
     s.hardware = sc.hardware.name;
-    s.link_name = sc.hardware.link_name;
+    s.link_name = sc.hardware.link.name;
     // The card's HBM is the budget for resident layers; the link is the GPU's own share (as verdict's).
-    s.host.card_budget = sc.hardware.hbm_capacity;
-    s.host.link = sc.hardware.link_bandwidth;
+    s.host.card_budget = sc.hardware.gpu.hbm_capacity;
+    s.host.link = sc.hardware.link.bandwidth;
     if (in.compute_ms)
         s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
     else

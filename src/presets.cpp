@@ -208,14 +208,14 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     HardwareSpec& hw = s.hardware;
     (void)apply_preset_knobs(where, h, PresetFile::hardware, s);
     hw.name = std::move(name);
-    if (h.contains("memory_type")) hw.memory_type = string(where, h, "memory_type");
-    hw.prefill_flops = teraflops(number_or(where, h, "prefill_flops_TFLOPS", hw.gpu_flops.raw() / kTera));
+    if (h.contains("memory_type")) hw.gpu.memory_type = string(where, h, "memory_type");
+    hw.gpu.prefill_flops = teraflops(number_or(where, h, "prefill_flops_TFLOPS", hw.gpu.flops.raw() / kTera));
     // One link serves link_shared_by_gpus GPUs: each gets its share of the bandwidth.
     const std::string link = string(where, h, "link");
     const double shared = number_or(where, h, "link_shared_by_gpus", 1.0);
     check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
     knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
-    hw.link_bandwidth = hw.link_bandwidth / shared;
+    hw.link.bandwidth = hw.link.bandwidth / shared;
     knob("host").access.apply(s, load_host_preset(fmt::format("{}: host", where), string(where, h, "host")));
     // The scale-out network: the preset's, else the spec's default (a 400 Gb/s NIC per GPU).
     if (h.contains("net")) knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, h, "net")));
@@ -265,7 +265,7 @@ std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::
         Scenario s;
         s.hardware = *hardware_preset(fmt::format("{}: hardware", where), string(where, d, "hardware"));
         s.hardware.deployment.gpus = integer(where, d, "gpus", 1, limits::kMaxGpus);
-        s.hardware.nvlink_domain = integer(where, d, "nvlink_domain", 1, limits::kMaxGpus);
+        s.hardware.gpu.nvlink_domain = integer(where, d, "nvlink_domain", 1, limits::kMaxGpus);
         knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, d, "net")));
         return s.hardware;
     });
@@ -274,7 +274,7 @@ std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::
 BytesPerSecond load_link(std::string_view flag, std::string_view name) {
     Scenario s;
     knob("link").access.apply(s, load_link_preset(flag, name));
-    return s.hardware.link_bandwidth;
+    return s.hardware.link.bandwidth;
 }
 
 HardwareSpec load_hardware(std::string_view flag, std::string_view name_or_path) { return *hardware_preset(flag, name_or_path); }

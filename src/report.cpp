@@ -134,8 +134,8 @@ PlotData plot_data(const json& cfg) {
     ScenarioInputs preset;  // the hardware preset alone, none of the plot's overrides
     if (const auto& h = base.get("hardware")) preset.set("hardware", h->text);
     const HardwareSpec hw = build_scenario(preset).scenario.hardware;
-    d.preset_cpus_per_gpu = hw.cpus_per_gpu;
-    d.preset_link_gbps = hw.link_bandwidth.raw() / 1e9;
+    d.preset_cpus_per_gpu = hw.host.cpus_per_gpu;
+    d.preset_link_gbps = hw.link.bandwidth.raw() / 1e9;
     return d;
 }
 

@@ -219,7 +219,8 @@ FloorCheck floor_check(const MeasuredPoint& m, const Scenario& s, const Accuracy
     const ParamCounts pc = param_counts(s.model);
     const double P = pc.active - pc.embedding;  // multiplied per token: the embedding table is looked up
     const double W = P * bytes_per_element(s.policy.weight_dtype);
-    const double BW = h.deployment.gpus * h.hbm_bandwidth.raw(), F = h.deployment.gpus * gemm_peak(h, gemm_dtype(s.policy)).raw();
+    const double BW = h.deployment.gpus * h.gpu.hbm_bandwidth.raw(),
+                 F = h.deployment.gpus * gemm_peak(h, gemm_dtype(s.policy)).raw();
     // KV read per sequence at context ISL, counted only where the point states its dtype.
     const double kv = m.kv_dtype.empty() ? 0.0
                                          : decode_tokens_read(attention_layout(s.model, s.policy.kv_dtype), m.isl, 1.0) *

@@ -41,9 +41,9 @@ inline ModelSpec tiny_model() {
 inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
     PrefillSetup s;
     s.hardware.name = "hand";
-    s.hardware.hbm_capacity = gigabytes(10);
-    s.hardware.hbm_reserve = gigabytes(1);
-    s.hardware.hbm_bandwidth = hbm_bandwidth;
+    s.hardware.gpu.hbm_capacity = gigabytes(10);
+    s.hardware.gpu.hbm_reserve = gigabytes(1);
+    s.hardware.gpu.hbm_bandwidth = hbm_bandwidth;
     s.model = tiny_model();
     s.workload = CallClass{"w", 4000, 2, 1, Seconds(0)};
     s.link_name = "hand";

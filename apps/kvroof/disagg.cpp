@@ -51,7 +51,7 @@ void run_disagg(const DisaggOptionsText& o) {
         return io::disagg_plot(r.study,
                                fmt::format("{} on {} GPU{}: GPU prefill, CPU decode", built.scenario.model.name, r.study.gpus,
                                            r.study.gpus == 1 ? "" : "s"),
-                               built.scenario.hardware.cpus_per_gpu);
+                               built.scenario.hardware.host.cpus_per_gpu);
     });
     emit_lazy(
         o.output, [&] { return io::render_disagg_text(r, built); }, [&] { return io::disagg_json(r, built).dump(2) + "\n"; },

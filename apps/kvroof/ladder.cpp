@@ -23,7 +23,7 @@ struct LadderOptionsText {
 void run_ladder(const LadderOptionsText& o) {
     const io::BuiltScenario built = build_scenario_warning(o.scenario);
     LadderOptions lo;
-    lo.max_gpus = std::max(built.scenario.hardware.deployment.gpus, built.scenario.hardware.nvlink_domain);
+    lo.max_gpus = std::max(built.scenario.hardware.deployment.gpus, built.scenario.hardware.gpu.nvlink_domain);
     if (o.max_gpus) {
         const double g = io::parse_number("--max-gpus", *o.max_gpus);
         check::in_range("--max-gpus", g, 1.0, limits::kMaxGpus);

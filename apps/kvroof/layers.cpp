@@ -39,8 +39,8 @@ std::string layers_footer(const HardwareSpec& def_hw) {
         "  kvroof layers --model qwen3-30b-a3b --weight-bits 4.5 --hbm-cap 16GiB --link pcie-gen4-measured\n"
         "The scenario flags (--hardware ... --eta-mem) are the knob table's, as verdict's: the same names, bare units and "
         "bounds; --hbm-cap is the budget for resident layers.",
-        knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.deployment.gpus, def_hw.name, def_hw.link_name,
-        io::format_bandwidth(def_hw.link_bandwidth.raw()), cfg.at("checkpoints").size(),
+        knob("model").fallback, to_string(PolicySpec{}.weight_dtype), def_hw.deployment.gpus, def_hw.name, def_hw.link.name,
+        io::format_bandwidth(def_hw.link.bandwidth.raw()), cfg.at("checkpoints").size(),
         fmt::join(cfg.at("tp").get<std::vector<int>>(), ","), cfg.at("hardware").get<std::string>(),
         cfg.at("link").get<std::string>(), cfg.at("compute_ms_per_layer").get<double>());
 }

@@ -34,7 +34,7 @@ std::string prefill_footer(const HardwareSpec& def_hw, const nlohmann::json& sin
         "  kvroof prefill --workload \"s_cached=57000,a_append=12,o_output=1\" --vram 92GB --json\n"
         "The scenario flags (--hardware ... --hbm-reserve) are the knob table's, as verdict's: the same names, bare units "
         "and bounds.",
-        model, workload, def_hw.deployment.gpus, hw, def_hw.link_name, io::format_bandwidth(def_hw.link_bandwidth.raw()), s_gpus,
+        model, workload, def_hw.deployment.gpus, hw, def_hw.link.name, io::format_bandwidth(def_hw.link.bandwidth.raw()), s_gpus,
         s_hw, s_link);
 }
 

@@ -27,19 +27,19 @@ std::string hardware_text() {
                          : "\nHardware, GPUs on a host over PCIe (per GPU)\n";
         for (const auto& name : io::preset_names("hardware")) {
             const HardwareSpec hw = io::load_hardware("--hardware", name);
-            if ((hw.link_name.rfind("nvlink-c2c", 0) == 0) != superchip) continue;
+            if ((hw.link.name.rfind("nvlink-c2c", 0) == 0) != superchip) continue;
             std::string math;
-            if (hw.gpu_flops_fp8.raw() > 0) math += " fp8 " + io::format_flops(hw.gpu_flops_fp8.raw());
-            if (hw.gpu_flops_fp4.raw() > 0) math += " fp4 " + io::format_flops(hw.gpu_flops_fp4.raw());
+            if (hw.gpu.flops_fp8.raw() > 0) math += " fp8 " + io::format_flops(hw.gpu.flops_fp8.raw());
+            if (hw.gpu.flops_fp4.raw() > 0) math += " fp4 " + io::format_flops(hw.gpu.flops_fp4.raw());
             // A card without NVLink runs tensor parallelism over PCIe within its server.
-            const std::string fabric = hw.nvlink_bandwidth.raw() > 0 ? fmt::format("NVLink x{}", hw.nvlink_domain)
-                                                                     : fmt::format("PCIe x{}", hw.nvlink_domain);
+            const std::string fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? fmt::format("NVLink x{}", hw.gpu.nvlink_domain)
+                                                                         : fmt::format("PCIe x{}", hw.gpu.nvlink_domain);
             out +=
                 fmt::format("  {:<15} bf16 {:>13}{} | {:>9} @ {:>10} | {}{} | link {} {} | host {} x{:g}/GPU\n      source: {}\n",
-                            name, io::format_flops(hw.gpu_flops.raw()), math, io::format_bytes(hw.hbm_capacity.raw()),
-                            io::format_bandwidth(hw.hbm_bandwidth.raw()), fabric,
-                            hw.net_name.empty() ? std::string() : " | net " + hw.net_name, hw.link_name,
-                            io::format_bandwidth(hw.link_bandwidth.raw()), hw.cpu_name, hw.cpus_per_gpu,
+                            name, io::format_flops(hw.gpu.flops.raw()), math, io::format_bytes(hw.gpu.hbm_capacity.raw()),
+                            io::format_bandwidth(hw.gpu.hbm_bandwidth.raw()), fabric,
+                            hw.net.name.empty() ? std::string() : " | net " + hw.net.name, hw.link.name,
+                            io::format_bandwidth(hw.link.bandwidth.raw()), hw.host.name, hw.host.cpus_per_gpu,
                             first_source(io::presets("hardware").at(name)));
         }
     }

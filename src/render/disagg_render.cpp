@@ -31,10 +31,10 @@ std::string facts_text(const DisaggReport& r, bool markdown) {
         item, s.gpu_calls_per_s, s.gpus, s.prefill_gpu_s, stages, s.prefill_link_s);
     if (!s.weights_fit_dram)
         return out + fmt::format("{}CPU decode engine: the weights ({}) and one session do not fit one socket's DRAM ({})\n",
-                                 item, format_bytes(r.facts.weights.raw()), format_bytes(sc.hardware.cpu_memory.raw()));
+                                 item, format_bytes(r.facts.weights.raw()), format_bytes(sc.hardware.host.memory.raw()));
     out += fmt::format(
         "{}CPU decode engine, one {} socket: batch {:.1f} (limited by {}), step {:.0f} ms ({}-bound) -> {:.4f} calls/s\n", item,
-        sc.hardware.cpu_name, s.cpu_batch, name(s.cpu_batch_limit), s.cpu_step * 1e3, s.cpu_compute_bound ? "FLOP/s" : "DRAM",
+        sc.hardware.host.name, s.cpu_batch, name(s.cpu_batch_limit), s.cpu_step * 1e3, s.cpu_compute_bound ? "FLOP/s" : "DRAM",
         s.cpu_calls_per_s);
     if (!s.cpu_meets_slo)
         out += fmt::format(

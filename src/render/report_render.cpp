@@ -109,8 +109,8 @@ std::string walkthrough_md(const Walkthrough& w, const std::string& ladder_descr
         "The default scenario: {} on one {} GPU ({} of a {} CPU per GPU), {} calls: S_c = {:.0f} cached, A = {:.0f} new, O = "
         "{:.0f} output tokens, "
         "idle gap {:.2f} s, TPOT SLO {:.0f} ms, η = {:g}. Equations: `docs/model.md`.\n\n",
-        sc.model.name, sc.hardware.name, sc.hardware.cpus_per_gpu, sc.hardware.cpu_name, c.name, c.s_cached, c.a_append,
-        c.o_output, c.idle_gap.raw(), sc.policy.slo_tpot->raw() * 1e3, sc.hardware.eta_compute);
+        sc.model.name, sc.hardware.name, sc.hardware.host.cpus_per_gpu, sc.hardware.host.name, c.name, c.s_cached, c.a_append,
+        c.o_output, c.idle_gap.raw(), sc.policy.slo_tpot->raw() * 1e3, sc.hardware.gpu.eta_compute);
     s += "## 1. The model\n\n";
     s += fmt::format(
         "- {:.2f} B parameters → weights {} (bf16); the step streams {} (the input embedding is gathered, not streamed).\n",

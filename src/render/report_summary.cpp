@@ -178,9 +178,9 @@ Plots report_plots(const PlotData& d) {
     // The scenario in every title: the CPUs per GPU as set, and the preset's own when they differ.
     const HardwareSpec& hw = sc.hardware;
     const std::string cpus =
-        hw.cpus_per_gpu == d.preset_cpus_per_gpu
-            ? fmt::format("{:g} {} per GPU", hw.cpus_per_gpu, hw.cpu_name)
-            : fmt::format("{:g} {} per GPU, preset {:g}", hw.cpus_per_gpu, hw.cpu_name, d.preset_cpus_per_gpu);
+        hw.host.cpus_per_gpu == d.preset_cpus_per_gpu
+            ? fmt::format("{:g} {} per GPU", hw.host.cpus_per_gpu, hw.host.name)
+            : fmt::format("{:g} {} per GPU, preset {:g}", hw.host.cpus_per_gpu, hw.host.name, d.preset_cpus_per_gpu);
     const std::string who = fmt::format("{} on {} ({}; sparse {:g})", sc.model.name, hw.name, cpus, sc.policy.sparse);
     const std::string f_axis = "f, fraction of decode-attention KV on the CPU";
     const PlotLine f_con{d.f_star_con, fmt::format("f*_con = {:.2f} (best at ov = 0)", d.f_star_con), "#1f4e79"};
@@ -194,13 +194,13 @@ Plots report_plots(const PlotData& d) {
                             "CPU sockets per GPU", "gain over no offload (best f)", gain_series(d.cpus_per_gpu), true);
     out.gain_vs_cpus.hlines = {even};
     out.gain_vs_cpus.vlines = {
-        {d.preset_cpus_per_gpu, fmt::format("{}: {:g} {} per GPU", hw.name, d.preset_cpus_per_gpu, hw.cpu_name), "#2ca02c"}};
+        {d.preset_cpus_per_gpu, fmt::format("{}: {:g} {} per GPU", hw.name, d.preset_cpus_per_gpu, hw.host.name), "#2ca02c"}};
     out.gain_vs_link =
         plot(fmt::format("Best offload gain vs GPU-CPU link bandwidth\n{} on {} ({})", sc.model.name, hw.name, cpus),
              "link bandwidth per GPU per direction (GB/s)", "gain over no offload (best f)", gain_series(d.link_gbps), true);
     out.gain_vs_link.hlines = {even};
     out.gain_vs_link.vlines = {
-        {d.preset_link_gbps, fmt::format("{}: {:g} GB/s ({})", hw.name, d.preset_link_gbps, hw.link_name), "#2ca02c"}};
+        {d.preset_link_gbps, fmt::format("{}: {:g} GB/s ({})", hw.name, d.preset_link_gbps, hw.link.name), "#2ca02c"}};
     return out;
 }
 

@@ -37,14 +37,14 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
     if (hw.deployment.gpus > 1)
         s += fmt::format(
             "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
-            hw.deployment.gpus, hw.allreduce_latency.raw() * 1e6, hw.eta_nvlink,
-            format_bandwidth(hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw()),
-            hw.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
-    if (hw.deployment.gpus > hw.nvlink_domain)
+            hw.deployment.gpus, hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
+            format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
+            hw.gpu.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    if (hw.deployment.gpus > hw.gpu.nvlink_domain)
         s += fmt::format(
             "            the group spans {:g} NVLink domains of {}: each all-reduce also crosses the network, hierarchically "
             "({:g} us in all per all-reduce)\n",
-            static_cast<double>(hw.deployment.gpus) / hw.nvlink_domain, hw.nvlink_domain, allreduce_alpha(hw) * 1e6);
+            static_cast<double>(hw.deployment.gpus) / hw.gpu.nvlink_domain, hw.gpu.nvlink_domain, allreduce_alpha(hw) * 1e6);
     const Pipeline pipe = pipeline_of(hw, model);
     if (hw.deployment.pp > 1 || hw.deployment.dp > 1) {
         s += fmt::format(
@@ -59,19 +59,20 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
                 pipe.microbatches, pipe.imbalance, pipe.sigma, pipe.boundaries_nvlink, pipe.boundaries_network,
                 pipe.transfer_latency * 1e6, pipe.transfer_per_sequence * 1e6);
     }
-    if (hw.deployment.gpus == 1 && hw.deployment.pp == 1 && hw.deployment.dp == 1 && hw.net_name.empty()) return s;
+    if (hw.deployment.gpus == 1 && hw.deployment.pp == 1 && hw.deployment.dp == 1 && hw.net.name.empty()) return s;
     std::string uses;
-    if (hw.deployment.gpus > hw.nvlink_domain) uses = fmt::format("the TP {} all-reduces between domains", hw.deployment.gpus);
-    if (hw.deployment.ep > hw.nvlink_domain)
+    if (hw.deployment.gpus > hw.gpu.nvlink_domain)
+        uses = fmt::format("the TP {} all-reduces between domains", hw.deployment.gpus);
+    if (hw.deployment.ep > hw.gpu.nvlink_domain)
         uses += fmt::format("{}EP {} all-to-alls, {}/{} of each token's expert copies", uses.empty() ? "" : " and ",
-                            hw.deployment.ep, hw.deployment.ep - hw.nvlink_domain, hw.deployment.ep);
+                            hw.deployment.ep, hw.deployment.ep - hw.gpu.nvlink_domain, hw.deployment.ep);
     if (pipe.boundaries_network > 0)
         uses += fmt::format("{}{} of {} pipeline boundaries", uses.empty() ? "" : " and ", pipe.boundaries_network,
                             hw.deployment.pp - 1);
     s += fmt::format("            network {}: {} per GPU per direction, {:g} us per transfer; {}\n",
-                     hw.net_name.empty() ? "default" : hw.net_name, format_bandwidth(hw.net_bandwidth.raw()),
-                     hw.net_latency.raw() * 1e6,
-                     uses.empty() ? fmt::format("unused here (all traffic within the NVLink domain of {})", hw.nvlink_domain)
+                     hw.net.name.empty() ? "default" : hw.net.name, format_bandwidth(hw.net.bandwidth.raw()),
+                     hw.net.latency.raw() * 1e6,
+                     uses.empty() ? fmt::format("unused here (all traffic within the NVLink domain of {})", hw.gpu.nvlink_domain)
                                   : "carries " + uses);
     return s;
 }
@@ -148,29 +149,29 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
     json j{{"hardware",
             {{"preset", hw.name},
              {"gpus", hw.deployment.gpus},
-             {"gpu_flops_per_s", hw.gpu_flops.raw()},
-             {"memory_type", hw.memory_type},
-             {"hbm_capacity_bytes", hw.hbm_capacity.raw()},
-             {"hbm_bandwidth_bytes_per_s", hw.hbm_bandwidth.raw()},
-             {"hbm_reserve_bytes", hw.hbm_reserve.raw()},
-             {"nvlink_bandwidth_bytes_per_s", hw.nvlink_bandwidth.raw()},
-             {"link", hw.link_name},
-             {"link_bandwidth_bytes_per_s", hw.link_bandwidth.raw()},
-             {"host", hw.cpu_name},
-             {"net", hw.net_name},
-             {"cpus_per_gpu", hw.cpus_per_gpu},
-             {"cpu_flops_per_s", hw.cpu_flops.raw()},
-             {"cpu_dram_bandwidth_bytes_per_s", hw.cpu_dram_bandwidth.raw()},
-             {"cpu_memory_bytes", hw.cpu_memory.raw()},
-             {"gpu_flops_fp8_per_s", hw.gpu_flops_fp8.raw()},
-             {"gpu_flops_fp4_per_s", hw.gpu_flops_fp4.raw()},
+             {"gpu_flops_per_s", hw.gpu.flops.raw()},
+             {"memory_type", hw.gpu.memory_type},
+             {"hbm_capacity_bytes", hw.gpu.hbm_capacity.raw()},
+             {"hbm_bandwidth_bytes_per_s", hw.gpu.hbm_bandwidth.raw()},
+             {"hbm_reserve_bytes", hw.gpu.hbm_reserve.raw()},
+             {"nvlink_bandwidth_bytes_per_s", hw.gpu.nvlink_bandwidth.raw()},
+             {"link", hw.link.name},
+             {"link_bandwidth_bytes_per_s", hw.link.bandwidth.raw()},
+             {"host", hw.host.name},
+             {"net", hw.net.name},
+             {"cpus_per_gpu", hw.host.cpus_per_gpu},
+             {"cpu_flops_per_s", hw.host.flops.raw()},
+             {"cpu_dram_bandwidth_bytes_per_s", hw.host.dram_bandwidth.raw()},
+             {"cpu_memory_bytes", hw.host.memory.raw()},
+             {"gpu_flops_fp8_per_s", hw.gpu.flops_fp8.raw()},
+             {"gpu_flops_fp4_per_s", hw.gpu.flops_fp4.raw()},
              {"gemm_flops_per_s", gemm_peak(hw, gemm_dtype(p)).raw()},
-             {"eta_compute", hw.eta_compute},
-             {"eta_mem", hw.eta_mem},
-             {"eta_cpu_compute", hw.eta_cpu_compute},
-             {"eta_dram", hw.eta_cpu_dram},
-             {"eta_link", hw.eta_link},
-             {"step_overhead_s", hw.step_overhead.raw()}}},
+             {"eta_compute", hw.gpu.eta_compute},
+             {"eta_mem", hw.gpu.eta_mem},
+             {"eta_cpu_compute", hw.host.eta_compute},
+             {"eta_dram", hw.host.eta_dram},
+             {"eta_link", hw.link.eta},
+             {"step_overhead_s", hw.gpu.step_overhead.raw()}}},
            {"model",
             {{"name", m.name},
              {"attention", m.attention == Attention::gqa ? "gqa" : "mla"},
@@ -214,13 +215,14 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     s += fmt::format("Inputs\n");
     s += fmt::format("  hardware  {} x{}: GPU {} {} | {} {} @ {} (reserve {}) | link {} {} per GPU\n", hw.name,
                      hw.deployment.gpus, format_flops(gemm_peak(hw, gemm_dtype(p)).raw()), math_words(hw, gemm_dtype(p)),
-                     hw.memory_type, format_bytes(hw.hbm_capacity.raw()), format_bandwidth(hw.hbm_bandwidth.raw()),
-                     format_bytes(hw.hbm_reserve.raw()), hw.link_name, format_bandwidth(hw.link_bandwidth.raw()));
-    s += fmt::format("            host {} x{:g} sockets per GPU: CPU {} | DRAM {} @ {}\n", hw.cpu_name, hw.cpus_per_gpu,
-                     format_flops(hw.cpu_flops.raw()), format_bytes(hw.cpu_memory.raw()),
-                     format_bandwidth(hw.cpu_dram_bandwidth.raw()));
+                     hw.gpu.memory_type, format_bytes(hw.gpu.hbm_capacity.raw()), format_bandwidth(hw.gpu.hbm_bandwidth.raw()),
+                     format_bytes(hw.gpu.hbm_reserve.raw()), hw.link.name, format_bandwidth(hw.link.bandwidth.raw()));
+    s += fmt::format("            host {} x{:g} sockets per GPU: CPU {} | DRAM {} @ {}\n", hw.host.name, hw.host.cpus_per_gpu,
+                     format_flops(hw.host.flops.raw()), format_bytes(hw.host.memory.raw()),
+                     format_bandwidth(hw.host.dram_bandwidth.raw()));
     s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms\n",
-                     hw.eta_compute, hw.eta_mem, hw.eta_cpu_compute, hw.eta_cpu_dram, hw.eta_link, hw.step_overhead.raw() * 1e3);
+                     hw.gpu.eta_compute, hw.gpu.eta_mem, hw.host.eta_compute, hw.host.eta_dram, hw.link.eta,
+                     hw.gpu.step_overhead.raw() * 1e3);
     s += parallel_text(hw, sc.model);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",

@@ -51,7 +51,7 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
                                       : std::string();
     return fmt::format("VERDICT: DOES NOT FIT — weights {} > HBM {} usable ({} x {} GPU(s) minus {} reserve each{})",
                        format_bytes(facts.weights.raw()), format_bytes(facts.hbm_usable.raw()), hw.deployment.gpus,
-                       format_bytes(hw.hbm_capacity.raw()), format_bytes(hw.hbm_reserve.raw()), stages);
+                       format_bytes(hw.gpu.hbm_capacity.raw()), format_bytes(hw.gpu.hbm_reserve.raw()), stages);
 }
 
 std::string capacity_text(const ScenarioFacts& facts) {

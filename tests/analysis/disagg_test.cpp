@@ -24,7 +24,7 @@ TEST_CASE("the CPU decode engine: its step by hand, and its batch fills the sock
     const PreparedScenario ps(sc);
     const auto& e = sc.mix.entries.front().cls;  // codex: one class
     const double S = e.context() + 0.5 * e.o_output, kv = ps.mc.kv_per_token.raw();
-    const double bw = sc.hardware.cpu_dram_bandwidth.raw() * sc.hardware.eta_cpu_dram;
+    const double bw = sc.hardware.host.dram_bandwidth.raw() * sc.hardware.host.eta_dram;
     const double b = s.cpu_batch;
     // DRAM-bound: the weights once plus every sequence's KV, plus the step overhead.
     CHECK_FALSE(s.cpu_compute_bound);
@@ -32,7 +32,7 @@ TEST_CASE("the CPU decode engine: its step by hand, and its batch fills the sock
     // Footprint: weights + the decoding sessions' KV + the idle ones' (b/(O·step) calls/s, each idle for its gap).
     const double idle = e.idle_gap.raw();
     const double footprint = ps.mc.weights.raw() + kv * S * (b + b / (e.o_output * s.cpu_step) * idle);
-    CHECK(footprint == Approx(sc.hardware.cpu_memory.raw()).epsilon(1e-9));
+    CHECK(footprint == Approx(sc.hardware.host.memory.raw()).epsilon(1e-9));
     CHECK(s.cpu_calls_per_s == Approx(b / (e.o_output * s.cpu_step)).epsilon(1e-12));
 }
 

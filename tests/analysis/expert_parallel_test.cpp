@@ -71,7 +71,7 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     // The same EP 72 over HGX-sized NVLink domains of 8: 7/72 stays on NVLink, 64/72 crosses the
     // 50 GB/s network (400 Gb/s NDR), which binds: 13,303,808 · (64/72) / 50e9 / 72 = 3.285e-6 s at an
     // even split, 3.696e-6 s on the busiest GPU; each all-to-all waits for the network's α (14 µs, NCCL's network step).
-    s.hardware.nvlink_domain = 8;
+    s.hardware.gpu.nvlink_domain = 8;
     const PreparedScenario pn(s);
     const double net = 1.125 * 13'303'808.0 * (64.0 / 72.0) / 50e9 / 72.0;
     CHECK(net == Approx(3.696e-6).epsilon(1e-3));
@@ -95,7 +95,7 @@ TEST_CASE("an EP degree dividing the routed experts is bit-identical to even sha
         CHECK(ps.mc.weights.raw() == w.total);
         CHECK(ps.mc.weights_routed.raw() == w.routed);
         // Plus the FP8 checkpoint's BF16 GEMMs (LM head, routers) at the BF16 peak: charge_bf16_gemms.
-        const double bf16_extra = (gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu_flops.raw() - 1.0) *
+        const double bf16_extra = (gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu.flops.raw() - 1.0) *
                                   ps.mc.bf16_linear_per_token.raw();
         CHECK(ps.mc.linear_per_token.raw() == linear_flop_per_token(s.model).raw() +
                                                   0.5 * (2.0 * pc.moe_layers * s.model.experts_active * pc.per_expert) +
@@ -153,8 +153,8 @@ TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothin
         const Scenario a = on("h200", model, 8);
         Scenario b = a;
         b.hardware.deployment.expert_imbalance = 3.0;
-        b.hardware.net_bandwidth = BytesPerSecond(1e3);
-        b.hardware.net_latency = Seconds(1e-3);
+        b.hardware.net.bandwidth = BytesPerSecond(1e3);
+        b.hardware.net.latency = Seconds(1e-3);
         const PreparedScenario pa(a), pb(b);
         CHECK(pb.ep_step_latency == 0.0);
         CHECK(ep_comm_per_token(pb.mc, pb.sys) == 0.0);
@@ -179,8 +179,8 @@ TEST_CASE("EP 1 reproduces today's numbers exactly: the EP figures change nothin
 TEST_CASE("EP's all-to-alls carry time on their own resource, and a slow network makes them bind", "[ep]") {
     Scenario s = on("h200", "deepseek-v3", 8);
     s.hardware.deployment.ep = 8;
-    s.hardware.nvlink_domain = 1;  // every GPU its own domain: all 7/8 over the network
-    s.hardware.net_bandwidth = BytesPerSecond(1e8);  // 0.1 GB/s
+    s.hardware.gpu.nvlink_domain = 1;  // every GPU its own domain: all 7/8 over the network
+    s.hardware.net.bandwidth = BytesPerSecond(1e8);  // 0.1 GB/s
     s.hardware.deployment.attention_dp = 1;  // no tensor-parallel all-reduce on the network beside them
     const ServingPoint p = evaluate(PreparedScenario(s), 0.0, 0.0);
     CHECK(p.util_sec[Resource::ep_alltoall] > 0.0);

@@ -11,7 +11,7 @@ using namespace kvroof;
 namespace {
 // The seed's host: a 22 GiB card over PCIe Gen3, 1.18 ms per layer per token.
 LayerHost seed_host(double compute_ms = 1.18) {
-    return {io::load_hardware("--hardware", "rtx-2080ti-22g").hbm_capacity, io::load_link("--link", "pcie-gen3-seed002"),
+    return {io::load_hardware("--hardware", "rtx-2080ti-22g").gpu.hbm_capacity, io::load_link("--link", "pcie-gen3-seed002"),
             milliseconds(compute_ms), std::nullopt};
 }
 double gib(Bytes b) { return b.raw() / kGibi; }

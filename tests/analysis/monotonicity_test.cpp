@@ -43,18 +43,18 @@ struct Lever {
     void (*scale)(HardwareSpec&, double);
 };
 const Lever kKnobs[] = {
-    {"hbm-bw", [](HardwareSpec& h, double x) { h.hbm_bandwidth = h.hbm_bandwidth * x; }},
-    {"hbm-cap", [](HardwareSpec& h, double x) { h.hbm_capacity = h.hbm_capacity * x; }},
-    {"gpu-flops", [](HardwareSpec& h, double x) { h.gpu_flops = h.gpu_flops * x; }},
-    {"c2c-bw", [](HardwareSpec& h, double x) { h.link_bandwidth = h.link_bandwidth * x; }},
-    {"cpu-dram-bw", [](HardwareSpec& h, double x) { h.cpu_dram_bandwidth = h.cpu_dram_bandwidth * x; }},
-    {"cpu-flops", [](HardwareSpec& h, double x) { h.cpu_flops = h.cpu_flops * x; }},
-    {"cpu-mem", [](HardwareSpec& h, double x) { h.cpu_memory = h.cpu_memory * x; }},
-    {"link-latency", [](HardwareSpec& h, double x) { h.link_latency = h.link_latency / x; }},  // better: a shorter round trip
-    {"nvlink-bw", [](HardwareSpec& h, double x) { h.nvlink_bandwidth = h.nvlink_bandwidth * x; }},
-    {"allreduce-latency", [](HardwareSpec& h, double x) { h.allreduce_latency = h.allreduce_latency / x; }},
-    {"net-bw", [](HardwareSpec& h, double x) { h.net_bandwidth = h.net_bandwidth * x; }},
-    {"net-latency", [](HardwareSpec& h, double x) { h.net_latency = h.net_latency / x; }},
+    {"hbm-bw", [](HardwareSpec& h, double x) { h.gpu.hbm_bandwidth = h.gpu.hbm_bandwidth * x; }},
+    {"hbm-cap", [](HardwareSpec& h, double x) { h.gpu.hbm_capacity = h.gpu.hbm_capacity * x; }},
+    {"gpu-flops", [](HardwareSpec& h, double x) { h.gpu.flops = h.gpu.flops * x; }},
+    {"c2c-bw", [](HardwareSpec& h, double x) { h.link.bandwidth = h.link.bandwidth * x; }},
+    {"cpu-dram-bw", [](HardwareSpec& h, double x) { h.host.dram_bandwidth = h.host.dram_bandwidth * x; }},
+    {"cpu-flops", [](HardwareSpec& h, double x) { h.host.flops = h.host.flops * x; }},
+    {"cpu-mem", [](HardwareSpec& h, double x) { h.host.memory = h.host.memory * x; }},
+    {"link-latency", [](HardwareSpec& h, double x) { h.link.latency = h.link.latency / x; }},  // better: a shorter round trip
+    {"nvlink-bw", [](HardwareSpec& h, double x) { h.gpu.nvlink_bandwidth = h.gpu.nvlink_bandwidth * x; }},
+    {"allreduce-latency", [](HardwareSpec& h, double x) { h.gpu.allreduce_latency = h.gpu.allreduce_latency / x; }},
+    {"net-bw", [](HardwareSpec& h, double x) { h.net.bandwidth = h.net.bandwidth * x; }},
+    {"net-latency", [](HardwareSpec& h, double x) { h.net.latency = h.net.latency / x; }},
 };
 
 struct Drawn {
@@ -119,7 +119,7 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         const bool ep = base.model.is_moe() && base.hardware.deployment.gpus > 1 && rng.uniform() < 0.5;
         if (ep) {
             base.hardware.deployment.ep = base.hardware.deployment.gpus;
-            if (rng.uniform() < 0.5) base.hardware.nvlink_domain = 1 + static_cast<int>(rng.index(2));
+            if (rng.uniform() < 0.5) base.hardware.gpu.nvlink_domain = 1 + static_cast<int>(rng.index(2));
             base.hardware.deployment.expert_imbalance = 1.0 + rng.uniform();
         }
         // Half the MLA scenarios on several GPUs run attention data-parallel (EP, when drawn, spans the group).
@@ -131,7 +131,7 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         if (pipe.uniform() < 0.25) {
             base.hardware.deployment.pp = std::min(base.model.layers, 2 + static_cast<int>(pipe.index(3)));
             base.hardware.deployment.pp_microbatches = pipe.uniform() < 0.3 ? 1 : 0;
-            if (pipe.uniform() < 0.5) base.hardware.nvlink_domain = base.hardware.deployment.gpus;
+            if (pipe.uniform() < 0.5) base.hardware.gpu.nvlink_domain = base.hardware.deployment.gpus;
         }
         const double fixed_f = rng.uniform();
         const Lever& knob = kKnobs[rng.index(std::size(kKnobs))];
@@ -139,7 +139,7 @@ TEST_CASE("better hardware never lowers throughput, and conservative <= optimist
         Scenario better = base;
         knob.scale(better.hardware, factor);
         INFO("kvroof verdict " << d.flags << " (ep " << base.hardware.deployment.ep << ", nvlink domain "
-                               << base.hardware.nvlink_domain << ", expert imbalance "
+                               << base.hardware.gpu.nvlink_domain << ", expert imbalance "
                                << base.hardware.deployment.expert_imbalance << ", attention-dp "
                                << base.hardware.deployment.attention_dp << ", pp " << base.hardware.deployment.pp << " x"
                                << base.hardware.deployment.pp_microbatches << " micro-batches"

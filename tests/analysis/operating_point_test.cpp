@@ -264,13 +264,13 @@ TEST_CASE("max_seqs caps the requests the engine runs, the rest queue, and a rat
 
 TEST_CASE("GEMMs run at the peak of their precision, INT4 weights compute in BF16", "[point][dtype]") {
     HardwareSpec h;
-    h.gpu_flops = FlopPerSecond(1e15);
-    h.gpu_flops_fp8 = FlopPerSecond(2e15);
-    h.gpu_flops_fp4 = FlopPerSecond(4e15);
+    h.gpu.flops = FlopPerSecond(1e15);
+    h.gpu.flops_fp8 = FlopPerSecond(2e15);
+    h.gpu.flops_fp4 = FlopPerSecond(4e15);
     CHECK(gemm_peak(h, DType::bf16).raw() == 1e15);
     CHECK(gemm_peak(h, DType::fp8).raw() == 2e15);
     CHECK(gemm_peak(h, DType::fp4).raw() == 4e15);
-    h.gpu_flops_fp4 = FlopPerSecond(0.0);  // a GPU without FP4 math (Hopper) dequantises into BF16 GEMMs
+    h.gpu.flops_fp4 = FlopPerSecond(0.0);  // a GPU without FP4 math (Hopper) dequantises into BF16 GEMMs
     CHECK(gemm_peak(h, DType::fp4).raw() == 1e15);
     PolicySpec p;
     p.weight_dtype = DType::fp8;

@@ -39,7 +39,7 @@ TEST_CASE("sim with pipeline stages: the limiting case agrees with the closed fo
 TEST_CASE("sim with pipeline stages and parked sessions: each stage's link moves its share, Little's law holds", "[sim][pp]") {
     Scenario one = staged("h200", "llama-3.1-8b", 1, 1, 2048, 256), two = staged("h200", "llama-3.1-8b", 1, 2, 2048, 256);
     for (Scenario* s : {&one, &two}) {
-        s->hardware.eta_link_bidir = 1;  // each direction at its full rate whatever the other does: busy = bytes / rate
+        s->hardware.link.eta_bidir = 1;  // each direction at its full rate whatever the other does: busy = bytes / rate
         s->mix.entries[0].cls.s_cached = 8192;
         s->mix.entries[0].cls.idle_gap = Seconds(2.0);
         s->policy.idle = IdlePolicy::park;

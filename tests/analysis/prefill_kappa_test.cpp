@@ -14,7 +14,7 @@ namespace {
 double kappa(const char* model, const char* hardware, const char* link) {
     const ModelSpec m = io::load_model("--model", model);
     return kappa_crit(prefill_flop_per_token(m), kv_bytes_per_token(m, DType::bf16), io::load_link("--link", link),
-                      io::load_hardware("--hardware", hardware).prefill_flops);
+                      io::load_hardware("--hardware", hardware).gpu.prefill_flops);
 }
 bool prints_as(double v, const char* printed) {
     const std::string p(printed);

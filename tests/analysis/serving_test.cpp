@@ -24,12 +24,12 @@ Scenario decode_only(double cpu_scale) {
     s.mix.entries.at(0).cls = CallClass{"decode", 64000, 0, 500, Seconds(0)};
     s.policy.r = 0;
     s.policy.slo_tpot.reset();
-    s.hardware.gpu_flops = s.hardware.gpu_flops * 1e6;  // keep the GPU HBM-bound
-    s.hardware.cpu_flops = s.hardware.cpu_flops * cpu_scale;
-    s.hardware.cpu_dram_bandwidth = s.hardware.cpu_dram_bandwidth * cpu_scale;
-    s.hardware.link_bandwidth = s.hardware.link_bandwidth * cpu_scale;
-    s.hardware.link_latency = s.hardware.link_latency / cpu_scale;  // an infinitely fast link has no round trip either
-    s.hardware.cpu_memory = s.hardware.cpu_memory * 1e6;
+    s.hardware.gpu.flops = s.hardware.gpu.flops * 1e6;  // keep the GPU HBM-bound
+    s.hardware.host.flops = s.hardware.host.flops * cpu_scale;
+    s.hardware.host.dram_bandwidth = s.hardware.host.dram_bandwidth * cpu_scale;
+    s.hardware.link.bandwidth = s.hardware.link.bandwidth * cpu_scale;
+    s.hardware.link.latency = s.hardware.link.latency / cpu_scale;  // an infinitely fast link has no round trip either
+    s.hardware.host.memory = s.hardware.host.memory * 1e6;
     return s;
 }
 }  // namespace
@@ -37,9 +37,9 @@ Scenario decode_only(double cpu_scale) {
 TEST_CASE("f = 0 is the no-offload baseline: the CPU side and ov do not matter", "[serving]") {
     const Scenario a = test::default_scenario();
     Scenario b = a;
-    b.hardware.cpu_flops = b.hardware.cpu_flops * 0.001;
-    b.hardware.cpu_dram_bandwidth = b.hardware.cpu_dram_bandwidth * 0.001;
-    b.hardware.link_bandwidth = b.hardware.link_bandwidth * 0.001;
+    b.hardware.host.flops = b.hardware.host.flops * 0.001;
+    b.hardware.host.dram_bandwidth = b.hardware.host.dram_bandwidth * 0.001;
+    b.hardware.link.bandwidth = b.hardware.link.bandwidth * 0.001;
     const PreparedScenario pa(a), pb(b);
     const ServingPoint x = evaluate(pa, 0.0, 0.0);
     CHECK(x.throughput > 0);
@@ -116,9 +116,9 @@ TEST_CASE("with an infinitely fast CPU and link the gain equals the capacity gai
 
 TEST_CASE("the link latency adds L round trips to the offloaded path of every step with f > 0", "[serving][link-latency]") {
     Scenario s = decode_only(1.0);
-    s.hardware.link_latency = Seconds(0.0);
+    s.hardware.link.latency = Seconds(0.0);
     Scenario t = s;
-    t.hardware.link_latency = milliseconds(0.01);  // 10 µs per layer
+    t.hardware.link.latency = milliseconds(0.01);  // 10 µs per layer
     const PreparedScenario a(s), b(t);
     CHECK(b.offload_step_latency == Approx(s.model.layers * 1e-5));  // 80 layers: 0.8 ms per step
     // f = 0 exchanges nothing: the round trip is not charged.
@@ -138,13 +138,13 @@ TEST_CASE("the link latency adds L round trips to the offloaded path of every st
 TEST_CASE("more HBM, link bandwidth, CPU bandwidth or CPU FLOP/s never lowers throughput", "[serving][monotone]") {
     using Edit = void (*)(HardwareSpec&);
     const Edit edits[] = {
-        [](HardwareSpec& h) { h.hbm_capacity = h.hbm_capacity * 1.5; },
-        [](HardwareSpec& h) { h.hbm_bandwidth = h.hbm_bandwidth * 1.5; },
-        [](HardwareSpec& h) { h.link_bandwidth = h.link_bandwidth * 2.0; },
-        [](HardwareSpec& h) { h.cpu_dram_bandwidth = h.cpu_dram_bandwidth * 2.0; },
-        [](HardwareSpec& h) { h.cpu_flops = h.cpu_flops * 2.0; },
-        [](HardwareSpec& h) { h.gpu_flops = h.gpu_flops * 2.0; },
-        [](HardwareSpec& h) { h.cpu_memory = h.cpu_memory * 2.0; },
+        [](HardwareSpec& h) { h.gpu.hbm_capacity = h.gpu.hbm_capacity * 1.5; },
+        [](HardwareSpec& h) { h.gpu.hbm_bandwidth = h.gpu.hbm_bandwidth * 1.5; },
+        [](HardwareSpec& h) { h.link.bandwidth = h.link.bandwidth * 2.0; },
+        [](HardwareSpec& h) { h.host.dram_bandwidth = h.host.dram_bandwidth * 2.0; },
+        [](HardwareSpec& h) { h.host.flops = h.host.flops * 2.0; },
+        [](HardwareSpec& h) { h.gpu.flops = h.gpu.flops * 2.0; },
+        [](HardwareSpec& h) { h.host.memory = h.host.memory * 2.0; },
     };
     for (const Scenario& s : {test::default_scenario(), sparse_example()}) {
         const PreparedScenario before(s);

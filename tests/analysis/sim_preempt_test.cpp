@@ -25,7 +25,7 @@ Pair tight_pair() {
     p.sc = test::bench_scenario("h200", "llama-3.1-8b", 1, 1);
     {
         const PreparedScenario ps(p.sc);
-        p.sc.hardware.hbm_reserve = Bytes(p.sc.hardware.hbm_reserve.raw() + ps.hbm_free_bytes() - 10e9);
+        p.sc.hardware.gpu.hbm_reserve = Bytes(p.sc.hardware.gpu.hbm_reserve.raw() + ps.hbm_free_bytes() - 10e9);
     }
     const PreparedScenario ps(p.sc);
     p.kv = ps.mc.kv_gpu_per_token.raw();

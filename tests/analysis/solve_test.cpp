@@ -34,7 +34,7 @@ TEST_CASE("the HBM that fits Llama-3.1-405B and one codex session is weights + r
     const SolveResult r = solve(base, spec("hbm-cap", SolveTarget::fits, 0, 10e9, 5e12));
     REQUIRE(r.outcome == SolveOutcome::at_least);
     const ScenarioFacts& f = r.at_answer.facts;
-    const double by_hand = f.weights.raw() + base.hardware.hbm_reserve.raw() + f.session_kv_max.raw();
+    const double by_hand = f.weights.raw() + base.hardware.gpu.hbm_reserve.raw() + f.session_kv_max.raw();
     CHECK(r.answer == Approx(by_hand).epsilon(1e-5));
     CHECK(r.metric_at_answer == 1.0);
     CHECK(r.at_answer.verdict.kind != VerdictKind::does_not_fit);
@@ -52,7 +52,7 @@ TEST_CASE("a bankable-gain target: met at the answer, missed just below it, and 
     CHECK(at.gain_bankable >= 1.2);
     CHECK(at.best_conservative.f > 0);
     CHECK(below.gain_bankable < 1.2);
-    CHECK(r.answer > base.hardware.cpus_per_gpu);  // the machine's half Grace does not bank 1.2x (the default's verdict)
+    CHECK(r.answer > base.hardware.host.cpus_per_gpu);  // the machine's half Grace does not bank 1.2x (the default's verdict)
 }
 
 TEST_CASE("a whole knob answers in whole numbers: the GPUs for a throughput, and one fewer misses it", "[solve]") {

@@ -68,7 +68,7 @@ TEST_CASE("a group beyond the NVLink domain all-reduces hierarchically: NVLink i
     // 16 H100s in domains of 8 (k = 2), default network 50 GB/s and 14 us: inside 2·7/8 over 0.8 x 450 GB/s,
     // between the domains each GPU's 1/8 shard 2·(1/2) over its NIC; α 5 us plus 2(k − 1) = 2 network steps.
     const Scenario s = on("h100-sxm", "llama-3.1-70b", 16);
-    REQUIRE(s.hardware.nvlink_domain == 8);
+    REQUIRE(s.hardware.gpu.nvlink_domain == 8);
     const PreparedScenario ps(s);
     CHECK(ps.sys.allreduce_s_per_byte == Approx(2.0 * 7 / 8 / (0.8 * 450e9) + 2.0 * 0.5 / (8 * 50e9)).epsilon(1e-12));
     CHECK(ps.sys.allreduce_latency == Approx(5e-6 + 2 * 14e-6).epsilon(1e-12));
@@ -78,17 +78,17 @@ TEST_CASE("a group beyond the NVLink domain all-reduces hierarchically: NVLink i
     CHECK(PreparedScenario(eight).sys.allreduce_s_per_byte == 2.0 * 7 / 8 / (0.8 * 450e9));
     // A domain of one GPU (GH200): the whole all-reduce crosses the network, 2(t − 1)/t of the message.
     const Scenario gh = on("gh200", "llama-3.1-70b", 2);
-    REQUIRE(gh.hardware.nvlink_domain == 1);
+    REQUIRE(gh.hardware.gpu.nvlink_domain == 1);
     const PreparedScenario pg(gh);
-    CHECK(pg.sys.allreduce_s_per_byte == Approx(2.0 * 0.5 / gh.hardware.net_bandwidth.raw()).epsilon(1e-12));
-    CHECK(pg.sys.allreduce_latency == Approx(2 * gh.hardware.net_latency.raw()).epsilon(1e-12));
+    CHECK(pg.sys.allreduce_s_per_byte == Approx(2.0 * 0.5 / gh.hardware.net.bandwidth.raw()).epsilon(1e-12));
+    CHECK(pg.sys.allreduce_latency == Approx(2 * gh.hardware.net.latency.raw()).epsilon(1e-12));
 }
 
 TEST_CASE("one GPU has no all-reduce: the fabric's figures change nothing there, and only TP numbers elsewhere", "[tp]") {
     Scenario a = on("h100-sxm", "llama-3.1-8b", 1);
     Scenario b = a;
-    b.hardware.nvlink_bandwidth = BytesPerSecond(1e3);
-    b.hardware.allreduce_latency = Seconds(1e-3);
+    b.hardware.gpu.nvlink_bandwidth = BytesPerSecond(1e3);
+    b.hardware.gpu.allreduce_latency = Seconds(1e-3);
     const PreparedScenario pa(a), pb(b);
     CHECK(pb.tp_step_latency == 0.0);
     CHECK(pb.kv_replication == 1.0);
@@ -99,9 +99,9 @@ TEST_CASE("one GPU has no all-reduce: the fabric's figures change nothing there,
     // At 4 GPUs a faster fabric raises throughput, a slower one lowers it.
     Scenario t = on("h100-sxm", "llama-3.1-70b", 4);
     Scenario fast = t, slow = t;
-    fast.hardware.nvlink_bandwidth = t.hardware.nvlink_bandwidth * 4.0;
-    fast.hardware.allreduce_latency = t.hardware.allreduce_latency / 4.0;
-    slow.hardware.nvlink_bandwidth = t.hardware.nvlink_bandwidth / 4.0;
+    fast.hardware.gpu.nvlink_bandwidth = t.hardware.gpu.nvlink_bandwidth * 4.0;
+    fast.hardware.gpu.allreduce_latency = t.hardware.gpu.allreduce_latency / 4.0;
+    slow.hardware.gpu.nvlink_bandwidth = t.hardware.gpu.nvlink_bandwidth / 4.0;
     const double base = optimise_f(PreparedScenario(t), 0.0).throughput;
     CHECK(optimise_f(PreparedScenario(fast), 0.0).throughput > base);
     CHECK(optimise_f(PreparedScenario(slow), 0.0).throughput < base);

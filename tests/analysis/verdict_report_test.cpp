@@ -52,7 +52,8 @@ TEST_CASE("scenario facts: the HBM left for KV and the sessions it holds check b
     CHECK(f.scenario.model.name == sc.model.name);
     CHECK(f.weights == weight_bytes(sc.model, sc.policy.weight_dtype));
     CHECK(f.kv_per_token == kv_bytes_per_token(sc.model, sc.policy.kv_dtype));
-    CHECK(f.hbm_usable.raw() == Approx(sc.hardware.deployment.gpus * (sc.hardware.hbm_capacity - sc.hardware.hbm_reserve).raw()));
+    CHECK(f.hbm_usable.raw() ==
+          Approx(sc.hardware.deployment.gpus * (sc.hardware.gpu.hbm_capacity - sc.hardware.gpu.hbm_reserve).raw()));
     CHECK(f.hbm_free.raw() == Approx(f.hbm_usable.raw() - f.weights.raw()));
     REQUIRE(f.classes.size() == sc.mix.entries.size());
     const ClassFit& c = f.classes.front();
@@ -104,7 +105,7 @@ TEST_CASE("mix table: the grid, the baseline row, and best f no worse than any g
 
 TEST_CASE("report studies: a band table has no rows where nothing fits, a walkthrough matches its verdict", "[report]") {
     Scenario big = test::default_scenario();
-    big.hardware.hbm_capacity = gigabytes(10);
+    big.hardware.gpu.hbm_capacity = gigabytes(10);
     const BandTable none = band_table(big, f_divisions(10));
     CHECK(none.report.verdict.kind == VerdictKind::does_not_fit);
     CHECK(none.rows.empty());

@@ -28,7 +28,7 @@ TEST_CASE("a kvroof probe host file round-trips: gb200's half Grace becomes half
     const std::string path = test::temp_json_file("probe_host", io::probe_host_preset(r).dump(2) + "\n");
 
     const Scenario sc = with_host("gb200", path);
-    CHECK(sc.hardware.cpu_name == "probe-box");
+    CHECK(sc.hardware.host.name == "probe-box");
     // Measured figures are achieved rates: the probe writes both efficiencies as 1.
     const SystemRates sys = system_rates(sc.hardware);
     CHECK(sys.cpu_dram_bandwidth.raw() == Approx(0.5 * 24e9).epsilon(1e-12));  // gb200: 0.5 CPU per GPU
@@ -36,8 +36,8 @@ TEST_CASE("a kvroof probe host file round-trips: gb200's half Grace becomes half
     CHECK(sys.cpu_memory.raw() == Approx(0.5 * 64e9).epsilon(1e-12));
     // Everything else is gb200's.
     const Scenario gb = with_host("gb200", "");
-    CHECK(sc.hardware.hbm_bandwidth.raw() == gb.hardware.hbm_bandwidth.raw());
-    CHECK(sc.hardware.link_bandwidth.raw() == gb.hardware.link_bandwidth.raw());
+    CHECK(sc.hardware.gpu.hbm_bandwidth.raw() == gb.hardware.gpu.hbm_bandwidth.raw());
+    CHECK(sc.hardware.link.bandwidth.raw() == gb.hardware.link.bandwidth.raw());
 }
 
 TEST_CASE("a host after the hardware replaces every host figure, absent keys as defaults, not the old host's",
@@ -45,18 +45,18 @@ TEST_CASE("a host after the hardware replaces every host figure, absent keys as 
     // rtx-4090's host is desktop-ddr5 (no eta_dram: the default 0.5); gb200's is grace (eta_dram 0.85).
     const HardwareSpec want = with_host("rtx-4090", "").hardware;
     const HardwareSpec got = with_host("gb200", "desktop-ddr5").hardware;
-    CHECK(got.cpu_name == "desktop-ddr5");
-    CHECK(got.cpu_flops.raw() == want.cpu_flops.raw());
-    CHECK(got.cpu_dram_bandwidth.raw() == want.cpu_dram_bandwidth.raw());
-    CHECK(got.cpu_memory.raw() == want.cpu_memory.raw());
-    CHECK(got.eta_cpu_dram == 0.5);
-    CHECK(got.eta_cpu_compute == want.eta_cpu_compute);
+    CHECK(got.host.name == "desktop-ddr5");
+    CHECK(got.host.flops.raw() == want.host.flops.raw());
+    CHECK(got.host.dram_bandwidth.raw() == want.host.dram_bandwidth.raw());
+    CHECK(got.host.memory.raw() == want.host.memory.raw());
+    CHECK(got.host.eta_dram == 0.5);
+    CHECK(got.host.eta_compute == want.host.eta_compute);
     // The hardware preset's own host changes nothing.
     const HardwareSpec same = with_host("gb200", "grace").hardware;
     const HardwareSpec gb = with_host("gb200", "").hardware;
-    CHECK(same.cpu_dram_bandwidth.raw() == gb.cpu_dram_bandwidth.raw());
-    CHECK(same.eta_cpu_dram == gb.eta_cpu_dram);
-    CHECK(same.cpu_name == gb.cpu_name);
+    CHECK(same.host.dram_bandwidth.raw() == gb.host.dram_bandwidth.raw());
+    CHECK(same.host.eta_dram == gb.host.eta_dram);
+    CHECK(same.host.name == gb.host.name);
 }
 
 TEST_CASE("a host file is validated like a preset, each error naming the flag and the file", "[presets][host]") {

@@ -87,8 +87,8 @@ TEST_CASE("eta sets both efficiencies and eta-compute, eta-mem override it", "[k
     in.set("eta", "0.7");
     in.set("eta-mem", "0.3");
     const Scenario s = build_scenario(in).scenario;
-    CHECK(s.hardware.eta_compute == 0.7);
-    CHECK(s.hardware.eta_mem == 0.3);
+    CHECK(s.hardware.gpu.eta_compute == 0.7);
+    CHECK(s.hardware.gpu.eta_mem == 0.3);
 }
 
 TEST_CASE("c2c-bw overrides the link preset's bandwidth whatever the order given", "[knobs]") {
@@ -96,13 +96,13 @@ TEST_CASE("c2c-bw overrides the link preset's bandwidth whatever the order given
     in.set("c2c-bw", "100");
     in.set("link", "pcie-gen5");
     const Scenario s = build_scenario(in).scenario;
-    CHECK(s.hardware.link_bandwidth.raw() == Approx(100e9));
-    CHECK(s.hardware.link_name == "custom");
+    CHECK(s.hardware.link.bandwidth.raw() == Approx(100e9));
+    CHECK(s.hardware.link.name == "custom");
     ScenarioInputs only_link;
     only_link.set("link", "pcie-gen5");
     const Scenario l = build_scenario(only_link).scenario;
-    CHECK(l.hardware.link_bandwidth.raw() == Approx(63e9));
-    CHECK(l.hardware.link_name == "pcie-gen5");
+    CHECK(l.hardware.link.bandwidth.raw() == Approx(63e9));
+    CHECK(l.hardware.link.name == "pcie-gen5");
 }
 
 TEST_CASE("a link preset's figures are read through the table", "[knobs][presets]") {
@@ -160,8 +160,8 @@ TEST_CASE("a sweep point assembled from typed values equals the scenario built f
         in.set(s.substr(0, s.find('=')), s.substr(s.find('=') + 1));
     }
     const Scenario sc = build_scenario(in).scenario;
-    CHECK(sc.hardware.link_bandwidth.raw() == Approx(100e9));
-    CHECK(sc.hardware.eta_mem == 0.4);
+    CHECK(sc.hardware.link.bandwidth.raw() == Approx(100e9));
+    CHECK(sc.hardware.gpu.eta_mem == 0.4);
     const PreparedScenario ps(sc);
     std::string want;
     append_number6(want, band(ps, 0.25).conservative.throughput);
@@ -181,7 +181,7 @@ TEST_CASE("the echo lists every numeric knob by its column, in its bare unit", "
 
 TEST_CASE("a row's bounds are the range its spec check enforces", "[knobs]") {
     Scenario base = default_scenario();
-    base.hardware.hbm_reserve = Bytes(0.0);  // hbm-reserve < hbm-cap would otherwise bound hbm-cap from below
+    base.hardware.gpu.hbm_reserve = Bytes(0.0);  // hbm-reserve < hbm-cap would otherwise bound hbm-cap from below
     for (const Knob& k : knobs()) {
         if (k.grid_only || !k.access.get || !std::isfinite(k.lo) || !std::isfinite(k.hi)) continue;
         if (k.name == "ep") continue;  // a divisor of gpus on a MoE model: its own test below

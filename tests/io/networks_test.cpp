@@ -40,20 +40,20 @@ TEST_CASE("every network preset says which figure is nominal or measured and whe
 TEST_CASE("the net knob sets the network figures and net-bw / net-latency given too override them", "[presets][net]") {
     // 800 Gb/s XDR = 100 GB/s per direction; 400 Gb/s NDR = 50 GB/s; DeepEP's measured NDR all-to-all 43 GB/s.
     const Scenario xdr = built({{"net", "ib-xdr"}});
-    CHECK(xdr.hardware.net_bandwidth.raw() == 100e9);
-    CHECK(xdr.hardware.net_latency.raw() == Approx(14e-6).epsilon(1e-12));  // 14 · 1e-6 from the file: may be one ulp off 14e-6
-    CHECK(xdr.hardware.net_name == "ib-xdr");
-    CHECK(built({{"net", "ib-ndr-measured"}}).hardware.net_bandwidth.raw() == 43e9);
+    CHECK(xdr.hardware.net.bandwidth.raw() == 100e9);
+    CHECK(xdr.hardware.net.latency.raw() == Approx(14e-6).epsilon(1e-12));  // 14 · 1e-6 from the file: may be one ulp off 14e-6
+    CHECK(xdr.hardware.net.name == "ib-xdr");
+    CHECK(built({{"net", "ib-ndr-measured"}}).hardware.net.bandwidth.raw() == 43e9);
     const Scenario over = built({{"net", "ib-xdr"}, {"net-bw", "60GB/s"}});
-    CHECK(over.hardware.net_bandwidth.raw() == 60e9);
-    CHECK(over.hardware.net_latency.raw() == xdr.hardware.net_latency.raw());  // the preset's, not overridden
-    CHECK(built({{"net-latency", "4us"}, {"net", "roce-400g"}}).hardware.net_latency.raw() ==
+    CHECK(over.hardware.net.bandwidth.raw() == 60e9);
+    CHECK(over.hardware.net.latency.raw() == xdr.hardware.net.latency.raw());  // the preset's, not overridden
+    CHECK(built({{"net-latency", "4us"}, {"net", "roce-400g"}}).hardware.net.latency.raw() ==
           4e-6);  // flag order does not matter
     // A file of the entry schema works wherever a name does.
     const Scenario file = built({{"net", KVROOF_TEST_FIXTURES "/custom_network.json"}});
-    CHECK(file.hardware.net_bandwidth.raw() == 25e9);
-    CHECK(file.hardware.net_latency.raw() == 3e-6);
-    CHECK(file.hardware.net_name == "my-net");
+    CHECK(file.hardware.net.bandwidth.raw() == 25e9);
+    CHECK(file.hardware.net.latency.raw() == 3e-6);
+    CHECK(file.hardware.net.name == "my-net");
     CHECK_THROWS_WITH(built({{"net", "ib-hdr"}}),
                       Catch::Contains("--net: unknown networks preset 'ib-hdr'") && Catch::Contains("did you mean 'ib-ndr'?"));
 }
@@ -65,16 +65,16 @@ TEST_CASE("hardware presets without a network keep the default, which ib-ndr equ
     for (const char* n : {"h100-sxm", "h200", "b200", "gb200"}) {
         INFO(n);
         const HardwareSpec hw = io::load_hardware("--hardware", n);
-        CHECK(hw.net_name.empty());
-        CHECK(hw.net_bandwidth.raw() == defaults.net_bandwidth.raw());
-        CHECK(hw.net_latency.raw() == defaults.net_latency.raw());
+        CHECK(hw.net.name.empty());
+        CHECK(hw.net.bandwidth.raw() == defaults.net.bandwidth.raw());
+        CHECK(hw.net.latency.raw() == defaults.net.latency.raw());
     }
     const Scenario ndr = built({{"net", "ib-ndr"}});
-    CHECK(ndr.hardware.net_bandwidth.raw() == defaults.net_bandwidth.raw());
-    CHECK(ndr.hardware.net_latency.raw() == Approx(defaults.net_latency.raw()).epsilon(1e-12));
+    CHECK(ndr.hardware.net.bandwidth.raw() == defaults.net.bandwidth.raw());
+    CHECK(ndr.hardware.net.latency.raw() == Approx(defaults.net.latency.raw()).epsilon(1e-12));
     const HardwareSpec gb300 = io::load_hardware("--hardware", "gb300");
-    CHECK(gb300.net_name == "ib-xdr");
-    CHECK(gb300.net_bandwidth.raw() == 100e9);
+    CHECK(gb300.net.name == "ib-xdr");
+    CHECK(gb300.net.bandwidth.raw() == 100e9);
 }
 
 TEST_CASE("ib-xdr halves the network-bound all-to-all time of ib-ndr", "[presets][net][ep]") {
@@ -104,21 +104,21 @@ TEST_CASE("a deployment sets the hardware preset, GPUs, NVLink domain and networ
     const Scenario h100 = built({{"deployment", "hgx-h100x8"}});
     CHECK(h100.hardware.name == "h100-sxm");
     CHECK(h100.hardware.deployment.gpus == 8);
-    CHECK(h100.hardware.nvlink_domain == 8);
-    CHECK(h100.hardware.net_name == "ib-ndr");
+    CHECK(h100.hardware.gpu.nvlink_domain == 8);
+    CHECK(h100.hardware.net.name == "ib-ndr");
     const Scenario rack = built({{"deployment", "gb200-nvl72"}});
     CHECK(rack.hardware.deployment.gpus == 72);
-    CHECK(rack.hardware.nvlink_domain == 72);
+    CHECK(rack.hardware.gpu.nvlink_domain == 72);
     const Scenario pair = built({{"deployment", "gh200x2"}});
     CHECK(pair.hardware.name == "gh200");
     CHECK(pair.hardware.deployment.gpus == 2);
-    CHECK(pair.hardware.nvlink_domain == 2);
-    CHECK(pair.hardware.net_name == "roce-400g");
+    CHECK(pair.hardware.gpu.nvlink_domain == 2);
+    CHECK(pair.hardware.net.name == "roce-400g");
     // Explicit flags override the deployment's values.
     const Scenario fewer = built({{"deployment", "gb200-nvl72"}, {"gpus", "8"}, {"net", "ib-xdr"}});
     CHECK(fewer.hardware.deployment.gpus == 8);
-    CHECK(fewer.hardware.nvlink_domain == 72);
-    CHECK(fewer.hardware.net_bandwidth.raw() == 100e9);
+    CHECK(fewer.hardware.gpu.nvlink_domain == 72);
+    CHECK(fewer.hardware.net.bandwidth.raw() == 100e9);
     // It names its own hardware: with --hardware it is refused.
     CHECK_THROWS_WITH(built({{"deployment", "hgx-h100x8"}, {"hardware", "h200"}}),
                       Catch::Contains("--deployment: names its own hardware preset, so it cannot be combined with --hardware"));
@@ -141,7 +141,7 @@ TEST_CASE("a deployment is exactly its hardware preset with its GPUs, NVLink dom
         const ServingPoint x = evaluate(PreparedScenario(a), 0.0, 0.0), y = evaluate(PreparedScenario(b), 0.0, 0.0);
         CHECK(x.throughput == y.throughput);
         CHECK(x.tpot == y.tpot);
-        CHECK(a.hardware.net_bandwidth.raw() == b.hardware.net_bandwidth.raw());
+        CHECK(a.hardware.net.bandwidth.raw() == b.hardware.net.bandwidth.raw());
     }
 }
 

@@ -18,10 +18,10 @@ TEST_CASE("plain prefill inputs are verdict's default scenario", "[offload_input
     CHECK(s.workload.name == io::kDefaultWorkload);
     CHECK(s.tp.gpus == def.hardware.deployment.gpus);
     // The link is the preset's own share per GPU, as verdict's: GB200's 450 GB/s C2C over its 2 GPUs.
-    CHECK(s.link_name == def.hardware.link_name);
-    CHECK(s.link.raw() == def.hardware.link_bandwidth.raw());
+    CHECK(s.link_name == def.hardware.link.name);
+    CHECK(s.link.raw() == def.hardware.link.bandwidth.raw());
     // C_eff as verdict's GEMMs: 0.7 x the dense peak in the weights' precision (bf16).
-    CHECK(s.c_eff.raw() == Approx(def.hardware.eta_compute * def.hardware.gpu_flops.raw()));
+    CHECK(s.c_eff.raw() == Approx(def.hardware.gpu.eta_compute * def.hardware.gpu.flops.raw()));
 }
 
 TEST_CASE("prefill's seed switch is the κ_crit paper's scenario", "[offload_inputs]") {
@@ -49,10 +49,10 @@ TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the defau
     CHECK(c.layers == def.model.layers);
     CHECK(s.hardware == def.hardware.name);
     CHECK(s.tp == std::vector<int>{def.hardware.deployment.gpus});
-    CHECK(s.host.card_budget.raw() == def.hardware.hbm_capacity.raw());
-    CHECK(s.host.link.raw() == def.hardware.link_bandwidth.raw());
+    CHECK(s.host.card_budget.raw() == def.hardware.gpu.hbm_capacity.raw());
+    CHECK(s.host.link.raw() == def.hardware.link.bandwidth.raw());
     // One layer's weights read from HBM at eta_mem, in ms.
-    CHECK(s.compute_ms == Approx(c.layer_bytes.raw() / (def.hardware.eta_mem * def.hardware.hbm_bandwidth.raw()) * 1e3));
+    CHECK(s.compute_ms == Approx(c.layer_bytes.raw() / (def.hardware.gpu.eta_mem * def.hardware.gpu.hbm_bandwidth.raw()) * 1e3));
     // The same checkpoint as --model with the default weight precision, bit for bit.
     io::LayersInputs by_model;
     by_model.scenario.set("model", def.model.name);

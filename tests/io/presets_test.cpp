@@ -36,9 +36,9 @@ TEST_CASE("the issue's hardware and model presets are all there", "[presets]") {
 
 TEST_CASE("gb200 gives each GPU half a Grace and half the C2C", "[presets]") {
     const HardwareSpec hw = io::load_hardware("--hardware", "gb200");
-    CHECK(hw.cpus_per_gpu == 0.5);
-    CHECK(hw.link_bandwidth.raw() == 225e9);
-    CHECK(hw.hbm_capacity.raw() == 186e9);
+    CHECK(hw.host.cpus_per_gpu == 0.5);
+    CHECK(hw.link.bandwidth.raw() == 225e9);
+    CHECK(hw.gpu.hbm_capacity.raw() == 186e9);
 }
 
 TEST_CASE("host presets are one CPU socket each, so an 8-GPU x86 server with two sockets has 0.25 per GPU", "[presets]") {
@@ -46,32 +46,32 @@ TEST_CASE("host presets are one CPU socket each, so an 8-GPU x86 server with two
     // servers at 0.125 per GPU. One Xeon 8480+ socket: 8 channels x 4800 MT/s x 8 B = 307.2 GB/s; per GPU of
     // an 8-GPU board with two sockets: 2 x 307.2 / 8 = 76.8 GB/s, as before the split.
     const HardwareSpec hw = io::load_hardware("--hardware", "h100-sxm");
-    CHECK(hw.cpus_per_gpu == 0.25);
-    CHECK(hw.cpu_dram_bandwidth.raw() == Approx(307.2e9));
-    CHECK(hw.cpus_per_gpu * hw.cpu_dram_bandwidth.raw() == Approx(76.8e9));
+    CHECK(hw.host.cpus_per_gpu == 0.25);
+    CHECK(hw.host.dram_bandwidth.raw() == Approx(307.2e9));
+    CHECK(hw.host.cpus_per_gpu * hw.host.dram_bandwidth.raw() == Approx(76.8e9));
     // Every x86 GPU preset: two sockets per 8 GPUs.
     for (const char* n : {"b200", "h200", "h100-sxm", "a100-80g", "mi300x", "b300"})
-        CHECK(io::load_hardware("--hardware", n).cpus_per_gpu * 8 == 2);
+        CHECK(io::load_hardware("--hardware", n).host.cpus_per_gpu * 8 == 2);
 }
 
 TEST_CASE("PCIe cards name their GDDR memory, HBM GPUs keep HBM", "[presets]") {
-    CHECK(io::load_hardware("--hardware", "rtx-4090").memory_type == "GDDR6X");
-    CHECK(io::load_hardware("--hardware", "rtx-5090").memory_type == "GDDR7");
-    CHECK(io::load_hardware("--hardware", "l40s").memory_type == "GDDR6");
-    CHECK(io::load_hardware("--hardware", "h100-sxm").memory_type == "HBM");
+    CHECK(io::load_hardware("--hardware", "rtx-4090").gpu.memory_type == "GDDR6X");
+    CHECK(io::load_hardware("--hardware", "rtx-5090").gpu.memory_type == "GDDR7");
+    CHECK(io::load_hardware("--hardware", "l40s").gpu.memory_type == "GDDR6");
+    CHECK(io::load_hardware("--hardware", "h100-sxm").gpu.memory_type == "HBM");
 }
 
 TEST_CASE("mi300x loads its AMD datasheet figures, Infinity Fabric in the NVLink fields", "[presets]") {
     // AMD: 192 GB HBM3 at 5.3 TB/s, dense BF16 1307.4 / FP8 2614.9 TF, no FP4;
     // 7 Infinity Fabric links x 64 GB/s per direction = 448 GB/s to the 8-GPU board.
     const HardwareSpec hw = io::load_hardware("--hardware", "mi300x");
-    CHECK(hw.hbm_capacity.raw() == 192e9);
-    CHECK(hw.hbm_bandwidth.raw() == Approx(5.3e12));
-    CHECK(hw.gpu_flops.raw() == Approx(1307.4e12));
-    CHECK(hw.gpu_flops_fp8.raw() == Approx(2614.9e12));
-    CHECK(hw.gpu_flops_fp4.raw() == 0);
-    CHECK(hw.nvlink_bandwidth.raw() == Approx(448e9));
-    CHECK(hw.nvlink_domain == 8);
+    CHECK(hw.gpu.hbm_capacity.raw() == 192e9);
+    CHECK(hw.gpu.hbm_bandwidth.raw() == Approx(5.3e12));
+    CHECK(hw.gpu.flops.raw() == Approx(1307.4e12));
+    CHECK(hw.gpu.flops_fp8.raw() == Approx(2614.9e12));
+    CHECK(hw.gpu.flops_fp4.raw() == 0);
+    CHECK(hw.gpu.nvlink_bandwidth.raw() == Approx(448e9));
+    CHECK(hw.gpu.nvlink_domain == 8);
 }
 
 TEST_CASE("kimi-k2's parameter count is within 2 % of its published 1.03 T", "[presets]") {
@@ -112,7 +112,7 @@ TEST_CASE("a user's hardware file works like a preset and unknown keys are error
     const std::string dir = KVROOF_TEST_FIXTURES;
     const HardwareSpec hw = io::load_hardware("--hardware", dir + "/custom_hardware.json");
     CHECK(hw.name == "my-box");
-    CHECK(hw.link_bandwidth.raw() == 57e9);
+    CHECK(hw.link.bandwidth.raw() == 57e9);
     CHECK_THROWS_WITH(io::load_hardware("--hardware", dir + "/bad_hardware_key.json"),
                       Catch::Contains("unknown key 'hbm_bandwith_TBps'"));
     CHECK_THROWS_WITH(io::load_hardware("--hardware", "gb400"), Catch::Contains("valid: ") && Catch::Contains("gb200"));
@@ -125,9 +125,9 @@ TEST_CASE("scenario overrides apply and are recorded", "[presets][scenario]") {
     in.set("c2c-bw", "900GB/s");
     in.set("cpus-per-gpu", "4");
     const auto b = io::build_scenario(in);
-    CHECK(b.scenario.hardware.hbm_capacity.raw() == 80e9);
-    CHECK(b.scenario.hardware.link_bandwidth.raw() == 900e9);
-    CHECK(b.scenario.hardware.cpus_per_gpu == 4);
+    CHECK(b.scenario.hardware.gpu.hbm_capacity.raw() == 80e9);
+    CHECK(b.scenario.hardware.link.bandwidth.raw() == 900e9);
+    CHECK(b.scenario.hardware.host.cpus_per_gpu == 4);
     CHECK(b.overrides.size() == 3);
     io::ScenarioInputs bad;
     bad.set("hbm-bw", "-1");

@@ -87,7 +87,7 @@ TEST_CASE("validate: a measurement faster than the physical floor is a data defe
     // Batch 1, KV dtype not stated: the floor is the fp16 weights a token multiplies over the peak HBM bandwidth.
     const double W = (param_counts(s.model).active - 32000.0 * 4096.0) * 2.0;
     const FloorCheck ok = floor_check(m, s, row);
-    CHECK(ok.itl_floor == Approx(W / s.hardware.hbm_bandwidth.raw()));
+    CHECK(ok.itl_floor == Approx(W / s.hardware.gpu.hbm_bandwidth.raw()));
     CHECK(ok.itl_floor < 10e-3);  // the measured 10 ms is above it
     CHECK(ok.data_defects.empty());
     CHECK(ok.model_defects.empty());

@@ -114,9 +114,9 @@ TEST_CASE("the roofline ceiling of one class checks by hand", "[ceiling]") {
     s.mix.entries = {MixEntry{CallClass{"c", 100, 10, 5, Seconds(0)}, 1.0}};
     HardwareSpec& h = s.hardware;
     h.deployment.gpus = 1;
-    h.gpu_flops = FlopPerSecond(2e6);  // η = 0.5 below: 1e6 effective
-    h.hbm_bandwidth = BytesPerSecond(2e3);
-    h.eta_compute = h.eta_mem = 0.5;
+    h.gpu.flops = FlopPerSecond(2e6);  // η = 0.5 below: 1e6 effective
+    h.gpu.hbm_bandwidth = BytesPerSecond(2e3);
+    h.gpu.eta_compute = h.gpu.eta_mem = 0.5;
     const Ceiling c = throughput_ceiling(PreparedScenario(s));
     // Per call: prefill (0.04016 s compute, 2.416 s HBM) + 5 tokens at S = 110
     // (0.004176 s compute, 1.776 s HBM each); HBM binds: 5 / (2.416 + 5·1.776).
@@ -128,10 +128,10 @@ TEST_CASE("the roofline ceiling of one class checks by hand", "[ceiling]") {
 
 TEST_CASE("spec checks reject what the ranges exclude, naming the field", "[spec]") {
     HardwareSpec h = test::default_scenario().hardware;
-    h.eta_mem = 1e-320;  // denormal: not a valid efficiency
+    h.gpu.eta_mem = 1e-320;  // denormal: not a valid efficiency
     CHECK_THROWS_WITH(h.check_validity(), Catch::Contains("eta-mem"));
     h = test::default_scenario().hardware;
-    h.hbm_reserve = h.hbm_capacity;
+    h.gpu.hbm_reserve = h.gpu.hbm_capacity;
     CHECK_THROWS_WITH(h.check_validity(), Catch::Contains("hbm-reserve: must be < hbm-cap"));
     h = test::default_scenario().hardware;
     h.deployment.gpus = 0;

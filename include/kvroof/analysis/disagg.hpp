@@ -131,7 +131,7 @@ struct DecodeMix {
     s.gpu_calls_per_s = 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s);
     // One socket as a decode engine.
     const HardwareSpec& hw = sc.hardware;
-    const double bw = hw.cpu_dram_bandwidth.raw() * hw.eta_cpu_dram, flops = hw.cpu_flops.raw() * hw.eta_cpu_compute;
+    const double bw = hw.host.dram_bandwidth.raw() * hw.host.eta_dram, flops = hw.host.flops.raw() * hw.host.eta_compute;
     const double kv = ps.mc.kv_per_token.raw(), weights = ps.mc.weights.raw();
     StepShape sh;
     sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // dense: all; MoE: a CPU batch touches every expert
@@ -141,7 +141,7 @@ struct DecodeMix {
              ps.mc.layout.state_flop) /
             flops;
     sh.c0 = ps.step_overhead;
-    const double free = hw.cpu_memory.raw() - weights;
+    const double free = hw.host.memory.raw() - weights;
     s.weights_fit_dram = free > 0 && free >= kv * m.S;
     if (s.weights_fit_dram) {
         const StepPieces pieces(sh);
@@ -163,7 +163,7 @@ struct DecodeMix {
     const double per_gpu_feed = s.gpu_calls_per_s / s.gpus;
     s.balance_cpus_per_gpu = s.cpu_calls_per_s > 0 ? per_gpu_feed / s.cpu_calls_per_s : kUnbounded;
     s.max_throughput = m.sum_p_o * s.gpu_calls_per_s;
-    s.at_machine = disagg_at(s, hw.cpus_per_gpu, m.sum_p_o);
+    s.at_machine = disagg_at(s, hw.host.cpus_per_gpu, m.sum_p_o);
     for (int k = -1; k <= 9; ++k) s.curve.push_back(disagg_at(s, std::ldexp(1.0, k), m.sum_p_o));  // 0.5 .. 512 per GPU
     return s;
 }

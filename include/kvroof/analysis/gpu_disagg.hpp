@@ -117,8 +117,8 @@ namespace detail {
     r.decode_batch = lo * dec.sum_pD;
     // KV of a request from a prefill to a decode instance: t GPUs of each stage send their share.
     const HardwareSpec& hw = sc.hardware;
-    const bool nvlink = hw.nvlink_bandwidth.raw() > 0 && sc.hardware.deployment.gpus <= hw.nvlink_domain;
-    const double bw = t * (nvlink ? hw.eta_nvlink * hw.nvlink_bandwidth.raw() : hw.eta_link * hw.link_bandwidth.raw());
+    const bool nvlink = hw.gpu.nvlink_bandwidth.raw() > 0 && sc.hardware.deployment.gpus <= hw.gpu.nvlink_domain;
+    const double bw = t * (nvlink ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw() : hw.link.eta * hw.link.bandwidth.raw());
     r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw;
     r.ttft = chunks * r.prefill_step + r.transfer;
     // The split of the N/t instances that balances the pools.
@@ -147,7 +147,7 @@ namespace detail {
     const int pp = s.pp = sc.hardware.deployment.pp;
     if (s.gpus % pp != 0)
         throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
-    for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.nvlink_domain))
+    for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.gpu.nvlink_domain))
         if (s.gpus / (t * pp) >= 2) s.splits.push_back(detail::pool_split(sc, load, t));
     std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);

@@ -49,7 +49,7 @@ struct LayersStudy {
 // The default compute per offloaded layer per decode token: the decode
 // roofline at one sequence, one whole layer's weights (TP 1) read from HBM at η_mem.
 [[nodiscard]] inline Seconds default_layer_compute(const Checkpoint& c, const HardwareSpec& hw) noexcept {
-    return Seconds(c.layer_bytes.raw() / (hw.eta_mem * hw.hbm_bandwidth.raw()));
+    return Seconds(c.layer_bytes.raw() / (hw.gpu.eta_mem * hw.gpu.hbm_bandwidth.raw()));
 }
 
 // The layer-offload question of a scenario, as `kvroof layers --model M` asks
@@ -65,8 +65,8 @@ struct LayersQuestion {
 [[nodiscard]] inline LayersQuestion layers_question(const Scenario& s) {
     LayersQuestion q;
     q.checkpoint = checkpoint_from_model(s.model, 8.0 * bytes_per_element(s.policy.weight_dtype), s.model.name);
-    q.host.card_budget = s.hardware.hbm_capacity;
-    q.host.link = s.hardware.link_bandwidth;
+    q.host.card_budget = s.hardware.gpu.hbm_capacity;
+    q.host.link = s.hardware.link.bandwidth;
     q.host.compute_per_layer = default_layer_compute(q.checkpoint, s.hardware);
     q.tp = s.hardware.deployment.gpus;
     return q;

@@ -190,8 +190,8 @@ struct PreparedScenario {
           kv_replication(mc.kv_replication),
           kv_session_span(mc.kv_session_span),
           idle(p),
-          offload_step_latency(s.model.layers * s.hardware.link_latency.raw()),
-          step_overhead(s.hardware.step_overhead.raw()),
+          offload_step_latency(s.model.layers * s.hardware.link.latency.raw()),
+          step_overhead(s.hardware.gpu.step_overhead.raw()),
           tp_step_latency(mc.allreduces_per_pass * sys.allreduce_latency),
           ep_step_latency(mc.alltoalls_per_pass * sys.alltoall_latency),
           lines(detail::mix_lines(s, mc, sys, p)),
@@ -207,7 +207,7 @@ struct PreparedScenario {
     [[nodiscard]] static ModelConstants constants_on(const Scenario& s) noexcept {
         const DeploymentSpec& d = s.hardware.deployment;
         ModelConstants c = model_constants(s.model, s.policy, d.gpus, {d.ep, d.expert_imbalance}, d.attention_dp == 1);
-        charge_bf16_gemms(c, gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu_flops.raw());
+        charge_bf16_gemms(c, gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu.flops.raw());
         return c;
     }
 

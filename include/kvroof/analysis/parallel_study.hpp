@@ -232,7 +232,7 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     load.check_validity();
     ParallelStudy s;
     s.gpus = sc.hardware.deployment.gpus;
-    s.nvlink_domain = sc.hardware.nvlink_domain;
+    s.nvlink_domain = sc.hardware.gpu.nvlink_domain;
     s.load = load;
     for (const Deployment& d : deployments_of(sc.model, s.gpus, s.nvlink_domain))
         s.deployments.push_back(detail::run_deployment(sc, load, d));

@@ -77,18 +77,18 @@ struct Pipeline {
     p.per_sequence = p.sigma / p.microbatches;
     p.offload_share = p.imbalance / pp;
     p.capacity_scale = pp / p.imbalance;
-    p.boundaries_network = network_boundaries(hw.deployment.pp, hw.deployment.gpus, hw.nvlink_domain);
+    p.boundaries_network = network_boundaries(hw.deployment.pp, hw.deployment.gpus, hw.gpu.nvlink_domain);
     p.boundaries_nvlink = hw.deployment.pp - 1 - p.boundaries_network;
     // Per sequence, 2 tensors of h BF16 (hidden states and residual); each of the t ranks sends its
     // 1/t slice over the boundary, then the stage all-gathers them ((t−1)/t of the bytes per GPU).
     const double t = hw.deployment.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
-    const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
-    const double nvlink_s = 1.0 / (hw.eta_nvlink * fabric), network_s = 1.0 / hw.net_bandwidth.raw();
+    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    const double nvlink_s = 1.0 / (hw.gpu.eta_nvlink * fabric), network_s = 1.0 / hw.net.bandwidth.raw();
     // The all-gather is half an all-reduce's bytes, (t−1)/t over NVLink within the domain and
     // hierarchical beyond it, with its α (spec/hardware.hpp); nothing on one GPU.
     const double gather = 0.5 * allreduce_s_per_byte(hw) * bytes, gather_alpha = allreduce_alpha(hw);
     const double nv = p.boundaries_nvlink, net = p.boundaries_network;
-    p.transfer_latency = nv * (hw.allreduce_latency.raw() + gather_alpha) + net * (hw.net_latency.raw() + gather_alpha);
+    p.transfer_latency = nv * (hw.gpu.allreduce_latency.raw() + gather_alpha) + net * (hw.net.latency.raw() + gather_alpha);
     const double per_seq = nv * (bytes / t * nvlink_s + gather) + net * (bytes / t * network_s + gather);
     p.transfer_per_sequence = per_seq / p.microbatches;
     p.transfer_per_token = per_seq;

@@ -118,7 +118,7 @@ struct PrefillStudy : PrefillPoint {
 
 // HBM of the group after the bf16 weights: what the KV of prefilling requests may hold.
 [[nodiscard]] inline Bytes group_vram_for_kv(const PrefillSetup& s) {
-    return s.tp.pooled(s.hardware.hbm_capacity - s.hardware.hbm_reserve) - weight_bytes(s.model, DType::bf16);
+    return s.tp.pooled(s.hardware.gpu.hbm_capacity - s.hardware.gpu.hbm_reserve) - weight_bytes(s.model, DType::bf16);
 }
 
 // B_kv of a reload of K cached tokens: the KV bytes they hold per token,
@@ -134,7 +134,7 @@ struct PrefillStudy : PrefillPoint {
 // The default C_eff per GPU: η_compute of the GPU's dense peak in the GEMM
 // precision `math` (bf16 on a GPU without that math).
 [[nodiscard]] inline FlopPerSecond default_prefill_flops(const HardwareSpec& hw, DType math) noexcept {
-    return gemm_peak(hw, math) * hw.eta_compute;
+    return gemm_peak(hw, math) * hw.gpu.eta_compute;
 }
 
 // The prefill question of a scenario, as `kvroof prefill` asks it at the same
@@ -151,8 +151,8 @@ struct PrefillStudy : PrefillPoint {
     p.hardware = s.hardware;
     p.model = s.model;
     p.workload = s.mix.entries.front().cls;
-    p.link_name = s.hardware.link_name;
-    p.link = s.hardware.link_bandwidth;
+    p.link_name = s.hardware.link.name;
+    p.link = s.hardware.link.bandwidth;
     p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
     p.kv = s.policy.kv_dtype;
     p.tp.gpus = s.hardware.deployment.gpus;
@@ -197,7 +197,7 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
         st.table_rows = detail::kappa_table(q);
     }
     std::vector<NamedLink> links = q.links;
-    links.push_back({"unified HBM (this GPU)", setup.hardware.hbm_bandwidth});
+    links.push_back({"unified HBM (this GPU)", setup.hardware.gpu.hbm_bandwidth});
     for (const NamedLink& l : links) {
         KappaInputs k = st.inputs;
         k.link = setup.tp.pooled(l.bandwidth);

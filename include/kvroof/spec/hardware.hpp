@@ -57,52 +57,74 @@ struct DeploymentSpec {
     int dp = 1;
 };
 
-struct HardwareSpec {
-    std::string name;  // preset name or "custom"
-    DeploymentSpec deployment;
-    FlopPerSecond gpu_flops;  // dense BF16/FP16 tensor peak per GPU
-    FlopPerSecond gpu_flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at gpu_flops)
-    FlopPerSecond gpu_flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at gpu_flops)
+// One GPU: its tensor peaks, HBM and NVLink fabric, with the achievable
+// fraction of each (what a hardware preset's GPU columns give).
+struct GpuSpec {
+    FlopPerSecond flops;  // dense BF16/FP16 tensor peak per GPU
+    FlopPerSecond flops_fp8{0.0};  // dense FP8 tensor peak per GPU; 0: no FP8 math (GEMMs run at flops)
+    FlopPerSecond flops_fp4{0.0};  // dense FP4 tensor peak per GPU; 0: no FP4 math (GEMMs run at flops)
     FlopPerSecond prefill_flops;  // effective prefill FLOP/s per GPU for the κ_crit analysis (C_eff)
     Bytes hbm_capacity;  // per GPU
     BytesPerSecond hbm_bandwidth;  // per GPU
     std::string memory_type = "HBM";  // what the "hbm" knobs describe: HBM, or GDDR6/6X/7 on PCIe cards
+    Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
     // GPU<->GPU fabric for the tensor-parallel all-reduces: per GPU, per
     // direction; 0 = no NVLink (the all-reduce runs over the host link).
     BytesPerSecond nvlink_bandwidth;
     int nvlink_domain = 8;  // GPUs one NVLink fabric joins (HGX 8, GB200 NVL72 72): the largest tensor-parallel group
     Seconds allreduce_latency{5e-6};  // α: one small all-reduce on that fabric (HGX H100 measured; presets set theirs)
-    // Scale-out network per GPU, per direction, for traffic leaving the NVLink
-    // domain: one 400 Gb/s NIC per GPU (InfiniBand NDR or RoCE 400G,
-    // ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at the
-    // NIC's line rate, so no η. Latency per all-to-all or pipeline transfer
-    // over it: NCCL's cost-model latency of one network step (14 µs, the NET
-    // Ring/Simple hwLatency in NVIDIA/nccl src/graph/tuning.cc; docs/model.md).
-    BytesPerSecond net_bandwidth{50e9};
-    Seconds net_latency{14e-6};
-    std::string net_name;  // the network preset that set them ("ib-ndr", ...); empty: these defaults
-    BytesPerSecond link_bandwidth;  // GPU<->CPU link available to one GPU, per direction, sustained (no η)
-    std::string link_name;  // "nvlink-c2c", "pcie-gen5", ...
-    Seconds link_latency;  // round trip of one layer's offload exchange (query down, partial output up)
-    FlopPerSecond cpu_flops;  // per CPU socket (BF16 peak)
-    BytesPerSecond cpu_dram_bandwidth;  // per CPU socket
-    Bytes cpu_memory;  // per CPU socket
-    std::string cpu_name;
-    double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
-    // Achievable fraction of each peak (docs/model.md, "Efficiencies").
-    // Defaults from public measurements (data/README.md and docs/model.md cite each).
-    double eta_compute = 0.7;  // GPU GEMM FLOP/s: large FP8 GEMMs on H100 reach 0.70-0.73 of peak, BF16 0.80
+    // Achievable fraction of each peak (docs/model.md, "Efficiencies"),
+    // defaults from public measurements (data/README.md and docs/model.md cite each).
+    double eta_compute = 0.7;  // GEMM FLOP/s: large FP8 GEMMs on H100 reach 0.70-0.73 of peak, BF16 0.80
     double eta_mem = 0.85;  // HBM bandwidth: STREAM Triad 0.83-0.89 of peak on A100, H100, H200
-    double eta_cpu_compute = 0.5;  // CPU FLOP/s: ASSUMED, no measured figure for attention on Grace or AMX
-    double eta_cpu_dram = 0.5;  // CPU DRAM bandwidth where the host preset has no measured eta_dram: ASSUMED
-    double eta_link = 1.0;  // GPU<->CPU link, per direction (link presets are measured sustained figures)
-    double eta_link_bidir = 1.0;  // share of the one-way rate each direction keeps when both run at once (link preset)
     double eta_nvlink = 0.8;  // all-reduce bus bandwidth over the fabric's per-direction peak (HGX H100; presets set theirs)
     Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
-    Bytes hbm_reserve = gigabytes(2.0);  // per GPU, held back for activations and workspace
+};
+
+// The host CPU socket(s) serving the GPUs: per socket (a host preset).
+struct HostSpec {
+    std::string name;
+    FlopPerSecond flops;  // per CPU socket (BF16 peak)
+    BytesPerSecond dram_bandwidth;  // per CPU socket
+    Bytes memory;  // per CPU socket
+    double cpus_per_gpu = 1.0;  // CPU sockets serving each GPU (0.5 = one CPU shared by two GPUs)
+    double eta_compute = 0.5;  // CPU FLOP/s: ASSUMED, no measured figure for attention on Grace or AMX
+    double eta_dram = 0.5;  // DRAM bandwidth where the host preset has no measured eta_dram: ASSUMED
+};
+
+// The GPU<->CPU link available to one GPU (a link preset).
+struct LinkSpec {
+    std::string name;  // "nvlink-c2c", "pcie-gen5", ...
+    BytesPerSecond bandwidth;  // per direction, sustained (no η)
+    Seconds latency;  // round trip of one layer's offload exchange (query down, partial output up)
+    double eta = 1.0;  // per direction (link presets are measured sustained figures)
+    double eta_bidir = 1.0;  // share of the one-way rate each direction keeps when both run at once
+};
+
+// Scale-out network per GPU, per direction, for traffic leaving the NVLink
+// domain (a network preset): one 400 Gb/s NIC per GPU (InfiniBand NDR or
+// RoCE 400G, ConnectX-7: 50 GB/s). DeepEP measures its all-to-all kernels at
+// the NIC's line rate, so no η. Latency per all-to-all or pipeline transfer
+// over it: NCCL's cost-model latency of one network step (14 µs, the NET
+// Ring/Simple hwLatency in NVIDIA/nccl src/graph/tuning.cc; docs/model.md).
+struct NetSpec {
+    std::string name;  // the network preset that set them ("ib-ndr", ...); empty: these defaults
+    BytesPerSecond bandwidth{50e9};
+    Seconds latency{14e-6};
+};
+
+// The machine as the presets describe it: a GPU, its host, its link to the
+// host and the network, and how many of them serve the model.
+struct HardwareSpec {
+    std::string name;  // preset name or "custom"
+    DeploymentSpec deployment;
+    GpuSpec gpu;
+    HostSpec host;
+    LinkSpec link;
+    NetSpec net;
 
     // Every figure within its documented range (limits below, docs/model.md
-    // "Input ranges"); the field names are the flags' spelling.
+    // "Input ranges"); errors name the knob.
     void check_validity() const;
 };
 
@@ -115,17 +137,18 @@ inline void HardwareSpec::check_validity() const {
         check::positive(f, v);
         check::in_range(f, v, lo, hi);
     };
-    rate("gpu-flops", gpu_flops.raw(), kMinFlops, kMaxFlops);
-    rate("prefill-flops", prefill_flops.raw(), kMinFlops, kMaxFlops);
-    for (auto [f, v] : {std::pair{"gpu-flops-fp8", gpu_flops_fp8.raw()}, std::pair{"gpu-flops-fp4", gpu_flops_fp4.raw()}})
+    rate("gpu-flops", gpu.flops.raw(), kMinFlops, kMaxFlops);
+    rate("prefill-flops", gpu.prefill_flops.raw(), kMinFlops, kMaxFlops);
+    for (auto [f, v] : {std::pair{"gpu-flops-fp8", gpu.flops_fp8.raw()}, std::pair{"gpu-flops-fp4", gpu.flops_fp4.raw()}})
         if (v != 0) rate(f, v, kMinFlops, kMaxFlops);  // 0: the GPU has no such math
-    rate("hbm-cap", hbm_capacity.raw(), kMinCapacity, kMaxCapacity);
-    rate("hbm-bw", hbm_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
-    check::non_negative("nvlink-bw", nvlink_bandwidth.raw());
-    check::in_range("nvlink-bw", nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
-    rate("c2c-bw", link_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
-    if (nvlink_domain < 1 || nvlink_domain > kMaxGpus)
-        throw InputError("nvlink-domain: must be in [1, " + std::to_string(kMaxGpus) + "], got " + std::to_string(nvlink_domain));
+    rate("hbm-cap", gpu.hbm_capacity.raw(), kMinCapacity, kMaxCapacity);
+    rate("hbm-bw", gpu.hbm_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("nvlink-bw", gpu.nvlink_bandwidth.raw());
+    check::in_range("nvlink-bw", gpu.nvlink_bandwidth.raw(), 0.0, kMaxBandwidth);
+    rate("c2c-bw", link.bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    if (gpu.nvlink_domain < 1 || gpu.nvlink_domain > kMaxGpus)
+        throw InputError("nvlink-domain: must be in [1, " + std::to_string(kMaxGpus) + "], got " +
+                         std::to_string(gpu.nvlink_domain));
     if (d.ep < 1 || d.ep > d.gpus || d.gpus % d.ep != 0)
         throw InputError("ep: must divide gpus (" + std::to_string(d.gpus) + "), got " + std::to_string(d.ep));
     check::in_range("expert-imbalance", d.expert_imbalance, 1.0, static_cast<double>(kMaxGpus));
@@ -137,29 +160,29 @@ inline void HardwareSpec::check_validity() const {
     if (d.pp < 1 || d.pp_microbatches < 0 || d.dp < 1 || static_cast<double>(d.gpus) * d.pp * d.dp > kMaxGpus)
         throw InputError("dp: gpus x pp x dp must be at most " + std::to_string(kMaxGpus) + " GPUs, got " +
                          std::to_string(d.gpus) + " x " + std::to_string(d.pp) + " x " + std::to_string(d.dp));
-    rate("net-bw", net_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
-    check::non_negative("net-latency", net_latency.raw());
-    check::in_range("net-latency", net_latency.raw(), 0.0, kMaxLinkLatency);
-    check::non_negative("allreduce-latency", allreduce_latency.raw());
-    check::in_range("allreduce-latency", allreduce_latency.raw(), 0.0, kMaxLinkLatency);
-    check::non_negative("link-latency", link_latency.raw());
-    check::in_range("link-latency", link_latency.raw(), 0.0, kMaxLinkLatency);
-    rate("cpu-flops", cpu_flops.raw(), kMinFlops, kMaxFlops);
-    rate("cpu-dram-bw", cpu_dram_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
-    rate("cpu-mem", cpu_memory.raw(), kMinCapacity, kMaxCapacity);
-    rate("cpus-per-gpu", cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
+    rate("net-bw", net.bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    check::non_negative("net-latency", net.latency.raw());
+    check::in_range("net-latency", net.latency.raw(), 0.0, kMaxLinkLatency);
+    check::non_negative("allreduce-latency", gpu.allreduce_latency.raw());
+    check::in_range("allreduce-latency", gpu.allreduce_latency.raw(), 0.0, kMaxLinkLatency);
+    check::non_negative("link-latency", link.latency.raw());
+    check::in_range("link-latency", link.latency.raw(), 0.0, kMaxLinkLatency);
+    rate("cpu-flops", host.flops.raw(), kMinFlops, kMaxFlops);
+    rate("cpu-dram-bw", host.dram_bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
+    rate("cpu-mem", host.memory.raw(), kMinCapacity, kMaxCapacity);
+    rate("cpus-per-gpu", host.cpus_per_gpu, kMinCpusPerGpu, kMaxCpusPerGpu);
     for (auto [f, v] :
-         {std::pair{"eta-compute", eta_compute}, std::pair{"eta-mem", eta_mem}, std::pair{"eta-cpu-compute", eta_cpu_compute},
-          std::pair{"eta-dram", eta_cpu_dram}, std::pair{"eta-link", eta_link}, std::pair{"eta-link-bidir", eta_link_bidir},
-          std::pair{"eta-nvlink", eta_nvlink}}) {
+         {std::pair{"eta-compute", gpu.eta_compute}, std::pair{"eta-mem", gpu.eta_mem},
+          std::pair{"eta-cpu-compute", host.eta_compute}, std::pair{"eta-dram", host.eta_dram}, std::pair{"eta-link", link.eta},
+          std::pair{"eta-link-bidir", link.eta_bidir}, std::pair{"eta-nvlink", gpu.eta_nvlink}}) {
         check::open_unit_interval_right(f, v);
         check::in_range(f, v, kMinEta, kMaxEta);
     }
-    check::non_negative("step-overhead", step_overhead.raw());
-    check::in_range("step-overhead", step_overhead.raw(), 0.0, kMaxStepOverhead);
-    check::non_negative("hbm-reserve", hbm_reserve.raw());
-    if (!(hbm_reserve < hbm_capacity))
-        throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(hbm_reserve)) + " GB");
+    check::non_negative("step-overhead", gpu.step_overhead.raw());
+    check::in_range("step-overhead", gpu.step_overhead.raw(), 0.0, kMaxStepOverhead);
+    check::non_negative("hbm-reserve", gpu.hbm_reserve.raw());
+    if (!(gpu.hbm_reserve < gpu.hbm_capacity))
+        throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(gpu.hbm_reserve)) + " GB");
 }
 
 // The GPU's dense tensor peak for GEMMs in `math` precision: FP8 and FP4 run
@@ -169,20 +192,20 @@ inline void HardwareSpec::check_validity() const {
 // dense INT8 and FP8 peaks (an A100 preset has no 8-bit column: BF16 peak).
 // gemm_math_on: the math a GEMM of `math` precision runs in on this GPU.
 [[nodiscard]] inline DType gemm_math_on(const HardwareSpec& hw, DType math) noexcept {
-    if ((math == DType::fp4 || math == DType::mxfp4) && hw.gpu_flops_fp4.raw() > 0) return DType::fp4;
-    if ((math == DType::fp8 || math == DType::int8) && hw.gpu_flops_fp8.raw() > 0) return math;
+    if ((math == DType::fp4 || math == DType::mxfp4) && hw.gpu.flops_fp4.raw() > 0) return DType::fp4;
+    if ((math == DType::fp8 || math == DType::int8) && hw.gpu.flops_fp8.raw() > 0) return math;
     return DType::bf16;
 }
 [[nodiscard]] inline FlopPerSecond gemm_peak(const HardwareSpec& hw, DType math) noexcept {
     switch (gemm_math_on(hw, math)) {
-        case DType::fp4: return hw.gpu_flops_fp4;
+        case DType::fp4: return hw.gpu.flops_fp4;
         case DType::fp8:
-        case DType::int8: return hw.gpu_flops_fp8;
+        case DType::int8: return hw.gpu.flops_fp8;
         case DType::bf16:
         case DType::int4:
-        case DType::mxfp4: return hw.gpu_flops;
+        case DType::mxfp4: return hw.gpu.flops;
     }
-    return hw.gpu_flops;
+    return hw.gpu.flops;
 }
 
 // Effective (η-scaled) rates and capacities of the whole system: `gpus` GPUs
@@ -228,11 +251,11 @@ struct SystemRates {
 [[nodiscard]] inline double allreduce_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.deployment.gpus <= 1) return 0.0;
     const double t = hw.deployment.gpus;
-    const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
-    if (hw.deployment.gpus <= hw.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.eta_nvlink * fabric);
-    const double D = hw.nvlink_domain, k = t / D;
-    const double inside = D > 1 ? 2.0 * (D - 1.0) / D / (hw.eta_nvlink * fabric) : 0.0;
-    return inside + 2.0 * (k - 1.0) / k / (D * hw.net_bandwidth.raw());
+    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    if (hw.deployment.gpus <= hw.gpu.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.gpu.eta_nvlink * fabric);
+    const double D = hw.gpu.nvlink_domain, k = t / D;
+    const double inside = D > 1 ? 2.0 * (D - 1.0) / D / (hw.gpu.eta_nvlink * fabric) : 0.0;
+    return inside + 2.0 * (k - 1.0) / k / (D * hw.net.bandwidth.raw());
 }
 
 // α of one all-reduce: the NVLink kernel's within the domain; beyond it the
@@ -240,9 +263,9 @@ struct SystemRates {
 // network's latency (NCCL's cost model charges a ring its steps' latencies).
 [[nodiscard]] inline double allreduce_alpha(const HardwareSpec& hw) noexcept {
     if (hw.deployment.gpus <= 1) return 0.0;
-    if (hw.deployment.gpus <= hw.nvlink_domain) return hw.allreduce_latency.raw();
-    const double k = static_cast<double>(hw.deployment.gpus) / hw.nvlink_domain;
-    return (hw.nvlink_domain > 1 ? hw.allreduce_latency.raw() : 0.0) + 2.0 * (k - 1.0) * hw.net_latency.raw();
+    if (hw.deployment.gpus <= hw.gpu.nvlink_domain) return hw.gpu.allreduce_latency.raw();
+    const double k = static_cast<double>(hw.deployment.gpus) / hw.gpu.nvlink_domain;
+    return (hw.gpu.nvlink_domain > 1 ? hw.gpu.allreduce_latency.raw() : 0.0) + 2.0 * (k - 1.0) * hw.net.latency.raw();
 }
 
 // An all-to-all over e expert-parallel GPUs in an NVLink domain of D: each of
@@ -253,32 +276,32 @@ struct SystemRates {
 //   s per byte per sequence = λ / gpus · max((min(e,D) − 1)/e / (η_nvlink·NVLink), (e − min(e,D))/e / network)
 [[nodiscard]] inline double alltoall_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.deployment.ep <= 1) return 0.0;
-    const double e = hw.deployment.ep, inside = hw.deployment.ep < hw.nvlink_domain ? hw.deployment.ep : hw.nvlink_domain;
-    const double fabric = hw.nvlink_bandwidth.raw() > 0 ? hw.nvlink_bandwidth.raw() : hw.link_bandwidth.raw();
-    const double nvlink = (inside - 1.0) / e / (hw.eta_nvlink * fabric);
-    const double network = (e - inside) / e / hw.net_bandwidth.raw();
+    const double e = hw.deployment.ep, inside = hw.deployment.ep < hw.gpu.nvlink_domain ? hw.deployment.ep : hw.gpu.nvlink_domain;
+    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    const double nvlink = (inside - 1.0) / e / (hw.gpu.eta_nvlink * fabric);
+    const double network = (e - inside) / e / hw.net.bandwidth.raw();
     return hw.deployment.expert_imbalance * (nvlink > network ? nvlink : network) / hw.deployment.gpus;
 }
 // α of one all-to-all: the NVLink all-reduce's within the domain, the slower
 // of it and the network's beyond.
 [[nodiscard]] inline double alltoall_latency(const HardwareSpec& hw) noexcept {
     if (hw.deployment.ep <= 1) return 0.0;
-    const double nv = hw.allreduce_latency.raw(), net = hw.net_latency.raw();
-    return hw.deployment.ep <= hw.nvlink_domain || nv > net ? nv : net;
+    const double nv = hw.gpu.allreduce_latency.raw(), net = hw.net.latency.raw();
+    return hw.deployment.ep <= hw.gpu.nvlink_domain || nv > net ? nv : net;
 }
 
 [[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
     const double g = hw.deployment.gpus;
-    const double cpus = g * hw.cpus_per_gpu;
+    const double cpus = g * hw.host.cpus_per_gpu;
     return SystemRates{
-        gemm_peak(hw, math) * (g * hw.eta_compute),
-        hw.hbm_bandwidth * (g * hw.eta_mem),
-        (hw.hbm_capacity - hw.hbm_reserve) * g,
-        hw.cpu_flops * (cpus * hw.eta_cpu_compute),
-        hw.cpu_dram_bandwidth * (cpus * hw.eta_cpu_dram),
-        hw.cpu_memory * cpus,
-        hw.link_bandwidth * (g * hw.eta_link),
-        hw.eta_link_bidir,
+        gemm_peak(hw, math) * (g * hw.gpu.eta_compute),
+        hw.gpu.hbm_bandwidth * (g * hw.gpu.eta_mem),
+        (hw.gpu.hbm_capacity - hw.gpu.hbm_reserve) * g,
+        hw.host.flops * (cpus * hw.host.eta_compute),
+        hw.host.dram_bandwidth * (cpus * hw.host.eta_dram),
+        hw.host.memory * cpus,
+        hw.link.bandwidth * (g * hw.link.eta),
+        hw.link.eta_bidir,
         allreduce_alpha(hw),
         allreduce_s_per_byte(hw),
         alltoall_latency(hw),

@@ -12,13 +12,13 @@
 // Adding a knob (e.g. --link-latency, the per-layer round trip of the offload
 // exchange, with a default per link preset) touches three files:
 //   1. its field in the spec, with its check in that spec's check_validity
-//      (include/kvroof/spec/hardware.hpp: `Seconds link_latency{0.0};` and
-//      `rate("link-latency", ...)`; the field's initialiser is the default);
+//      (include/kvroof/spec/hardware.hpp: `Seconds latency;` in LinkSpec and
+//      its check in HardwareSpec::check_validity; the field's initialiser is the default);
 //   2. its row in src/knobs.cpp, in the order overrides apply:
 //        {.name = "link-latency", .column = "link_latency_us", .type = KnobType::quantity,
 //         .unit = UnitKind::time, .bare = "us", .lo = 0, .hi = 1, .help = "...",
 //         .group = kHardware, .preset = PresetFile::link, .preset_key = "latency_us",
-//         .access = on_hardware<&HardwareSpec::link_latency>()},
+//         .access = on_hw<&HardwareSpec::link, &LinkSpec::latency>()},
 //      A link preset (data/links.json) that has "latency_us" sets it whenever
 //      that link is chosen (--link, or a hardware preset's "link"); the
 //      loaders read every knob key generically, so data needs no loader code;
