@@ -278,18 +278,25 @@ AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s) {
 AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points) {
     AccuracyTable t;
     for (const MeasuredPoint& m : points) {
-        AccuracyRow row = predict_row(m, point_scenario(m));
+        const Scenario s = point_scenario(m);
+        AccuracyRow row = predict_row(m, s);
         SourceError& src = t.by_source[m.source_key];
         src.url = m.source_url;
         ++src.points;
-        for (MetricError* e : {&t.itl, &src.itl, m.gpus == 1 ? &t.itl_one_gpu : nullptr})
+        const bool moe = s.model.is_moe();
+        for (MetricError* e : {&t.itl, &src.itl, m.gpus == 1 ? &t.itl_one_gpu : nullptr, moe ? &t.itl_moe : &t.itl_dense})
             if (e) add(*e, m.itl, row.kvroof_itl, row.roofline.itl);
-        for (MetricError* e : {&t.throughput, &src.throughput, m.gpus == 1 ? &t.throughput_one_gpu : nullptr})
+        for (MetricError* e : {&t.throughput, &src.throughput, m.gpus == 1 ? &t.throughput_one_gpu : nullptr,
+                               moe ? &t.throughput_moe : &t.throughput_dense})
             if (e) add(*e, m.throughput, row.kvroof.throughput, row.roofline.throughput);
-        if (row.ttft_compared) add(t.ttft, m.ttft, row.kvroof.ttft, row.roofline.ttft);
+        if (row.ttft_compared)
+            for (MetricError* e : {&t.ttft, moe ? &t.ttft_moe : &t.ttft_dense})
+                add(*e, m.ttft, row.kvroof.ttft, row.roofline.ttft);
         t.rows.push_back(std::move(row));
     }
-    for (MetricError* e : {&t.itl, &t.ttft, &t.throughput, &t.itl_one_gpu, &t.throughput_one_gpu}) finish(*e);
+    for (MetricError* e : {&t.itl, &t.ttft, &t.throughput, &t.itl_one_gpu, &t.throughput_one_gpu, &t.itl_dense,
+                           &t.throughput_dense, &t.ttft_dense, &t.itl_moe, &t.throughput_moe, &t.ttft_moe})
+        finish(*e);
     t.gain = ratio_error(t.rows);
     for (auto& [key, src] : t.by_source) {
         finish(src.itl);

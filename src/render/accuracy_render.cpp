@@ -30,7 +30,13 @@ std::string summary(const AccuracyTable& t) {
                                                                {"output throughput, single GPU", &t.throughput_one_gpu},
                                                                {"ITL (TPOT), all", &t.itl},
                                                                {"output throughput, all", &t.throughput},
-                                                               {"TTFT (closed and open loop only)", &t.ttft}};
+                                                               {"TTFT (closed and open loop only)", &t.ttft},
+                                                               {"ITL (TPOT), dense models", &t.itl_dense},
+                                                               {"output throughput, dense models", &t.throughput_dense},
+                                                               {"TTFT, dense models", &t.ttft_dense},
+                                                               {"ITL (TPOT), MoE models", &t.itl_moe},
+                                                               {"output throughput, MoE models", &t.throughput_moe},
+                                                               {"TTFT, MoE models", &t.ttft_moe}};
     for (const auto& [name, e] : rows)
         s += fmt::format("| {} | {} | {} | {} |\n", name, e->n, e->n ? pct(e->mape_kvroof) : "—",
                          e->n ? pct(e->mape_roofline) : "—");

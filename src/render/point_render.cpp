@@ -122,6 +122,13 @@ std::string notes(const PointReport& r) {
         out +=
             "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as full as "
             "memory allows.\n";
+    const StatedError& e = s.stated_error;
+    out += fmt::format(
+        "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput {:.0f} %{} "
+        "over public vLLM, TensorRT-LLM, SGLang and LMDeploy points{}.\n",
+        s.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
+        std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),
+        s.moe ? "; MoE throughput is over-predicted" : "");
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
         out += fmt::format("At f = 0 the point does not fit; it needs f >= {:.2f} to fit.\n", *s.smallest_f_that_fits);
     return out;
@@ -242,6 +249,12 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                  {{"bankable", {{"f", s.bankable.f}, {"ov", 0}, {"gain", finite_or_null(s.gain_bankable)}}},
                   {"pipelined", {{"f", s.pipelined.f}, {"ov", 1}, {"gain", finite_or_null(s.gain_pipelined)}}},
                   {"marginal_below_gain", 1.0 + kGainUncertainty}}},
+                {"stated_error",
+                 {{"family", s.moe ? "moe" : "dense"},
+                  {"itl", s.stated_error.itl},
+                  {"throughput", s.stated_error.throughput},
+                  {"ttft", std::isnan(s.stated_error.ttft) ? json(nullptr) : json(s.stated_error.ttft)},
+                  {"basis", "mean absolute percentage error on the public measured points of outputs/accuracy.md"}}},
                 {"time_bound_by", name(s.baseline.conservative.binding)},
                 {"verdict", name(s.kind)},
                 {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};

@@ -3,7 +3,9 @@
 // are pinned, so a change that makes kvroof worse against measurements fails.
 #include "kvroof/io/accuracy.hpp"
 
+#include "kvroof/analysis/point_study.hpp"
 #include "kvroof/analysis/verdict.hpp"
+#include "kvroof/io/presets.hpp"
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -95,6 +97,35 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.itl.mape_kvroof <= 0.37);  // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
+}
+
+TEST_CASE("an operating point's stated error is the accuracy table's MAPE of its model family", "[accuracy]") {
+    const AccuracyTable t = accuracy_table(measured_points());
+    CHECK(t.itl_dense.n == 18);
+    CHECK(t.throughput_dense.n == 38);
+    CHECK(t.ttft_dense.n == 10);
+    CHECK(t.itl_moe.n == 10);
+    CHECK(t.throughput_moe.n == 25);
+    CHECK(t.ttft_moe.n == 1);  // one point: not stated
+    CHECK(std::isnan(kStatedErrorMoe.ttft));
+    // The constants (analysis/point_study.hpp) are these figures at their printed digit: fail when they part.
+    CHECK(t.itl_dense.mape_kvroof == Approx(kStatedErrorDense.itl).margin(0.0005));
+    CHECK(t.throughput_dense.mape_kvroof == Approx(kStatedErrorDense.throughput).margin(0.0005));
+    CHECK(t.ttft_dense.mape_kvroof == Approx(kStatedErrorDense.ttft).margin(0.0005));
+    CHECK(t.itl_moe.mape_kvroof == Approx(kStatedErrorMoe.itl).margin(0.0005));
+    CHECK(t.throughput_moe.mape_kvroof == Approx(kStatedErrorMoe.throughput).margin(0.0005));
+    // The families partition the points.
+    CHECK(t.throughput_dense.n + t.throughput_moe.n == t.throughput.n);
+    CHECK(t.itl_dense.n + t.itl_moe.n == t.itl.n);
+    CHECK(t.ttft_dense.n + t.ttft_moe.n == t.ttft.n);
+    // An operating point carries its family's figures.
+    LoadSpec load;
+    load.mode = LoadMode::batch;
+    load.value = 8;
+    Scenario dense = point_scenario(measured_points().front());
+    CHECK(point_study(dense, load).stated_error.itl == kStatedErrorDense.itl);
+    dense.model = load_model("--model", "qwen3-30b-a3b");
+    CHECK(point_study(dense, load).stated_error.throughput == kStatedErrorMoe.throughput);
 }
 
 TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughput ratio, not a chosen number", "[accuracy]") {

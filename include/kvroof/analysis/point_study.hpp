@@ -4,6 +4,7 @@
 // point at f = 0 and at the best f, each at both ends of the overlap band, the
 // smallest f at which the point fits, and the verdict.
 
+#include <limits>
 #include <optional>
 
 #include "kvroof/analysis/operating_point.hpp"
@@ -16,8 +17,23 @@ struct PointBand {
     OperatingPoint optimistic;  // ov = 1
 };
 
+// kvroof's measured error at its defaults on public serving points, by model
+// family: the mean absolute percentage error of outputs/accuracy.md ("Summary":
+// dense models over 18 ITL, 38 throughput and 10 TTFT points; MoE models over
+// 10 ITL and 25 throughput points, their one TTFT point too few to state). An
+// operating point states its family's figures beside its numbers. Derived from
+// the table, not chosen: tests/io/accuracy_test.cpp recomputes them and fails
+// when the two differ. NaN: not stated.
+struct StatedError {
+    double itl, throughput, ttft;
+};
+inline constexpr StatedError kStatedErrorDense{0.164, 0.162, 0.393};
+inline constexpr StatedError kStatedErrorMoe{0.570, 1.523, std::numeric_limits<double>::quiet_NaN()};
+
 struct PointStudy {
     LoadSpec load;
+    bool moe = false;  // the model's family, for stated_error
+    StatedError stated_error = kStatedErrorDense;
     PointBand baseline;  // f = 0
     PointBand at_f;  // at the recommended (or given) f
     std::optional<double> smallest_f_that_fits;  // on the scan grid, at ov = 0
@@ -52,6 +68,8 @@ namespace detail {
     const PreparedScenario ps(sc);
     PointStudy s;
     s.load = load;
+    s.moe = sc.model.is_moe();
+    s.stated_error = s.moe ? kStatedErrorMoe : kStatedErrorDense;
     s.baseline = point_band(ps, load, 0.0);
     // The best fitting f at each end of the band, and the smallest that fits.
     std::optional<OperatingPoint> best_con, best_opt;

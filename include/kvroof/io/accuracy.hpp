@@ -75,6 +75,9 @@ struct AccuracyTable {
     RatioError gain;  // throughput ratios within a series
     MetricError itl, ttft, throughput;  // every point
     MetricError itl_one_gpu, throughput_one_gpu;  // single-GPU points (no tensor-parallel communication to model)
+    // By model family, every GPU count: what an operating point states as its
+    // measured error (kStatedError, analysis/operating_point.hpp).
+    MetricError itl_dense, throughput_dense, ttft_dense, itl_moe, throughput_moe, ttft_moe;
     std::map<std::string, SourceError> by_source;  // by source key
 };
 
