@@ -92,6 +92,10 @@ public:
 
     // Moves the link to time t (no earlier than its time), adding each direction's busy time to the timeline.
     void advance(double t, SimTimeline& tl) {
+        // In no time nothing moves but a head transfer with nothing left; a head
+        // that becomes active is started at the link's time by the next move,
+        // which is this same time: skipping the call changes nothing.
+        if (t <= now_ && !head_done(q_[h2d]) && !head_done(q_[d2h])) return;
         while (move(q_, ended_, now_, t, &tl)) {
         }
     }
@@ -141,6 +145,7 @@ private:
         }
     };
     using Queues = std::array<Fifo, 2>;
+    [[nodiscard]] static bool head_done(const Fifo& f) noexcept { return !f.empty() && f.v[f.head].left <= 0; }
 
     // Moves queues `q` at time `t` towards `until`: to the next end, or to
     // `until` when no transfer ends before it. False when nothing moved.
