@@ -173,16 +173,14 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     const json& cfg = embedded_config("layers_budget");
     const Scenario sc = offload_scenario(in.scenario, in.seed, cfg, {"hardware", "link"}, "configs/layers_budget.json",
                                          {{"hbm-reserve", "0"}});  // the budget is the whole card (--hbm-cap)
+    // The sweep's rule (layers_question): the card's HBM the budget, the GPU's own link share, --gpus the TP.
+    const LayersQuestion q = layers_question(sc);
     LayersSetup s;
     s.checkpoints = resolve_checkpoints(in, cfg, sc);
-    s.tp = in.tp     ? parse_tp_list(*in.tp)
-           : in.seed ? cfg.at("tp").get<std::vector<int>>()
-                     : std::vector<int>{sc.hardware.deployment.gpus};
+    s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{q.tp};
     s.hardware = sc.hardware.name;
     s.link_name = sc.hardware.link.name;
-    // The card's HBM is the budget for resident layers; the link is the GPU's own share (as verdict's).
-    s.host.card_budget = sc.hardware.gpu.hbm_capacity;
-    s.host.link = sc.hardware.link.bandwidth;
+    s.host = q.host;  // its compute per layer is set below, from the first checkpoint
     if (in.compute_ms)
         s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
     else

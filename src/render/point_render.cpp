@@ -126,9 +126,9 @@ std::string notes(const PointReport& r) {
     out += fmt::format(
         "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput {:.0f} %{} "
         "over public vLLM, TensorRT-LLM, SGLang and LMDeploy points{}.\n",
-        s.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
+        e.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
         std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),
-        s.moe ? "; MoE throughput is over-predicted" : "");
+        e.moe ? "; MoE throughput is over-predicted" : "");
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
         out += fmt::format("At f = 0 the point does not fit; it needs f >= {:.2f} to fit.\n", *s.smallest_f_that_fits);
     return out;
@@ -250,7 +250,7 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                   {"pipelined", {{"f", s.pipelined.f}, {"ov", 1}, {"gain", finite_or_null(s.gain_pipelined)}}},
                   {"marginal_below_gain", 1.0 + kGainUncertainty}}},
                 {"stated_error",
-                 {{"family", s.moe ? "moe" : "dense"},
+                 {{"family", s.stated_error.moe ? "moe" : "dense"},
                   {"itl", s.stated_error.itl},
                   {"throughput", s.stated_error.throughput},
                   {"ttft", std::isnan(s.stated_error.ttft) ? json(nullptr) : json(s.stated_error.ttft)},

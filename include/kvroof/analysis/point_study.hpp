@@ -25,15 +25,15 @@ struct PointBand {
 // the table, not chosen: tests/io/accuracy_test.cpp recomputes them and fails
 // when the two differ. NaN: not stated.
 struct StatedError {
+    bool moe;  // the family: MoE models, else dense
     double itl, throughput, ttft;
 };
-inline constexpr StatedError kStatedErrorDense{0.164, 0.162, 0.393};
-inline constexpr StatedError kStatedErrorMoe{0.570, 1.523, std::numeric_limits<double>::quiet_NaN()};
+inline constexpr StatedError kStatedErrorDense{false, 0.164, 0.162, 0.393};
+inline constexpr StatedError kStatedErrorMoe{true, 0.570, 1.523, std::numeric_limits<double>::quiet_NaN()};
 
 struct PointStudy {
     LoadSpec load;
-    bool moe = false;  // the model's family, for stated_error
-    StatedError stated_error = kStatedErrorDense;
+    StatedError stated_error = kStatedErrorDense;  // the model's family's
     PointBand baseline;  // f = 0
     PointBand at_f;  // at the recommended (or given) f
     std::optional<double> smallest_f_that_fits;  // on the scan grid, at ov = 0
@@ -68,8 +68,7 @@ namespace detail {
     const PreparedScenario ps(sc);
     PointStudy s;
     s.load = load;
-    s.moe = sc.model.is_moe();
-    s.stated_error = s.moe ? kStatedErrorMoe : kStatedErrorDense;
+    s.stated_error = sc.model.is_moe() ? kStatedErrorMoe : kStatedErrorDense;
     s.baseline = point_band(ps, load, 0.0);
     // The best fitting f at each end of the band, and the smallest that fits.
     std::optional<OperatingPoint> best_con, best_opt;
