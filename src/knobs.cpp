@@ -275,6 +275,12 @@ std::vector<Knob> efficiency_rows() {
          .shown_default = "1.5", .lo = 0, .hi = kMaxStepOverhead,
          .help = "fixed time per decode step outside the roofline (kernel launch, scheduling), e.g. 0.5ms", .group = kHardware,
          .preset = PresetFile::hardware, .preset_key = "step_overhead_ms", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::step_overhead>()},
+        {.name = "moe-layer-latency", .column = "moe_layer_latency_us", .type = KnobType::quantity, .unit = UnitKind::time,
+         .bare = "us", .shown_default = "27", .lo = 0, .hi = kMaxLinkLatency,
+         .help = "fixed time per MoE layer per forward pass beyond its expert weight read (routing, top-k, the expert kernels' "
+                 "floor), e.g. 20us; 0 for none",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "moe_layer_latency_us",
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::moe_layer_latency>()},
     };
 }
 

@@ -52,9 +52,11 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     CHECK(ps.ep_step_latency == Approx(116 * 6e-6).epsilon(1e-12));
     CHECK(ep_comm_per_pass(ps.mc, ps.sys, 100) == Approx(116 * 6e-6 + 100 * per_seq).epsilon(1e-12));
     CHECK(ep_comm_per_pass(ps.mc, ps.sys, 0) == 0.0);
-    // They ride the step's GPU lines: g0 gains the α, gx the bytes.
+    // They ride the step's GPU lines: g0 gains the α, gx the bytes (g0 also holds the
+    // 58 MoE layers' fixed latency, 58 · 27 µs = 1.566 ms).
     const detail::BatchShape bs = detail::batch_shape(ps, mix_demand(ps, 0.0), 0.0);
-    CHECK(bs.shape.g0 == Approx(ps.tp_step_latency + 116 * 6e-6).epsilon(1e-12));
+    CHECK(ps.moe_step_latency == Approx(58 * 27e-6).epsilon(1e-12));
+    CHECK(bs.shape.g0 == Approx(ps.tp_step_latency + 116 * 6e-6 + 58 * 27e-6).epsilon(1e-12));
     CHECK(bs.shape.gx == Approx(tp_comm_per_token(ps.mc, ps.sys) + per_seq).epsilon(1e-12));
     // Memory: the routed experts are 58 · 256 · 3 · 7168 · 2048 = 653,908,770,816 weights, FP8 1 B each;
     // holding 4 on every GPU instead of the mean adds 0.125 of them, 81,738,596,352 B to the group.

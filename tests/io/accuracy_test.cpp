@@ -68,9 +68,9 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // Chunked prefill in whole pieces (docs/model.md "Operating points") then: ITL 0.197 -> 0.164 (single GPU),
     // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
     CHECK(t.itl_one_gpu.mape_kvroof <= 0.17);
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.51);
-    CHECK(t.itl.mape_kvroof <= 0.31);  // 0.465 before the tensor-parallel all-reduces
-    CHECK(t.throughput.mape_kvroof <= 0.71);  // 1.011 before them
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.48);  // 0.504 before the MoE layer latency
+    CHECK(t.itl.mape_kvroof <= 0.30);  // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency
+    CHECK(t.throughput.mape_kvroof <= 0.65);  // 1.011 before them, 0.702 before the MoE layer latency
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);

@@ -173,6 +173,7 @@ struct PreparedScenario {
     double step_overhead = 0;  // c0 of StepShape: s per decode step (launch, scheduling)
     double tp_step_latency = 0;  // g0 of StepShape: the α of every all-reduce in one pass (0 at one GPU)
     double ep_step_latency = 0;  // added to g0: the α of every all-to-all in one pass (0 at EP 1)
+    double moe_step_latency = 0;  // added to g0: the MoE layers' fixed latency in one pass (0 for a dense model)
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
 
@@ -194,6 +195,7 @@ struct PreparedScenario {
           step_overhead(s.hardware.gpu.step_overhead.raw()),
           tp_step_latency(mc.allreduces_per_pass * sys.allreduce_latency),
           ep_step_latency(mc.alltoalls_per_pass * sys.alltoall_latency),
+          moe_step_latency(moe_floor_per_pass(mc, sys, 1.0)),
           lines(detail::mix_lines(s, mc, sys, p)),
           dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
         for (const auto& e : s.mix.entries) {

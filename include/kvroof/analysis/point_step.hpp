@@ -187,7 +187,7 @@ struct StepContent {
     const double tp = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
     const double ep = ep_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-to-alls around the experts
     const double comm = tp + ep;
-    const double gpu = roofline + comm;
+    const double gpu = roofline + moe_floor_per_pass(ps.mc, ps.sys, tokens) + comm;
     const double link = link_time(s.h2d, s.d2h, ps.sys.link_bidir);
     const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(s.cpu_c, s.cpu_d) + link;
     if (binding) {

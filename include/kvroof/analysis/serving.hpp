@@ -73,7 +73,7 @@ struct BatchShape {
     b.shape.k0 = md.f > 0 ? ps.offload_step_latency : 0.0;
     b.shape.ov = ov;
     b.shape.c0 = ps.step_overhead;
-    b.shape.g0 = ps.tp_step_latency + ps.ep_step_latency;
+    b.shape.g0 = ps.tp_step_latency + ps.ep_step_latency + ps.moe_step_latency;
     b.shape.gx = b.avg.gpu_comm + b.avg.ep_comm;
     stretch(b.shape, ps.pipe);
     b.prefill_share = ps.pipe.per_sequence;
@@ -240,8 +240,8 @@ inline void attribute(const PreparedScenario& ps, const MixDemand& md, const Bat
               link_time(q.link_h2d, q.link_d2h, ps.sys.link_bidir), entries[i].weight);
     }
     const Comm step_comm{ps.tp_step_latency + bs.avg.gpu_comm * B, ps.ep_step_latency + bs.avg.ep_comm * B};
-    share(r.tpot * md.sum_p_o / B, sh.gpu_roofline(B), sh.gc * B >= sh.w + sh.gm * B, step_comm, bs.cpu_tok * B,
-          bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency
+    share(r.tpot * md.sum_p_o / B, sh.gpu_roofline(B) + ps.moe_step_latency, sh.gc * B >= sh.w + sh.gm * B, step_comm,
+          bs.cpu_tok * B, bs.avg.cpu_compute >= bs.avg.cpu_dram, sh.k0 + bs.link_tok * B, 1.0);  // k0: link latency
     const double cpu_link_max = r.util_sec.max(kOffloadResources);
     r.binding = r.gpu_timeline >= cpu_link_max ? r.timeline_share.argmax() : r.util_sec.argmax(kOffloadResources);
     const bool capacity_limited = r.batch_limit == Resource::hbm_capacity || r.batch_limit == Resource::dram_capacity;

@@ -79,6 +79,7 @@ struct ModelConstants {
     // expert (top-k copies) in BF16.
     double alltoalls_per_pass = 0;
     double alltoall_bytes_per_token = 0;
+    double moe_layers = 0;  // layers with routed experts (0 for a dense model): each pays SystemRates::moe_layer_latency per pass
     Flop linear_per_token;  // with the routed experts' FLOP scaled by the EP load imbalance
     // The part of it in GEMMs the checkpoint keeps in BF16 (bf16_gemm_params):
     // they run at the BF16 peak (charge_bf16_gemms).
@@ -183,6 +184,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.weights = Bytes(w.total + c.weights_replicated + c.weights_uneven);
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
+    c.moe_layers = c.moe ? pc.moe_layers : 0;
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
@@ -241,6 +243,14 @@ inline void charge_bf16_gemms(ModelConstants& c, double math_over_bf16) noexcept
     return mc.alltoalls_per_pass *
            (sys.alltoall_latency + tokens * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte * mc.expert_load);
 }
+// Seconds of the MoE layers' fixed latency in one forward pass over `tokens`
+// tokens: moe_layers · α_moe, whatever the tokens (routing, top-k and the
+// expert kernels' floor, beyond their weight read and FLOP); 0 for a dense
+// model or with no tokens.
+[[nodiscard]] inline double moe_floor_per_pass(const ModelConstants& mc, const SystemRates& sys, double tokens) noexcept {
+    return tokens > 0 ? mc.moe_layers * sys.moe_layer_latency : 0.0;
+}
+
 [[nodiscard]] inline double ep_comm_per_token(const ModelConstants& mc, const SystemRates& sys) noexcept {
     return mc.alltoalls_per_pass * mc.alltoall_bytes_per_token * sys.alltoall_s_per_byte * mc.expert_load;
 }
@@ -312,7 +322,7 @@ struct PrefillDemand {  // per call
             d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();
         }
     }
-    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + d.gpu_comm + d.ep_comm;
+    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + moe_floor_per_pass(mc, sys, A) + d.gpu_comm + d.ep_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + link_time(d.link_h2d, d.link_d2h, sys.link_bidir);
     d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();

@@ -8,7 +8,8 @@
 // gc: GPU FLOP-time per sequence, gm: HBM time per sequence (its KV share),
 // w: the weight read (once per step), g0 + gx·B: serial GPU work after the
 // roofline (the tensor-parallel all-reduces: α per all-reduce, bytes per
-// sequence; 0 at one GPU), k: the offloaded path per sequence
+// sequence; 0 at one GPU; and in g0 the MoE layers' fixed latency), k: the
+// offloaded path per sequence
 // (max(CPU compute, CPU DRAM) + link), k0: a constant time per step on the
 // offloaded path (L layers × a per-layer link latency; 0 until a latency is
 // given), c0: a fixed time per step outside both paths (kernel launch and
@@ -43,7 +44,7 @@ struct StepShape {
     double ov = 0;
     double k0 = 0;  // s per step, offloaded path (link latency, charged once per layer)
     double c0 = 0;  // s per step, serial overhead outside both paths (launch, scheduling)
-    double g0 = 0;  // s per step on the GPU path after its roofline (all-reduce latencies)
+    double g0 = 0;  // s per step on the GPU path after its roofline (all-reduce latencies, MoE layers' fixed latency)
     double gx = 0;  // s per sequence on the GPU path after its roofline (all-reduce bytes)
 
     [[nodiscard]] double gpu_roofline(double b) const noexcept { return std::max(gc * b, w + gm * b); }

@@ -79,6 +79,10 @@ struct GpuSpec {
     double eta_mem = 0.85;  // HBM bandwidth: STREAM Triad 0.83-0.89 of peak on A100, H100, H200
     double eta_nvlink = 0.8;  // all-reduce bus bandwidth over the fabric's per-direction peak (HGX H100; presets set theirs)
     Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
+    // Per MoE layer per forward pass: routing, top-k and the expert kernels'
+    // latency floor, beyond their weight read (DERIVED from three public kernel
+    // benchmarks, docs/model.md "MoE layer latency").
+    Seconds moe_layer_latency{27e-6};
 };
 
 // The host CPU socket(s) serving the GPUs: per socket (a host preset).
@@ -180,6 +184,8 @@ inline void HardwareSpec::check_validity() const {
     }
     check::non_negative("step-overhead", gpu.step_overhead.raw());
     check::in_range("step-overhead", gpu.step_overhead.raw(), 0.0, kMaxStepOverhead);
+    check::non_negative("moe-layer-latency", gpu.moe_layer_latency.raw());
+    check::in_range("moe-layer-latency", gpu.moe_layer_latency.raw(), 0.0, kMaxLinkLatency);
     check::non_negative("hbm-reserve", gpu.hbm_reserve.raw());
     if (!(gpu.hbm_reserve < gpu.hbm_capacity))
         throw InputError("hbm-reserve: must be < hbm-cap, got " + check::show(in_gb(gpu.hbm_reserve)) + " GB");
@@ -230,6 +236,7 @@ struct SystemRates {
     // (docs/model.md, "Expert-parallel communication").
     double alltoall_latency = 0;  // s, α
     double alltoall_s_per_byte = 0;  // s per byte per sequence (alltoall_s_per_byte below)
+    double moe_layer_latency = 0;  // s per MoE layer per forward pass (GpuSpec::moe_layer_latency)
 };
 
 // Seconds the link needs for h2d and d2h seconds of one-way traffic each: full
@@ -306,6 +313,7 @@ struct SystemRates {
         allreduce_s_per_byte(hw),
         alltoall_latency(hw),
         alltoall_s_per_byte(hw),
+        hw.gpu.moe_layer_latency.raw(),
     };
 }
 

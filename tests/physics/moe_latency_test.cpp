@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// The MoE layers' fixed latency: every forward pass pays moe_layers · α_moe on
+// the GPU path (routing, top-k, the expert kernels' floor), beyond the expert
+// weights it reads; a dense model pays nothing. Checked by hand on the tiny
+// model (tests/test_support.hpp) made MoE: 2 layers, 4 experts, top-2.
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/serving.hpp"
+#include "kvroof/physics/call_demand.hpp"
+
+using namespace kvroof;
+
+namespace {
+ModelSpec tiny_moe(int first_dense_layers) {
+    ModelSpec m = test::tiny_model();
+    m.experts = 4;
+    m.experts_active = 2;
+    m.moe_intermediate = 8;
+    m.first_dense_layers = first_dense_layers;
+    return m;
+}
+
+SystemRates rates_with(double alpha) {
+    SystemRates s;
+    s.gpu_flops = FlopPerSecond(1e6);
+    s.hbm_bandwidth = BytesPerSecond(1e3);
+    s.hbm_capacity = Bytes(1e9);
+    s.cpu_flops = FlopPerSecond(1e5);
+    s.cpu_dram_bandwidth = BytesPerSecond(1e2);
+    s.cpu_memory = Bytes(1e9);
+    s.link_bandwidth = BytesPerSecond(10);
+    s.moe_layer_latency = alpha;
+    return s;
+}
+}  // namespace
+
+TEST_CASE("a pass pays the MoE layers' fixed latency once, whatever its tokens", "[moe]") {
+    const ModelConstants moe = model_constants(tiny_moe(0), PolicySpec{});
+    CHECK(moe.moe_layers == 2.0);
+    CHECK(moe_floor_per_pass(moe, rates_with(0.5), 1.0) == 1.0);  // 2 layers · 0.5 s
+    CHECK(moe_floor_per_pass(moe, rates_with(0.5), 1000.0) == 1.0);
+    CHECK(moe_floor_per_pass(moe, rates_with(0.5), 0.0) == 0.0);  // no pass, no latency
+    // A dense first layer has no experts: one MoE layer left.
+    CHECK(model_constants(tiny_moe(1), PolicySpec{}).moe_layers == 1.0);
+    CHECK(moe_floor_per_pass(model_constants(tiny_moe(1), PolicySpec{}), rates_with(0.5), 1.0) == 0.5);
+    // A dense model pays nothing.
+    const ModelConstants dense = model_constants(test::tiny_model(), PolicySpec{});
+    CHECK(dense.moe_layers == 0.0);
+    CHECK(moe_floor_per_pass(dense, rates_with(0.5), 1.0) == 0.0);
+}
+
+TEST_CASE("a prefill pass adds the MoE latency to its GPU operand", "[moe]") {
+    const ModelConstants mc = model_constants(tiny_moe(0), PolicySpec{});
+    const CallClass c{"c", 100, 10, 5, Seconds(0)};
+    const PrefillDemand without = prefill_demand(mc, rates_with(0.0), PolicySpec{}, c);
+    const PrefillDemand with = prefill_demand(mc, rates_with(0.25), PolicySpec{}, c);
+    CHECK(with.gpu_part - without.gpu_part == Approx(0.5).epsilon(1e-12));  // 2 layers · 0.25 s
+    CHECK(with.ttft - without.ttft == Approx(0.5).epsilon(1e-12));  // f = 0: nothing to overlap it with
+    CHECK(with.gpu_compute == without.gpu_compute);  // not a FLOP or a byte
+    CHECK(with.gpu_hbm == without.gpu_hbm);
+}
+
+TEST_CASE("the default scenario's decode step gains moe_layers times the latency for a MoE model only", "[moe]") {
+    // Llama-3.1-70B (dense) keeps its step; the same scenario with the tiny MoE model gains 2 · α.
+    Scenario s = test::default_scenario();
+    const PreparedScenario dense(s);
+    CHECK(dense.moe_step_latency == 0.0);
+    s.model = tiny_moe(0);
+    s.hardware.gpu.moe_layer_latency = Seconds(27e-6);
+    const PreparedScenario with(s);
+    CHECK(with.moe_step_latency == Approx(2 * 27e-6).epsilon(1e-12));
+    Scenario s0 = s;
+    s0.hardware.gpu.moe_layer_latency = Seconds(0.0);
+    const PreparedScenario without(s0);
+    CHECK(without.moe_step_latency == 0.0);
+    // The fluid step: g0 carries it, so the step at any batch is 2 · α longer at f = 0.
+    const detail::BatchShape a = detail::batch_shape(with, mix_demand(with, 0.0), 0.0);
+    const detail::BatchShape b = detail::batch_shape(without, mix_demand(without, 0.0), 0.0);
+    for (double batch : {1.0, 8.0, 256.0})
+        CHECK(detail::shape_at(with, a.shape, batch).step(batch) - detail::shape_at(without, b.shape, batch).step(batch) ==
+              Approx(2 * 27e-6).epsilon(1e-9));
+    // The operating point's step, from the same content: the same 2 · α.
+    detail::StepContent content;
+    content.decode_tokens = 4;
+    CHECK(detail::step_time(with, content, 0.0, 0.0) - detail::step_time(without, content, 0.0, 0.0) ==
+          Approx(2 * 27e-6).epsilon(1e-9));
+    // At ov = 1 it is GPU-path time: an offloaded path longer than the GPU's hides it.
+    content.cpu_d = 1.0;
+    CHECK(detail::step_time(with, content, 0.5, 1.0) == detail::step_time(without, content, 0.5, 1.0));
+}
