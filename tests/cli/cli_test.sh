@@ -109,6 +109,14 @@ head -n 1 "$tmp/s1.csv" | grep -q '^cpus_per_gpu,f,status,f_star_con,f_star_opt,
 itl=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 --concurrency 32 --f 0 --json \
     | grep -m1 '"itl_s"' | awk -F': ' '{ gsub(",", "", $2); printf "%.6g", $2 * 1000 }')
 [ -n "$itl" ] && grep -q "^32,0,0,ok,[^,]*,[^,]*,$itl," "$tmp/load.csv" && ok || bad "sweep --grid concurrency=32 row's ITL is not verdict --concurrency 32's ($itl): $(tail -n 1 "$tmp/load.csv")"
+# The MoE layer latency: echoed for a MoE model only, and a batch-1 step of Qwen3-30B-A3B (48 MoE layers) is
+# 48 · 27 µs = 1.296 ms longer with it than with --moe-layer-latency 0.
+"$kvroof" verdict --hardware h100-sxm --model qwen3-30b-a3b --weight-dtype fp8 | grep -q 'step overhead 1.5 ms, MoE layer 27 us$' \
+    && ! "$kvroof" verdict | grep -q 'MoE layer' && ok || bad "MoE layer latency echo"
+moe_step() { "$kvroof" verdict --hardware h100-sxm --model qwen3-30b-a3b --weight-dtype fp8 --batch 1 --isl 128 --osl 2 \
+    --prefill separate --f 0 "$@" --json | grep -m1 '"step_bare_s"' | awk -F': ' '{ gsub(",", "", $2); print $2 }'; }
+awk -v a="$(moe_step)" -v b="$(moe_step --moe-layer-latency 0)" 'BEGIN { d = (a - b) * 1e6; exit !(d > 1295.99 && d < 1296.01) }' \
+    && ok || bad "--moe-layer-latency: step difference $(moe_step) - $(moe_step --moe-layer-latency 0) is not 1.296 ms"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
 # Axis labels with units from the knob table, never a raw column name; a 1x line on a gain plot.
