@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kvroof/error.hpp"
+#include "kvroof/io/parse.hpp"
 #include "kvroof/io/validate.hpp"
 #include "kvroof/spec/knobs.hpp"
 
@@ -17,9 +18,15 @@ constexpr double kGoalMape = 0.08;  // issue 13's goal for the leave-one-out MAP
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 std::string signed_pct(double x) { return fmt::format("{:+.0f}%", 100 * x); }
 
-// A knob's value in its bare unit (step-overhead in ms).
-double bare(const std::string& knob_name, double si) { return knob_name == "step-overhead" ? si * 1e3 : si; }
-std::string unit(const std::string& knob_name) { return knob_name == "step-overhead" ? " ms" : ""; }
+// A knob's value in its bare unit (step-overhead in ms, moe-layer-latency in us), and that unit.
+double bare(const std::string& knob_name, double si) {
+    const Knob& k = knob(knob_name);
+    return k.type == KnobType::quantity ? si / parse_quantity(k.flag(), "1", k.unit, k.bare) : si;
+}
+std::string unit(const std::string& knob_name) {
+    const Knob& k = knob(knob_name);
+    return k.type == KnobType::quantity ? " " + std::string(k.bare) : "";
+}
 
 // The interval of measured / predicted the LOO errors give: [exp(−q_hi), exp(−q_lo)] − 1.
 std::string interval(const MetricSummary& m) {
@@ -104,10 +111,10 @@ std::string render_validate_text(const ValidationResult& r) {
     s += fmt::format(
         "Fit: bounded Levenberg–Marquardt on ln(predicted / measured), {} errors, {} iterations, RMS log error {:.3f}\n",
         r.fit.residuals, r.fit.iterations, std::sqrt(r.fit.ssr / std::max<double>(1.0, static_cast<double>(r.fit.residuals))));
-    s += fmt::format("  {:<14} {:>10} {:>20} {:>16}\n", "knob", "default", "fitted ± 1σ", "bounds");
+    s += fmt::format("  {:<17} {:>10} {:>20} {:>16}\n", "knob", "default", "fitted ± 1σ", "bounds");
     for (const FitParameter& p : r.params)
         s += fmt::format(
-            "  {:<14} {:>10} {:>20} {:>16}{}\n", p.knob, fmt::format("{:.3g}{}", bare(p.knob, p.start), unit(p.knob)),
+            "  {:<17} {:>10} {:>20} {:>16}{}\n", p.knob, fmt::format("{:.3g}{}", bare(p.knob, p.start), unit(p.knob)),
             fmt::format("{:.3g} ± {:.2g}{}", bare(p.knob, p.value), bare(p.knob, p.sigma), unit(p.knob)),
             fmt::format("[{:.3g}, {:.3g}]", bare(p.knob, p.lo), bare(p.knob, p.hi)), p.at_bound ? "  at its bound" : "");
     s += "\nError per metric (MAPE); interval: 5th–95th percentile of measured / predicted, leave one out\n";
@@ -161,7 +168,7 @@ json calibration_json(const ValidationResult& r) {
                          {"lo", p.lo},
                          {"hi", p.hi},
                          {"at_bound", p.at_bound},
-                         {"unit", p.knob == "step-overhead" ? "s" : "fraction"}};
+                         {"unit", knob(p.knob).type == KnobType::quantity ? "s" : "fraction"}};
     json metrics = json::object();
     for (const MetricSummary& m : r.metrics)
         metrics[m.name] = {{"points", m.n},          {"mape_defaults", m.mape_defaults}, {"mape_fitted", m.mape_fitted},

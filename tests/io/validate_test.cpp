@@ -37,29 +37,35 @@ std::vector<MeasuredPoint> synthetic(const std::vector<std::string>& ids, const 
     return out;
 }
 
-const std::vector<double> kTruth = {0.55, 0.65, 2.5e-3};  // eta-compute, eta-mem, step-overhead (s)
+// eta-compute, eta-mem, step-overhead (s), moe-layer-latency (s)
+const std::vector<double> kTruth = {0.55, 0.65, 2.5e-3, 60e-6};
+// The same with the MoE layer latency at its default: dense points cannot move it, so a fit to
+// dense points alone leaves it where it starts.
+const std::vector<double> kDenseTruth = {0.55, 0.65, 2.5e-3, 27e-6};
 }  // namespace
 
 TEST_CASE("validate: the fit recovers the efficiencies that generated the points", "[validate]") {
     const auto pts = synthetic({"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
                                 "trt014-serve-llama31-8b-h200-bf16-467-256-qps2", "lmdeploy-llama2-7b-a100-fp16-b16-2048-128",
-                                "trt10-llama31-8b-h200-fp8-1000-1000"},
+                                "trt10-llama31-8b-h200-fp8-1000-1000", "trt017-mixtral-8x7b-h100-fp8-tp1-1000-1000",
+                                "gpustack-dsr1-h200x8-vllm-fp8-tp8-sharegpt-c4"},
                                kTruth);
-    const FitResult f = fit_efficiencies(pts);  // starts at the defaults 0.7, 0.85, 1.5 ms
-    REQUIRE(f.values.size() == 3);
-    for (std::size_t j = 0; j < 3; ++j) CHECK(f.values[j] == Approx(kTruth[j]).epsilon(1e-3));
+    const FitResult f = fit_efficiencies(pts);  // starts at the defaults 0.7, 0.85, 1.5 ms, 27 us
+    REQUIRE(f.values.size() == 4);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(f.values[j] == Approx(kTruth[j]).epsilon(1e-3));
     CHECK(f.ssr < 1e-8);
 }
 
-TEST_CASE("validate: leave one out on three model-generated points predicts each exactly", "[validate]") {
-    const auto pts = synthetic({"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
-                                "trt014-serve-llama31-8b-h200-bf16-467-256-qps2"},
-                               kTruth);
+TEST_CASE("validate: leave one out on four model-generated points predicts each exactly", "[validate]") {
+    const auto pts =
+        synthetic({"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
+                   "trt014-serve-llama31-8b-h200-bf16-467-256-qps2", "trt014-serve-llama31-8b-h100-bf16-467-256-qps8"},
+                  kDenseTruth);
     const ValidationResult r = validate(pts, "synthetic");
-    REQUIRE(r.points.size() == 3);
+    REQUIRE(r.points.size() == 4);
     REQUIRE(r.metrics.size() == 3);
     for (const MetricSummary& m : r.metrics) {
-        CHECK(m.n == 3);  // every point measures ITL, TTFT (open and closed loop) and throughput
+        CHECK(m.n == 4);  // every point measures ITL, TTFT (open and closed loop) and throughput
         CHECK(m.mape_loo < 1e-3);
         CHECK(std::abs(m.q_lo) < 1e-3);
         CHECK(std::abs(m.q_hi) < 1e-3);
@@ -68,16 +74,16 @@ TEST_CASE("validate: leave one out on three model-generated points predicts each
     CHECK(r.model_defects == 0);
     // A point kept out, generated at the same efficiencies: exact at the fit, not at the defaults.
     ValidationResult held = r;
-    check_holdout(held, synthetic({"lmdeploy-llama2-7b-a100-fp16-b16-2048-128"}, kTruth));
+    check_holdout(held, synthetic({"lmdeploy-llama2-7b-a100-fp16-b16-2048-128"}, kDenseTruth));
     CHECK(held.holdout_points == 1);
     REQUIRE(held.holdout.size() == 3);
     CHECK(held.holdout.back().mape_fitted < 1e-3);  // throughput
     CHECK(held.holdout.back().mape_defaults > 0.01);
     // The calibration file reads back what was written.
     const CalibrationFile c = read_calibration("fit.json", calibration_json(r));
-    REQUIRE(c.values.size() == 3);
-    for (std::size_t j = 0; j < 3; ++j) CHECK(c.values[j] == r.fit.values[j]);
-    CHECK(c.points == 3);
+    REQUIRE(c.values.size() == 4);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(c.values[j] == r.fit.values[j]);
+    CHECK(c.points == 4);
 }
 
 TEST_CASE("validate: a measurement faster than the physical floor is a data defect", "[validate]") {

@@ -32,7 +32,9 @@
 
 namespace kvroof::io {
 
-inline constexpr std::array<std::string_view, 3> kFitKnobs = {"eta-compute", "eta-mem", "step-overhead"};
+// The MoE layer latency is fitted too: only MoE points move it, so a mixed set
+// separates what MoE layers cost from the efficiencies every model shares.
+inline constexpr std::array<std::string_view, 4> kFitKnobs = {"eta-compute", "eta-mem", "step-overhead", "moe-layer-latency"};
 inline constexpr double kIntervalLo = 0.05, kIntervalHi = 0.95;  // the prediction interval's quantiles
 
 // One point's three metrics (s, s, output tokens/s); 0: not measured or not compared.
@@ -48,7 +50,7 @@ struct FloorCheck {
 
 struct FitParameter {
     std::string knob;
-    double lo = 0, hi = 0, start = 0, value = 0, sigma = 0;  // SI (step-overhead in s)
+    double lo = 0, hi = 0, start = 0, value = 0, sigma = 0;  // SI (step-overhead and moe-layer-latency in s)
     bool at_bound = false;
 };
 
