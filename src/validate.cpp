@@ -72,6 +72,7 @@ Bounds fit_bounds() {
         b.lo.push_back(k.lo);
         b.hi.push_back(k.hi);
     }
+    static_assert(kFitKnobs.size() == 4, "one scale per fitted knob");
     b.scale = {0.1, 0.1, 1e-3, 1e-5};  // a unit step of each parameter (per kFitKnobs), for the Jacobian
     return b;
 }
