@@ -86,6 +86,13 @@ TEST_CASE("the default scenario's decode step gains moe_layers times the latency
     content.decode_tokens = 4;
     CHECK(detail::step_time(with, content, 0.0, 0.0) - detail::step_time(without, content, 0.0, 0.0) ==
           Approx(2 * 27e-6).epsilon(1e-9));
+    // The fluid model's TTFT operands carry it once per prefill pass, at f = 0 and on the lines in f.
+    for (double f : {0.0, 0.5}) {
+        const MixDemand mw = mix_demand(with, f), mo = mix_demand(without, f);
+        CHECK(mw.pre[0].moe_floor == Approx(2 * 27e-6).margin(1e-15));
+        CHECK(mw.pre[0].gpu_part - mo.pre[0].gpu_part == Approx(2 * 27e-6).margin(1e-12));
+        CHECK(mw.ttft_gpu - mo.ttft_gpu == Approx(2 * 27e-6).margin(1e-12));  // Σ p over the classes: Σ p = 1
+    }
     // At ov = 1 it is GPU-path time: an offloaded path longer than the GPU's hides it.
     content.cpu_d = 1.0;
     CHECK(detail::step_time(with, content, 0.5, 1.0) == detail::step_time(without, content, 0.5, 1.0));

@@ -37,7 +37,7 @@ namespace detail {
 // The TTFT operands of class i and their p- and p·S-weighted sums (S: the KV tokens it holds;
 // transfer: its prefill's activation transfer between pipeline stages, pipeline.hpp).
 inline void add_ttft_terms(MixDemand& m, PrefillDemand& q, double p, double S, double bidir, double transfer) noexcept {
-    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.gpu_comm + q.ep_comm + transfer;
+    q.gpu_part = std::max(q.gpu_compute, q.gpu_hbm) + q.moe_floor + q.gpu_comm + q.ep_comm + transfer;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     q.offload_part = std::max(q.cpu_compute, q.cpu_dram) + link_time(q.link_h2d, q.link_d2h, bidir);
     q.ttft = q.gpu_part + q.offload_part;  // at ov = 0: the combine is redone per ov from its operands
@@ -114,10 +114,10 @@ struct MixLines {
 inline constexpr std::array<double DecodeDemand::*, 8> kDecodeLines = {
     &DecodeDemand::gpu_compute, &DecodeDemand::gpu_hbm,  &DecodeDemand::cpu_compute, &DecodeDemand::cpu_dram,
     &DecodeDemand::link_d2h,    &DecodeDemand::link_h2d, &DecodeDemand::gpu_comm,    &DecodeDemand::ep_comm};
-inline constexpr std::array<double PrefillDemand::*, 9> kPrefillLines = {
-    &PrefillDemand::gpu_compute,    &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,
-    &PrefillDemand::cpu_dram,       &PrefillDemand::link_d2h, &PrefillDemand::link_h2d,
-    &PrefillDemand::link_park_save, &PrefillDemand::gpu_comm, &PrefillDemand::ep_comm};
+inline constexpr std::array<double PrefillDemand::*, 10> kPrefillLines = {
+    &PrefillDemand::gpu_compute, &PrefillDemand::gpu_hbm,  &PrefillDemand::cpu_compute,    &PrefillDemand::cpu_dram,
+    &PrefillDemand::link_d2h,    &PrefillDemand::link_h2d, &PrefillDemand::link_park_save, &PrefillDemand::gpu_comm,
+    &PrefillDemand::ep_comm,     &PrefillDemand::moe_floor};
 
 // out = a + s·u for every field in `fields`.
 template <class T, std::size_t N>

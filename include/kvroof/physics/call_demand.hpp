@@ -268,6 +268,7 @@ struct PrefillDemand {  // per call
     double gpu_compute, gpu_hbm, cpu_compute, cpu_dram;
     double gpu_comm;  // tensor-parallel all-reduces of its pass, after the GPU roofline
     double ep_comm;  // expert-parallel all-to-alls of its pass, after the GPU roofline
+    double moe_floor;  // the MoE layers' fixed latency in its pass (moe_floor_per_pass)
     double link_d2h, link_h2d;  // before the first token
     double link_park_save;  // D2H after the call: the GPU share parked for the idle gap
     double ttft;
@@ -322,7 +323,8 @@ struct PrefillDemand {  // per call
             d.link_d2h += A * mc.link_per_token.d2h.raw() / sys.link_bandwidth.raw();
         }
     }
-    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + moe_floor_per_pass(mc, sys, A) + d.gpu_comm + d.ep_comm;
+    d.moe_floor = moe_floor_per_pass(mc, sys, A);
+    d.gpu_part = std::max(d.gpu_compute, d.gpu_hbm) + d.moe_floor + d.gpu_comm + d.ep_comm;
     // The H2D reload precedes the GPU's use of it; queries/outputs ride the other direction.
     d.offload_part = std::max(d.cpu_compute, d.cpu_dram) + link_time(d.link_h2d, d.link_d2h, sys.link_bidir);
     d.ttft = combine(Seconds(d.gpu_part), Seconds(d.offload_part), p.ov).raw();
