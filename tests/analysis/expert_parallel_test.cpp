@@ -58,6 +58,15 @@ TEST_CASE("EP traffic for DeepSeek-V3 at EP 72 by hand", "[ep]") {
     CHECK(ps.moe_step_latency == Approx(58 * 27e-6).epsilon(1e-12));
     CHECK(bs.shape.g0 == Approx(ps.tp_step_latency + 116 * 6e-6 + 58 * 27e-6).epsilon(1e-12));
     CHECK(bs.shape.gx == Approx(tp_comm_per_token(ps.mc, ps.sys) + per_seq).epsilon(1e-12));
+    // A prefill's all-to-alls count in its per-call demand on every f, not only at f = 0
+    // (mix_demand reads f > 0 off the mix's lines).
+    for (double f : {0.0, 0.5}) {
+        const MixDemand md = mix_demand(ps, f);
+        double expected = 0;
+        for (std::size_t i = 0; i < s.mix.entries.size(); ++i) expected += s.mix.entries[i].weight * md.pre[i].ep_comm;
+        CHECK(expected > 0);
+        CHECK(md.per_call_prefill[Resource::ep_alltoall] == Approx(expected).epsilon(1e-12));
+    }
     // Memory: the routed experts are 58 · 256 · 3 · 7168 · 2048 = 653,908,770,816 weights, FP8 1 B each;
     // holding 4 on every GPU instead of the mean adds 0.125 of them, 81,738,596,352 B to the group.
     CHECK(ps.mc.weights_uneven == 81'738'596'352.0);

@@ -127,8 +127,8 @@ inline void line_fields(T& out, const T& a, const T& s, double u, const std::arr
 inline void line_fields(MixDemand& out, const MixDemand& a, const MixDemand& s, double u, std::size_t classes) noexcept {
     for (std::size_t i = 0; i < classes; ++i) line_fields(out.pre[i], a.pre[i], s.pre[i], u, kPrefillLines);
     line_fields(out.batch_mix, a.batch_mix, s.batch_mix, u, kDecodeLines);
-    for (Resource r :
-         {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram, Resource::tp_allreduce})
+    for (Resource r : {Resource::gpu_compute, Resource::gpu_hbm, Resource::cpu_compute, Resource::cpu_dram,
+                       Resource::tp_allreduce, Resource::ep_alltoall})
         out.per_call_prefill[r] = a.per_call_prefill[r] + s.per_call_prefill[r] * u;
     out.link_h2d = a.link_h2d + s.link_h2d * u;
     out.link_d2h = a.link_d2h + s.link_d2h * u;
