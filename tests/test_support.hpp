@@ -22,6 +22,20 @@ inline Scenario scenario_with(void (*edit)(io::ScenarioInputs&)) {
     return io::build_scenario(in).scenario;
 }
 
+// Round system rates for hand checks: 1 MFLOP/s GPU, 1 kB/s HBM, 0.1 MFLOP/s CPU,
+// 100 B/s DRAM, 10 B/s link, 1 GB of each memory.
+inline SystemRates round_rates() {
+    SystemRates s;
+    s.gpu_flops = FlopPerSecond(1e6);
+    s.hbm_bandwidth = BytesPerSecond(1e3);
+    s.hbm_capacity = Bytes(1e9);
+    s.cpu_flops = FlopPerSecond(1e5);
+    s.cpu_dram_bandwidth = BytesPerSecond(1e2);
+    s.cpu_memory = Bytes(1e9);
+    s.link_bandwidth = BytesPerSecond(10);
+    return s;
+}
+
 // 2 layers, hidden 4, 2 heads, 1 KV head of dim 2, MLP 8, vocab 10.
 inline ModelSpec tiny_model() {
     ModelSpec m;

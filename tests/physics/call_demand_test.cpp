@@ -19,19 +19,7 @@
 
 using namespace kvroof;
 
-namespace {
-SystemRates round_rates() {
-    SystemRates s;
-    s.gpu_flops = FlopPerSecond(1e6);
-    s.hbm_bandwidth = BytesPerSecond(1e3);
-    s.hbm_capacity = Bytes(1e9);
-    s.cpu_flops = FlopPerSecond(1e5);
-    s.cpu_dram_bandwidth = BytesPerSecond(1e2);
-    s.cpu_memory = Bytes(1e9);
-    s.link_bandwidth = BytesPerSecond(10);
-    return s;
-}
-}  // namespace
+using test::round_rates;
 
 TEST_CASE("the tiny model's constants check by hand", "[call_demand]") {
     const ModelConstants mc = model_constants(test::tiny_model(), PolicySpec{});

@@ -23,14 +23,7 @@ ModelSpec tiny_moe(int first_dense_layers) {
 }
 
 SystemRates rates_with(double alpha) {
-    SystemRates s;
-    s.gpu_flops = FlopPerSecond(1e6);
-    s.hbm_bandwidth = BytesPerSecond(1e3);
-    s.hbm_capacity = Bytes(1e9);
-    s.cpu_flops = FlopPerSecond(1e5);
-    s.cpu_dram_bandwidth = BytesPerSecond(1e2);
-    s.cpu_memory = Bytes(1e9);
-    s.link_bandwidth = BytesPerSecond(10);
+    SystemRates s = test::round_rates();
     s.moe_layer_latency = alpha;
     return s;
 }
