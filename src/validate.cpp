@@ -136,7 +136,12 @@ FitResult fit_cases(const std::vector<const Case*>& cases, std::vector<double> v
     const double dof = static_cast<double>(r.size()) - static_cast<double>(v.size());
     const Eigen::MatrixXd cov =
         (J.transpose() * J).completeOrthogonalDecomposition().pseudoInverse() * (dof > 0 ? ssr / dof : 0.0);
-    for (std::size_t j = 0; j < v.size(); ++j) out.sigma.push_back(std::sqrt(std::max(0.0, cov(j, j))));
+    for (std::size_t j = 0; j < v.size(); ++j) {
+        const bool moves =
+            J.rows() > 0 && J.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() > 0;  // an exact zero: no point reads it
+        out.identified.push_back(moves);
+        out.sigma.push_back(moves ? std::sqrt(std::max(0.0, cov(j, j))) : 0.0);
+    }
     return out;
 }
 
@@ -271,7 +276,8 @@ ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::s
     const Bounds b = fit_bounds();
     for (std::size_t j = 0; j < kFitKnobs.size(); ++j)
         r.params.push_back({std::string(kFitKnobs[j]), b.lo[j], b.hi[j], start[j], r.fit.values[j], r.fit.sigma[j],
-                            r.fit.values[j] <= b.lo[j] || r.fit.values[j] >= b.hi[j]});
+                            r.fit.identified[j] && (r.fit.values[j] <= b.lo[j] || r.fit.values[j] >= b.hi[j]),
+                            r.fit.identified[j]});
     for (std::size_t i = 0; i < cases.size(); ++i) {
         const Case& c = cases[i];
         ValidatedPoint p;

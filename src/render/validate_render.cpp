@@ -115,8 +115,12 @@ std::string render_validate_text(const ValidationResult& r) {
     for (const FitParameter& p : r.params)
         s += fmt::format(
             "  {:<17} {:>10} {:>20} {:>16}{}\n", p.knob, fmt::format("{:.3g}{}", bare(p.knob, p.start), unit(p.knob)),
-            fmt::format("{:.3g} ± {:.2g}{}", bare(p.knob, p.value), bare(p.knob, p.sigma), unit(p.knob)),
-            fmt::format("[{:.3g}, {:.3g}]", bare(p.knob, p.lo), bare(p.knob, p.hi)), p.at_bound ? "  at its bound" : "");
+            p.identified ? fmt::format("{:.3g} ± {:.2g}{}", bare(p.knob, p.value), bare(p.knob, p.sigma), unit(p.knob))
+                         : std::string("not fitted"),
+            fmt::format("[{:.3g}, {:.3g}]", bare(p.knob, p.lo), bare(p.knob, p.hi)),
+            p.at_bound     ? "  at its bound"
+            : p.identified ? ""
+                           : "  no point depends on it");
     s += "\nError per metric (MAPE); interval: 5th–95th percentile of measured / predicted, leave one out\n";
     s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", "metric", "points", "defaults", "fitted", "LOO", "interval");
     for (const MetricSummary& m : r.metrics)
@@ -163,7 +167,8 @@ json calibration_json(const ValidationResult& r) {
     json knobs = json::object();
     for (const FitParameter& p : r.params)
         knobs[p.knob] = {{"value", p.value},
-                         {"sigma", p.sigma},
+                         {"sigma", p.identified ? json(p.sigma) : json(nullptr)},
+                         {"identified", p.identified},
                          {"default", p.start},
                          {"lo", p.lo},
                          {"hi", p.hi},
@@ -223,10 +228,13 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
         "## Fit\n\n{} log errors, {} iterations, RMS log error {:.3f}. ±: one standard error, "
         "from s²·(JᵀJ)⁻¹.\n\n| knob | default | fitted ± 1σ | bounds |\n|---|---|---|---|\n",
         r.fit.residuals, r.fit.iterations, std::sqrt(r.fit.ssr / std::max<double>(1.0, static_cast<double>(r.fit.residuals))));
-    for (const FitParameter& p : r.params)
-        s += fmt::format("| `--{}` | {:.3g}{} | {:.3g} ± {:.2g}{}{} | [{:.3g}, {:.3g}] |\n", p.knob, bare(p.knob, p.start),
-                         unit(p.knob), bare(p.knob, p.value), bare(p.knob, p.sigma), unit(p.knob),
-                         p.at_bound ? " (at its bound)" : "", bare(p.knob, p.lo), bare(p.knob, p.hi));
+    for (const FitParameter& p : r.params) {
+        const std::string fitted = p.identified ? fmt::format("{:.3g} ± {:.2g}{}{}", bare(p.knob, p.value), bare(p.knob, p.sigma),
+                                                              unit(p.knob), p.at_bound ? " (at its bound)" : "")
+                                                : std::string("not fitted: no point depends on it");
+        s += fmt::format("| `--{}` | {:.3g}{} | {} | [{:.3g}, {:.3g}] |\n", p.knob, bare(p.knob, p.start), unit(p.knob), fitted,
+                         bare(p.knob, p.lo), bare(p.knob, p.hi));
+    }
     s += "\n## Error per metric\n\nMAPE at the defaults, of the fit (in sample) and leave one out; the interval is the 5th "
          "to 95th percentile of measured / predicted − 1 over the leave-one-out predictions, the band `kvroof verdict "
          "--calibration` puts around a prediction.\n\n| metric | points | defaults | fitted | leave-one-out | 90 % interval "

@@ -54,6 +54,8 @@ TEST_CASE("validate: the fit recovers the efficiencies that generated the points
     REQUIRE(f.values.size() == 4);
     for (std::size_t j = 0; j < 4; ++j) CHECK(f.values[j] == Approx(kTruth[j]).epsilon(1e-3));
     CHECK(f.ssr < 1e-8);
+    REQUIRE(f.identified.size() == 4);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(f.identified[j]);  // two MoE points move the fourth
 }
 
 TEST_CASE("validate: leave one out on four model-generated points predicts each exactly", "[validate]") {
@@ -72,6 +74,15 @@ TEST_CASE("validate: leave one out on four model-generated points predicts each 
     }
     CHECK(r.data_defects == 0);
     CHECK(r.model_defects == 0);
+    // Dense points cannot move the MoE layer latency: it is reported as not fitted, at its start, with no σ.
+    REQUIRE(r.params.size() == 4);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(r.params[j].identified);
+    CHECK_FALSE(r.params[3].identified);
+    CHECK(r.params[3].value == r.params[3].start);
+    CHECK(r.params[3].sigma == 0);
+    CHECK_FALSE(r.params[3].at_bound);
+    CHECK(render_validate_text(r).find("not fitted") != std::string::npos);
+    CHECK(calibration_json(r)["knobs"]["moe-layer-latency"]["sigma"].is_null());
     // A point kept out, generated at the same efficiencies: exact at the fit, not at the defaults.
     ValidationResult held = r;
     check_holdout(held, synthetic({"lmdeploy-llama2-7b-a100-fp16-b16-2048-128"}, kDenseTruth));

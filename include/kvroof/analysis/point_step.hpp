@@ -311,7 +311,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
-        tau[i] = combine(Seconds(in.cls[i].pre.gpu_part), Seconds(in.cls[i].pre.offload_part), ov).raw();
+        // A pipeline's prefill also crosses its pp − 1 boundaries, as the fluid TTFT charges (mix_demand.hpp).
+        const double gpu = in.cls[i].pre.gpu_part + prefill_transfer(ps.pipe, in.cls[i].A);
+        tau[i] = combine(Seconds(gpu), Seconds(in.cls[i].pre.offload_part), ov).raw();
         mean_tau += in.cls[i].p * tau[i];
     }
     if (chunked) {

@@ -52,11 +52,15 @@ struct FitParameter {
     std::string knob;
     double lo = 0, hi = 0, start = 0, value = 0, sigma = 0;  // SI (step-overhead and moe-layer-latency in s)
     bool at_bound = false;
+    // False when no measured metric depends on the knob (the MoE layer latency
+    // over dense points only): it stays at its start, with no uncertainty.
+    bool identified = true;
 };
 
 struct FitResult {
     std::vector<double> values;  // per kFitKnobs, SI
     std::vector<double> sigma;
+    std::vector<bool> identified;  // per kFitKnobs: some residual moves with it
     double ssr = 0;
     std::size_t residuals = 0;
     int iterations = 0;
