@@ -253,6 +253,13 @@ std::vector<Knob> efficiency_rows() {
         {.name = "eta-mem", .column = "eta_mem", .type = KnobType::number, .shown_default = "0.85", .lo = kMinEta, .hi = kMaxEta,
          .help = "achievable fraction of the HBM bandwidth", .group = kHardware, .preset = PresetFile::hardware,
          .preset_key = "eta_mem", .access = on_hw<&HardwareSpec::gpu, &GpuSpec::eta_mem>()},
+        {.name = "eta-moe-gemm", .column = "eta_moe_gemm", .type = KnobType::number, .shown_default = "0 (= --eta-compute)",
+         .lo = 0, .hi = kMaxEta,
+         .help = "routed-expert GEMM efficiency of a MoE model: the achievable fraction of the GEMM peak in its grouped expert "
+                 "GEMMs, decode and serving prefill (not kvroof prefill's C_eff); engines' kernels reach 0.07-0.68 "
+                 "(docs/model.md); 0: --eta-compute",
+         .group = kHardware, .preset = PresetFile::hardware, .preset_key = "eta_moe_gemm",
+         .access = on_hw<&HardwareSpec::gpu, &GpuSpec::eta_moe_gemm>()},
         {.name = "eta-cpu-compute", .column = "eta_cpu_compute", .type = KnobType::number, .shown_default = "0.5", .lo = kMinEta,
          .hi = kMaxEta, .help = "achievable fraction of the CPU's FLOP/s peak", .group = kHardware, .preset = PresetFile::host,
          .preset_key = "eta_cpu_compute", .access = on_hw<&HardwareSpec::host, &HostSpec::eta_compute>()},

@@ -133,15 +133,13 @@ FitResult fit_cases(const std::vector<const Case*>& cases, std::vector<double> v
     out.values = v;
     out.ssr = ssr;
     out.residuals = static_cast<std::size_t>(r.size());
-    const double dof = static_cast<double>(r.size()) - static_cast<double>(v.size());
+    for (std::size_t j = 0; j < v.size(); ++j)  // an exactly zero column: no prediction moves with the knob at the fit
+        out.identified.push_back(J.rows() > 0 && J.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() > 0);
+    const auto fitted = static_cast<double>(std::count(out.identified.begin(), out.identified.end(), true));
+    const double dof = static_cast<double>(r.size()) - fitted;  // the fit's rank: a knob that moves nothing costs none
     const Eigen::MatrixXd cov =
         (J.transpose() * J).completeOrthogonalDecomposition().pseudoInverse() * (dof > 0 ? ssr / dof : 0.0);
-    for (std::size_t j = 0; j < v.size(); ++j) {
-        const bool moves =
-            J.rows() > 0 && J.col(static_cast<Eigen::Index>(j)).cwiseAbs().maxCoeff() > 0;  // an exact zero: no point reads it
-        out.identified.push_back(moves);
-        out.sigma.push_back(moves ? std::sqrt(std::max(0.0, cov(j, j))) : 0.0);
-    }
+    for (std::size_t j = 0; j < v.size(); ++j) out.sigma.push_back(out.identified[j] ? std::sqrt(std::max(0.0, cov(j, j))) : 0.0);
     return out;
 }
 

@@ -221,10 +221,13 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     s += fmt::format("            host {} x{:g} sockets per GPU: CPU {} | DRAM {} @ {}\n", hw.host.name, hw.host.cpus_per_gpu,
                      format_flops(hw.host.flops.raw()), format_bytes(hw.host.memory.raw()),
                      format_bandwidth(hw.host.dram_bandwidth.raw()));
-    s += fmt::format("            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms{}\n",
-                     hw.gpu.eta_compute, hw.gpu.eta_mem, hw.host.eta_compute, hw.host.eta_dram, hw.link.eta,
-                     hw.gpu.step_overhead.raw() * 1e3,
-                     sc.model.is_moe() ? fmt::format(", MoE layer {:g} us", hw.gpu.moe_layer_latency.raw() * 1e6) : "");
+    s += fmt::format(
+        "            eta GEMM {:g}, HBM {:g}, CPU {:g}, DRAM {:g}, link {:g}; step overhead {:g} ms{}\n", hw.gpu.eta_compute,
+        hw.gpu.eta_mem, hw.host.eta_compute, hw.host.eta_dram, hw.link.eta, hw.gpu.step_overhead.raw() * 1e3,
+        !sc.model.is_moe() ? std::string()
+        : hw.gpu.eta_moe_gemm > 0
+            ? fmt::format(", MoE layer {:g} us, expert GEMMs {:g}", hw.gpu.moe_layer_latency.raw() * 1e6, hw.gpu.eta_moe_gemm)
+            : fmt::format(", MoE layer {:g} us", hw.gpu.moe_layer_latency.raw() * 1e6));
     s += parallel_text(hw, sc.model);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",

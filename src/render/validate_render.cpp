@@ -120,7 +120,7 @@ std::string render_validate_text(const ValidationResult& r) {
             fmt::format("[{:.3g}, {:.3g}]", bare(p.knob, p.lo), bare(p.knob, p.hi)),
             p.at_bound     ? "  at its bound"
             : p.identified ? ""
-                           : "  no point depends on it");
+                           : "  no prediction moves with it");
     s += "\nError per metric (MAPE); interval: 5th–95th percentile of measured / predicted, leave one out\n";
     s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", "metric", "points", "defaults", "fitted", "LOO", "interval");
     for (const MetricSummary& m : r.metrics)
@@ -231,7 +231,7 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
     for (const FitParameter& p : r.params) {
         const std::string fitted = p.identified ? fmt::format("{:.3g} ± {:.2g}{}{}", bare(p.knob, p.value), bare(p.knob, p.sigma),
                                                               unit(p.knob), p.at_bound ? " (at its bound)" : "")
-                                                : std::string("not fitted: no point depends on it");
+                                                : std::string("not fitted: no prediction moves with it");
         s += fmt::format("| `--{}` | {:.3g}{} | {} | [{:.3g}, {:.3g}] |\n", p.knob, bare(p.knob, p.start), unit(p.knob), fitted,
                          bare(p.knob, p.lo), bare(p.knob, p.hi));
     }

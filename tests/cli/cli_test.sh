@@ -117,6 +117,16 @@ moe_step() { "$kvroof" verdict --hardware h100-sxm --model qwen3-30b-a3b --weigh
     --prefill separate --f 0 "$@" --json | grep -m1 '"step_bare_s"' | awk -F': ' '{ gsub(",", "", $2); print $2 }'; }
 awk -v a="$(moe_step)" -v b="$(moe_step --moe-layer-latency 0)" 'BEGIN { d = (a - b) * 1e6; exit !(d > 1295.99 && d < 1296.01) }' \
     && ok || bad "--moe-layer-latency: step difference $(moe_step) - $(moe_step --moe-layer-latency 0) is not 1.296 ms"
+# The experts' GEMM efficiency: echoed when given, for a MoE model; a dense model's numbers ignore it.
+"$kvroof" verdict --hardware h100-sxm --model qwen3-30b-a3b --weight-dtype fp8 --eta-moe-gemm 0.2 \
+    | grep -q 'step overhead 1.5 ms, MoE layer 27 us, expert GEMMs 0.2$' \
+    && [ "$("$kvroof" verdict)" = "$("$kvroof" verdict --eta-moe-gemm 0.2 | grep -v '^  overrides --eta-moe-gemm=0.2$')" ] \
+    && ok || bad "--eta-moe-gemm echo, or a dense model moved by it"
+# ... and a MoE model's compute-bound step (4,096 sequences of Qwen3-30B-A3B) grows when its expert GEMMs run slower.
+moe_big() { "$kvroof" verdict --hardware h100-sxm --model qwen3-30b-a3b --weight-dtype fp8 --kv-dtype fp8 --batch 4096 --isl 128 \
+    --osl 2 --prefill separate --f 0 "$@" --json | grep -m1 '"step_bare_s"' | awk -F': ' '{ gsub(",", "", $2); print $2 }'; }
+awk -v a="$(moe_big --eta-moe-gemm 0.1)" -v b="$(moe_big)" 'BEGIN { exit !(a > 1.5 * b) }' \
+    && ok || bad "--eta-moe-gemm 0.1: step $(moe_big --eta-moe-gemm 0.1) is not well above $(moe_big)"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
 # Axis labels with units from the knob table, never a raw column name; a 1x line on a gain plot.

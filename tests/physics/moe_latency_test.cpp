@@ -90,3 +90,36 @@ TEST_CASE("the default scenario's decode step gains moe_layers times the latency
     content.cpu_d = 1.0;
     CHECK(detail::step_time(with, content, 0.5, 1.0) == detail::step_time(without, content, 0.5, 1.0));
 }
+
+TEST_CASE("the routed experts' GEMMs are charged at their own efficiency", "[moe]") {
+    // Tiny MoE: each expert 3 · hidden 4 · 8 = 96 weights; 2 MoE layers, top-2: 2 · 2 · 2 · 96 = 768 FLOP per token.
+    ModelConstants mc = model_constants(tiny_moe(0), PolicySpec{});
+    CHECK(mc.routed_linear_per_token.raw() == 768.0);
+    const double before = mc.linear_per_token.raw();
+    charge_moe_gemms(mc, 2.0);  // at half eta-compute, each expert FLOP costs two
+    CHECK(mc.linear_per_token.raw() - before == 768.0);
+    charge_moe_gemms(mc, 1.0);  // the same efficiency: nothing changes
+    CHECK(mc.linear_per_token.raw() - before == 768.0);
+    CHECK(model_constants(test::tiny_model(), PolicySpec{}).routed_linear_per_token.raw() == 0.0);
+
+    // Through the scenario: 0 (the default) is eta-compute; eta-compute / 2 adds the experts' FLOP once more.
+    Scenario s = test::default_scenario();
+    s.model = tiny_moe(0);
+    const PreparedScenario base(s);
+    s.hardware.gpu.eta_moe_gemm = s.hardware.gpu.eta_compute;
+    CHECK(PreparedScenario(s).mc.linear_per_token.raw() == base.mc.linear_per_token.raw());
+    s.hardware.gpu.eta_moe_gemm = s.hardware.gpu.eta_compute / 2;
+    const PreparedScenario half(s);
+    CHECK(half.mc.linear_per_token.raw() - base.mc.linear_per_token.raw() ==
+          Approx(base.mc.routed_linear_per_token.raw()).epsilon(1e-12));
+    // A dense model has no routed experts: the knob changes nothing.
+    Scenario d = test::default_scenario();
+    const PreparedScenario dense(d);
+    d.hardware.gpu.eta_moe_gemm = 0.05;
+    CHECK(PreparedScenario(d).mc.linear_per_token.raw() == dense.mc.linear_per_token.raw());
+    // A bad value is refused naming the knob; 0 is allowed.
+    d.hardware.gpu.eta_moe_gemm = 1.5;
+    CHECK_THROWS_WITH(d.hardware.check_validity(), Catch::Contains("eta-moe-gemm"));
+    d.hardware.gpu.eta_moe_gemm = 0.0;
+    CHECK_NOTHROW(d.hardware.check_validity());
+}

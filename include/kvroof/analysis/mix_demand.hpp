@@ -205,11 +205,14 @@ struct PreparedScenario {
     }
 
     // The model's constants on this deployment, the checkpoint's BF16 GEMMs
-    // charged at the BF16 peak (charge_bf16_gemms).
+    // charged at the BF16 peak (charge_bf16_gemms), the routed experts' at
+    // their own efficiency when one is given (charge_moe_gemms).
     [[nodiscard]] static ModelConstants constants_on(const Scenario& s) noexcept {
         const DeploymentSpec& d = s.hardware.deployment;
         ModelConstants c = model_constants(s.model, s.policy, d.gpus, {d.ep, d.expert_imbalance}, d.attention_dp == 1);
         charge_bf16_gemms(c, gemm_peak(s.hardware, gemm_dtype(s.policy)).raw() / s.hardware.gpu.flops.raw());
+        const GpuSpec& g = s.hardware.gpu;
+        if (g.eta_moe_gemm > 0) charge_moe_gemms(c, g.eta_compute / g.eta_moe_gemm);
         return c;
     }
 

@@ -37,10 +37,10 @@ struct Walkthrough {
     ScenarioFacts facts;
     Verdict verdict;  // baseline.conservative is the point walked through
     Bytes weights_streamed;  // one step's weight read at batch 1
-    Flop linear_per_token;  // linear FLOP per token
+    Flop linear_per_token;  // linear FLOP per token (work: without ModelConstants::gemm_charge)
     Flop attention_at_context;  // decode attention FLOP of one token at the first class's S
     Seconds weight_read;  // w = weights_read(B) / HBM bandwidth at the baseline batch
-    Seconds compute_per_sequence;  // linear FLOP per token / GPU FLOP/s
+    Seconds compute_per_sequence;  // linear FLOP per token, charged, / GPU FLOP/s
     std::vector<ResourceSeconds> per_resource;  // of the baseline point
 };
 
@@ -52,7 +52,7 @@ struct Walkthrough {
     const ServingPoint& p = w.verdict.baseline.conservative;
     const double context = sc.mix.entries.front().cls.context();
     w.weights_streamed = ps.mc.weights_read(1);
-    w.linear_per_token = ps.mc.linear_per_token;
+    w.linear_per_token = Flop(ps.mc.linear_per_token.raw() - ps.mc.gemm_charge.raw());  // work, not the GPU's charge
     w.attention_at_context = Flop(decode_attention_flop(ps.mc, context, 1.0));
     w.weight_read = Seconds(ps.mc.weights_read(p.batch).raw() / ps.sys.hbm_bandwidth.raw());
     w.compute_per_sequence = Seconds(ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw());

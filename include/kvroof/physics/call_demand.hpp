@@ -84,6 +84,13 @@ struct ModelConstants {
     // The part of it in GEMMs the checkpoint keeps in BF16 (bf16_gemm_params):
     // they run at the BF16 peak (charge_bf16_gemms).
     Flop bf16_linear_per_token;
+    // The part of it in the routed experts' grouped GEMMs (λ-scaled like it):
+    // charged at their own efficiency (charge_moe_gemms).
+    Flop routed_linear_per_token;
+    // What charge_bf16_gemms and charge_moe_gemms added to linear_per_token:
+    // GPU kernel efficiencies, not work. A CPU running the same layers (disagg's
+    // decode engine) or a FLOP count (the report) leaves it out.
+    Flop gemm_charge;
     double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
     Bytes weights;  // all weights
@@ -168,6 +175,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.allreduce_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
     c.linear_per_token = linear_flop_per_token(m);
     c.bf16_linear_per_token = Flop(2.0 * bf16_gemm_params(m, p.weight_dtype));
+    if (m.is_moe()) c.routed_linear_per_token = Flop(2.0 * pc.moe_layers * m.experts_active * pc.per_expert);
     if (ep.ep > 1 && pc.moe_layers > 0) {
         c.alltoalls_per_pass = 2.0 * pc.moe_layers;
         c.alltoall_bytes_per_token = static_cast<double>(m.hidden) * bytes_per_element(DType::bf16) * m.experts_active;
@@ -176,6 +184,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
         // The step waits for the busiest GPU: its routed-expert FLOP is λ·expert_load times the mean.
         const double routed_flop = 2.0 * pc.moe_layers * m.experts_active * pc.per_expert, load = ep.imbalance * c.expert_load;
         if (load != 1.0) c.linear_per_token = Flop(c.linear_per_token.raw() + (load - 1.0) * routed_flop);
+        c.routed_linear_per_token = Flop(load * routed_flop);
     }
     c.attn_decode_per_key = attention_flop_per_key(m, Phase::decode);
     c.attn_prefill_per_key = attention_flop_per_key(m, Phase::prefill);
@@ -199,8 +208,24 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
 // gpt-oss-120b in MXFP4 on a B200 (FP4 4× BF16): its BF16 attention, output
 // projection and routers are 3.10 of its 10.26 GFLOP per token.
 inline void charge_bf16_gemms(ModelConstants& c, double math_over_bf16) noexcept {
-    if (math_over_bf16 > 1.0)
-        c.linear_per_token = Flop(c.linear_per_token.raw() + (math_over_bf16 - 1.0) * c.bf16_linear_per_token.raw());
+    if (math_over_bf16 > 1.0) {
+        const double extra = (math_over_bf16 - 1.0) * c.bf16_linear_per_token.raw();
+        c.linear_per_token = Flop(c.linear_per_token.raw() + extra);
+        c.gemm_charge = Flop(c.gemm_charge.raw() + extra);
+    }
+}
+
+// The routed experts' grouped GEMMs reach their own fraction η_moe of the GEMM
+// peak (GpuSpec::eta_moe_gemm), where the rest reach η_compute, which the
+// rate already holds: each of their FLOP costs η_compute/η_moe FLOP at that
+// rate, so linear_per_token grows by (ratio − 1) times their FLOP. Linear in
+// tokens like every FLOP term, so the step stays three lines (decode_step.hpp).
+inline void charge_moe_gemms(ModelConstants& c, double eta_compute_over_moe) noexcept {
+    if (eta_compute_over_moe != 1.0) {
+        const double extra = (eta_compute_over_moe - 1.0) * c.routed_linear_per_token.raw();
+        c.linear_per_token = Flop(c.linear_per_token.raw() + extra);
+        c.gemm_charge = Flop(c.gemm_charge.raw() + extra);
+    }
 }
 
 // KV bytes one sequence holds at context S, one copy (CPU DRAM, the link):

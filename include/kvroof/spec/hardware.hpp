@@ -76,6 +76,9 @@ struct GpuSpec {
     // Achievable fraction of each peak (docs/model.md, "Efficiencies"),
     // defaults from public measurements (data/README.md and docs/model.md cite each).
     double eta_compute = 0.7;  // GEMM FLOP/s: large FP8 GEMMs on H100 reach 0.70-0.73 of peak, BF16 0.80
+    // The routed experts' grouped GEMMs of a MoE model: 0 = eta_compute. Engines'
+    // kernels reach 0.07-0.68 of the peak (docs/model.md, "Efficiencies"): no default.
+    double eta_moe_gemm = 0;
     double eta_mem = 0.85;  // HBM bandwidth: STREAM Triad 0.83-0.89 of peak on A100, H100, H200
     double eta_nvlink = 0.8;  // all-reduce bus bandwidth over the fabric's per-direction peak (HGX H100; presets set theirs)
     Seconds step_overhead{1.5e-3};  // per decode step: launch and scheduling with CUDA graphs (DERIVED, docs/model.md)
@@ -182,6 +185,10 @@ inline void HardwareSpec::check_validity() const {
         check::open_unit_interval_right(f, v);
         check::in_range(f, v, kMinEta, kMaxEta);
     }
+    check::finite("eta-moe-gemm", gpu.eta_moe_gemm);
+    if (gpu.eta_moe_gemm != 0 && !(gpu.eta_moe_gemm >= kMinEta && gpu.eta_moe_gemm <= kMaxEta))
+        throw InputError("eta-moe-gemm: must be 0 (= eta-compute) or in [" + check::show(kMinEta) + ", " + check::show(kMaxEta) +
+                         "], got " + check::show(gpu.eta_moe_gemm));
     check::non_negative("step-overhead", gpu.step_overhead.raw());
     check::in_range("step-overhead", gpu.step_overhead.raw(), 0.0, kMaxStepOverhead);
     check::non_negative("moe-layer-latency", gpu.moe_layer_latency.raw());
