@@ -52,8 +52,8 @@ struct FitParameter {
     std::string knob;
     double lo = 0, hi = 0, start = 0, value = 0, sigma = 0;  // SI (step-overhead and moe-layer-latency in s)
     bool at_bound = false;
-    // False when no measured metric depends on the knob (the MoE layer latency
-    // over dense points only): it stays at its start, with no uncertainty.
+    // False when no prediction moves with the knob at the fit (the MoE layer
+    // latency over dense points only): it stays at its start, with no uncertainty.
     bool identified = true;
 };
 
