@@ -137,8 +137,8 @@ struct DecodeMix {
     sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // dense: all; MoE: a CPU batch touches every expert
     const double sp = sc.policy.sparse;
     sh.gm = ((ps.mc.layout.topk > 0 ? m.dsa_read : sp * m.keys + m.state) + 1.0) * kv / bw;
-    sh.gc = (ps.mc.linear_per_token.raw() - ps.mc.gemm_charge.raw() + ps.mc.attn_decode_per_key * m.keys * sp +
-             ps.mc.layout.index_flop_per_key * m.S * sp + ps.mc.layout.state_flop) /
+    sh.gc = (ps.mc.linear_work().raw() + ps.mc.attn_decode_per_key * m.keys * sp + ps.mc.layout.index_flop_per_key * m.S * sp +
+             ps.mc.layout.state_flop) /
             flops;
     sh.c0 = ps.step_overhead;
     const double free = hw.host.memory.raw() - weights;

@@ -52,7 +52,7 @@ struct Walkthrough {
     const ServingPoint& p = w.verdict.baseline.conservative;
     const double context = sc.mix.entries.front().cls.context();
     w.weights_streamed = ps.mc.weights_read(1);
-    w.linear_per_token = Flop(ps.mc.linear_per_token.raw() - ps.mc.gemm_charge.raw());  // work, not the GPU's charge
+    w.linear_per_token = ps.mc.linear_work();
     w.attention_at_context = Flop(decode_attention_flop(ps.mc, context, 1.0));
     w.weight_read = Seconds(ps.mc.weights_read(p.batch).raw() / ps.sys.hbm_bandwidth.raw());
     w.compute_per_sequence = Seconds(ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw());

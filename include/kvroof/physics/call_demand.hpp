@@ -89,7 +89,7 @@ struct ModelConstants {
     Flop routed_linear_per_token;
     // What charge_bf16_gemms and charge_moe_gemms added to linear_per_token:
     // GPU kernel efficiencies, not work. A CPU running the same layers (disagg's
-    // decode engine) or a FLOP count (the report) leaves it out.
+    // decode engine) or a FLOP count (the report) leaves it out: linear_work().
     Flop gemm_charge;
     double attn_decode_per_key = 0;  // FLOP
     double attn_prefill_per_key = 0;  // FLOP
@@ -108,6 +108,9 @@ struct ModelConstants {
         if (!moe) return weights_non_routed;
         return weights_non_routed + weights_routed * (batch <= 0 ? 0.0 : 1.0 - std::pow(expert_keep, batch));
     }
+
+    // The linear FLOP per token as work, without the GPU kernels' charges.
+    [[nodiscard]] Flop linear_work() const noexcept { return Flop(linear_per_token.raw() - gemm_charge.raw()); }
 };
 
 // How many copies of each token's KV a tensor-parallel group of t GPUs holds.
@@ -182,7 +185,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
         c.expert_load = expert_load(m.experts, ep.ep);
         c.weights_uneven = (c.expert_load - 1.0) * w.routed;
         // The step waits for the busiest GPU: its routed-expert FLOP is λ·expert_load times the mean.
-        const double routed_flop = 2.0 * pc.moe_layers * m.experts_active * pc.per_expert, load = ep.imbalance * c.expert_load;
+        const double routed_flop = c.routed_linear_per_token.raw(), load = ep.imbalance * c.expert_load;
         if (load != 1.0) c.linear_per_token = Flop(c.linear_per_token.raw() + (load - 1.0) * routed_flop);
         c.routed_linear_per_token = Flop(load * routed_flop);
     }
