@@ -118,6 +118,7 @@ Scenario point_scenario(const MeasuredPoint& m) {
     if (!m.kv_dtype.empty()) in.set("kv-dtype", m.kv_dtype);
     Scenario s = build_scenario(in).scenario;
     if (m.kv_mem_fraction) apply_kv_memory(m, s);
+    if (m.eta_moe_gemm) s.hardware.gpu.eta_moe_gemm = *m.eta_moe_gemm;  // the engine's expert GEMMs, where benchmarked
     CallClass c;
     c.name = "measured";
     c.s_cached = m.prefix;
@@ -233,15 +234,64 @@ RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
 
 namespace {
 std::string point_id(const json& p) { return p.is_object() ? p.value("id", std::string("?")) : std::string("?"); }
+
+EngineKernel decode_kernel(const json& k) {
+    EngineKernel e;
+    e.id = k.at("id").get<std::string>();
+    e.engine = k.at("engine").get<std::string>();
+    e.weight_dtype = k.at("weight_dtype").get<std::string>();
+    e.gpus = k.at("gpus").get<std::vector<std::string>>();
+    e.kernel = k.at("kernel").get<std::string>();
+    e.source = k.at("source").get<std::string>();
+    e.eta_moe_gemm = k.at("eta_moe_gemm").get<double>();
+    const auto range = k.at("range").get<std::vector<double>>();
+    if (range.size() != 2) throw InputError("range: must be [low, high]");
+    e.lo = range[0];
+    e.hi = range[1];
+    if (!(e.eta_moe_gemm >= 0.001 && e.eta_moe_gemm <= 1)) throw InputError("eta_moe_gemm: must be in [0.001, 1]");
+    if (!(e.lo <= e.eta_moe_gemm && e.eta_moe_gemm <= e.hi)) throw InputError("range: must hold eta_moe_gemm");
+    if (e.gpus.empty()) throw InputError("gpus: must name at least one GPU preset");
+    return e;
+}
+
+bool covers(const EngineKernel& k, const MeasuredPoint& m) {
+    return k.engine == m.engine && k.weight_dtype == m.weight_dtype &&
+           std::find(k.gpus.begin(), k.gpus.end(), m.gpu) != k.gpus.end();
+}
 }  // namespace
+
+std::vector<EngineKernel> engine_kernels_from(const std::string& where, const json& doc) {
+    std::vector<EngineKernel> out;
+    if (!doc.is_object() || !doc.contains("engine_kernels")) return out;
+    if (!doc.at("engine_kernels").is_array())
+        throw InputError(fmt::format("{}: engine_kernels: must be an array of engine MoE kernel rules", where));
+    for (const json& k : doc.at("engine_kernels")) {
+        try {
+            out.push_back(decode_kernel(k));
+        } catch (const json::exception& e) {
+            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
+        }
+    }
+    return out;
+}
 
 std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
     if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
         throw InputError(fmt::format("{}: points: must be an array of measured points", where));
+    const std::vector<EngineKernel> kernels = engine_kernels_from(where, doc);
     std::vector<MeasuredPoint> out;
     for (const json& p : doc.at("points")) {
         try {
             out.push_back(checked(decode_point(p)));
+            for (const EngineKernel& k : kernels) {
+                if (!covers(k, out.back()) || !load_model("model", out.back().model).is_moe()) continue;  // MoE only
+                if (out.back().eta_moe_gemm)
+                    throw InputError(fmt::format("engine kernels {} and {} both match", out.back().moe_kernel, k.id));
+                out.back().eta_moe_gemm = k.eta_moe_gemm;
+                out.back().moe_kernel = k.id;
+            }
         } catch (const json::exception& e) {
             throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
         } catch (const InputError& e) {
@@ -259,6 +309,10 @@ std::vector<MeasuredPoint> points_of(const char* stem) {
 }  // namespace
 
 std::vector<MeasuredPoint> measured_points() { return points_of("serving_points"); }
+std::vector<EngineKernel> engine_kernels() {
+    const std::string where = "data/measurements/serving_points.json";
+    return engine_kernels_from(where, parse_json_text(where, embedded_file("serving_points")));
+}
 std::vector<MeasuredPoint> holdout_points() { return points_of("holdout_llama_3_1_70b"); }
 
 AccuracyRow predict_row(const MeasuredPoint& m, const Scenario& s) {

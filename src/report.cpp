@@ -180,8 +180,8 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     files.emplace_back("prefill_kappa.md", prefill_markdown(prefill, seed_flag));
     files.emplace_back("layers_budget.md", layers_markdown(layers, seed_flag));
     files.emplace_back("verdict_default.md", render_verdict_markdown(verdict_report(def.scenario), def));
-    files.emplace_back("accuracy.md",
-                       render_accuracy_markdown(accuracy_table(measured_points()), accuracy_table(holdout_points())));
+    files.emplace_back("accuracy.md", render_accuracy_markdown(accuracy_table(measured_points()),
+                                                               accuracy_table(holdout_points()), engine_kernels()));
     const DeploymentPages deployments = deployment_pages(cfg);
     files.emplace_back("disagg_cpu_decode.md", render_disagg_markdown(disagg_report(def.scenario), def));
     const BuiltScenario pools =

@@ -12,6 +12,15 @@ MOE = {"mixtral-8x7b", "qwen3-30b-a3b", "qwen3-235b-a22b", "deepseek-v3", "glm-4
 KEYS = ["id", "source", "engine", "engine_version", "gpu", "gpus", "tp", "pp", "ep", "model", "weight_dtype",
         "kv_dtype", "isl", "osl", "prefix", "load", "measured", "notes"]
 
+KERNEL_KEYS = ["id", "engine", "weight_dtype", "gpus", "kernel", "eta_moe_gemm", "range", "source", "basis"]
+engines = {p["engine"] for p in pts}
+for k in doc.get("engine_kernels", []):
+    assert list(k) == KERNEL_KEYS, (k.get("id"), list(k))
+    lo, hi = k["range"]
+    assert 0.001 <= lo <= k["eta_moe_gemm"] <= hi <= 1, k["id"]
+    assert k["engine"] in engines and k["gpus"] and set(k["gpus"]) <= GPUS, k["id"]
+    assert k["source"] and k["basis"], k["id"]
+
 ids = [p["id"] for p in pts]
 assert len(ids) == len(set(ids)), "duplicate ids"
 for p in pts:

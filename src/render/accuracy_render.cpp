@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // outputs/accuracy.md: each measured point beside kvroof's and the plain roofline's prediction.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvroof/io/accuracy.hpp"
@@ -9,9 +11,11 @@
 namespace kvroof::io {
 namespace {
 
-std::string err(std::optional<double> measured, double predicted) {
-    if (!measured || !(*measured > 0)) return "";
-    return fmt::format("{:+.0f}%", 100.0 * (predicted - *measured) / *measured);
+// A prediction, with its error where there is a measurement: "36.0" or "36.0 (+12%)".
+std::string with_err(std::optional<double> measured, double predicted, double scale, const char* spec) {
+    std::string v = fmt::format(fmt::runtime(spec), predicted * scale);
+    if (!measured || !(*measured > 0)) return v;
+    return fmt::format("{} ({:+.0f}%)", v, 100.0 * (predicted - *measured) / *measured);
 }
 std::string val(std::optional<double> v, double scale, const char* spec) {
     return v ? fmt::format(fmt::runtime(spec), *v * scale) : std::string("—");
@@ -60,15 +64,15 @@ std::string points(const AccuracyTable& t) {
         const MeasuredPoint& m = r.measured;
         const double itl = r.kvroof_itl;
         const bool ttft = r.ttft_compared;
-        s += fmt::format(
-            "| {} | {} {} | {}×{} | {} | {}/{} | {:g}/{:g} | {} | {} | {:.1f} ({}) | {:.1f} ({}) | {} | {:.0f} ({}) | {:.0f} "
-            "({}) | {} | {} |\n",
-            m.id, m.engine, m.engine_version, m.gpus, m.gpu, m.model, m.weight_dtype, m.kv_dtype.empty() ? "—" : m.kv_dtype,
-            m.isl, m.osl, load_text(m), val(m.itl, 1e3, "{:.1f}"), itl * 1e3, err(m.itl, itl), r.roofline.itl * 1e3,
-            err(m.itl, r.roofline.itl), val(m.throughput, 1.0, "{:.0f}"), r.kvroof.throughput,
-            err(m.throughput, r.kvroof.throughput), r.roofline.throughput, err(m.throughput, r.roofline.throughput),
-            val(m.ttft, 1e3, "{:.0f}"),
-            ttft ? fmt::format("{:.0f} ({})", r.kvroof.ttft * 1e3, err(m.ttft, r.kvroof.ttft)) : std::string("not compared"));
+        const std::string engine =
+            m.eta_moe_gemm ? fmt::format("{}, expert GEMMs {:g}", m.engine_version, *m.eta_moe_gemm) : m.engine_version;
+        s += fmt::format("| {} | {} {} | {}×{} | {} | {}/{} | {:g}/{:g} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", m.id,
+                         m.engine, engine, m.gpus, m.gpu, m.model, m.weight_dtype, m.kv_dtype.empty() ? "—" : m.kv_dtype, m.isl,
+                         m.osl, load_text(m), val(m.itl, 1e3, "{:.1f}"), with_err(m.itl, itl, 1e3, "{:.1f}"),
+                         with_err(m.itl, r.roofline.itl, 1e3, "{:.1f}"), val(m.throughput, 1.0, "{:.0f}"),
+                         with_err(m.throughput, r.kvroof.throughput, 1.0, "{:.0f}"),
+                         with_err(m.throughput, r.roofline.throughput, 1.0, "{:.0f}"), val(m.ttft, 1e3, "{:.0f}"),
+                         ttft ? with_err(m.ttft, r.kvroof.ttft, 1e3, "{:.0f}") : std::string("not compared"));
     }
     return s;
 }
@@ -85,9 +89,27 @@ std::string gain_uncertainty(const AccuracyTable& t, const AccuracyTable& holdou
         holdout.gain.pairs, pct(holdout.gain.median_roofline));
 }
 
+std::string kernels_section(const AccuracyTable& t, const std::vector<EngineKernel>& kernels) {
+    if (kernels.empty()) return "";
+    std::string s =
+        "\n## Engine MoE kernels\n\nA MoE point run by an engine whose expert-GEMM kernel has a public benchmark is "
+        "predicted with that kernel's efficiency (`--eta-moe-gemm`: the middle of the range the benchmark spans, a condition "
+        "of the point like its engine limits; data/measurements/README.md, \"Engine MoE kernels\"). Points of other "
+        "engines, precisions or GPUs keep `--eta-compute`.\n\n| rule | engine | weights | GPUs | kernel | "
+        "`--eta-moe-gemm` (range) | points | source |\n|---|---|---|---|---|---|---|---|\n";
+    for (const EngineKernel& k : kernels) {
+        const auto n =
+            std::count_if(t.rows.begin(), t.rows.end(), [&](const AccuracyRow& r) { return r.measured.moe_kernel == k.id; });
+        s += fmt::format("| {} | {} | {} | {} | {} | {:g} ({:g}–{:g}) | {} | {} |\n", k.id, k.engine, k.weight_dtype,
+                         fmt::join(k.gpus, ", "), k.kernel, k.eta_moe_gemm, k.lo, k.hi, n, k.source);
+    }
+    return s;
+}
+
 }  // namespace
 
-std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout) {
+std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout,
+                                     const std::vector<EngineKernel>& kernels) {
     std::string s = "# Accuracy against measured serving points\n\n";
     s += fmt::format(
         "{} public measured points (data/measurements/serving_points.json; sources and conditions in "
@@ -98,7 +120,8 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
         "purpose: "
         "they are the independent check of the defaults.\n\n",
         t.rows.size());
-    s += "## Summary\n\n" + summary(t) + gain_uncertainty(t, holdout) + "\n## By source\n\n" + by_source(t);
+    s += "## Summary\n\n" + summary(t) + gain_uncertainty(t, holdout) + kernels_section(t, kernels) + "\n## By source\n\n" +
+         by_source(t);
     s += fmt::format(
         "\n## Hold-out check: Llama-3.1/3.3-70B\n\n{} measured points of the model kept out of everything above "
         "(data/measurements/holdout_llama_3_1_70b.json), predicted the same way at the same defaults. No default was "

@@ -29,7 +29,7 @@ struct StatedError {
     double itl, throughput, ttft;
 };
 inline constexpr StatedError kStatedErrorDense{false, 0.164, 0.162, 0.393};
-inline constexpr StatedError kStatedErrorMoe{true, 0.544, 1.383, std::numeric_limits<double>::quiet_NaN()};
+inline constexpr StatedError kStatedErrorMoe{true, 0.499, 1.033, std::numeric_limits<double>::quiet_NaN()};
 
 struct PointStudy {
     LoadSpec load;

@@ -33,6 +33,19 @@ struct MeasuredPoint {
     // the whole HBM, weights included (vLLM's gpu_memory_utilization).
     std::optional<double> kv_mem_fraction;
     bool kv_mem_of_total = false;
+    // The efficiency of the engine's expert GEMMs (--eta-moe-gemm), from the
+    // file's engine_kernels rule that matches the point's engine, weight dtype
+    // and GPU (data/measurements/README.md, "Engine MoE kernels"); the rule's id.
+    std::optional<double> eta_moe_gemm;
+    std::string moe_kernel;
+};
+
+// A public kernel benchmark of one engine's MoE GEMMs, applied to the points
+// that engine ran with those weights on those GPUs.
+struct EngineKernel {
+    std::string id, engine, weight_dtype, kernel, source;
+    std::vector<std::string> gpus;
+    double eta_moe_gemm = 0, lo = 0, hi = 0;  // the figure and the range the benchmark spans
 };
 
 // The plain roofline with the same peaks and efficiencies: six lines, docs/model.md "Accuracy".
@@ -87,6 +100,9 @@ struct AccuracyTable {
 [[nodiscard]] std::vector<MeasuredPoint> holdout_points();
 // The points of a file of serving_points.json's schema (data/measurements/README.md), `where` naming it in errors.
 [[nodiscard]] std::vector<MeasuredPoint> measured_points_from(const std::string& where, const nlohmann::json& doc);
+// The engine_kernels rules of such a file (none when it has no such key).
+[[nodiscard]] std::vector<EngineKernel> engine_kernels_from(const std::string& where, const nlohmann::json& doc);
+[[nodiscard]] std::vector<EngineKernel> engine_kernels();  // serving_points.json's
 // One point's scenario at kvroof's defaults, the load it is asked at, and its row
 // predicted on a given scenario (accuracy_table's; kvroof validate's refits change the efficiencies).
 [[nodiscard]] Scenario point_scenario(const MeasuredPoint& m);
@@ -95,6 +111,8 @@ struct AccuracyTable {
 // Each point predicted at kvroof's defaults (and by the plain roofline), with the errors.
 [[nodiscard]] AccuracyTable accuracy_table(const std::vector<MeasuredPoint>& points);
 
-[[nodiscard]] std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout);
+// `kernels`: the engine MoE kernel rules the table's points were predicted with.
+[[nodiscard]] std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable& holdout,
+                                                   const std::vector<EngineKernel>& kernels);
 
 }  // namespace kvroof::io
