@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/physics/model_quantities.hpp"
@@ -233,7 +234,11 @@ RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
 }  // namespace
 
 namespace {
-std::string point_id(const json& p) { return p.is_object() ? p.value("id", std::string("?")) : std::string("?"); }
+// A point's or rule's id for an error message, whatever its type (a bad id must not throw here).
+std::string point_id(const json& p) {
+    if (!p.is_object() || !p.contains("id")) return "?";
+    return p.at("id").is_string() ? p.at("id").get<std::string>() : p.at("id").dump();
+}
 
 EngineKernel decode_kernel(const json& k) {
     EngineKernel e;
@@ -249,13 +254,19 @@ EngineKernel decode_kernel(const json& k) {
     e.lo = range[0];
     e.hi = range[1];
     if (!(e.eta_moe_gemm >= 0.001 && e.eta_moe_gemm <= 1)) throw InputError("eta_moe_gemm: must be in [0.001, 1]");
+    if (!(e.lo >= 0.001 && e.hi <= 1)) throw InputError("range: both ends must be in [0.001, 1]");
     if (!(e.lo <= e.eta_moe_gemm && e.eta_moe_gemm <= e.hi)) throw InputError("range: must hold eta_moe_gemm");
     if (e.gpus.empty()) throw InputError("gpus: must name at least one GPU preset");
+    (void)parse_dtype("weight_dtype", e.weight_dtype);  // a misspelt dtype would match nothing, silently
+    const auto known = preset_names("hardware");
+    for (const std::string& g : e.gpus)
+        if (std::find(known.begin(), known.end(), g) == known.end())
+            throw InputError(fmt::format("gpus: unknown hardware preset '{}'", g));
     return e;
 }
 
 bool covers(const EngineKernel& k, const MeasuredPoint& m) {
-    return k.engine == m.engine && k.weight_dtype == m.weight_dtype &&
+    return k.engine == m.engine && parse_dtype("weight_dtype", k.weight_dtype) == parse_dtype("weight_dtype", m.weight_dtype) &&
            std::find(k.gpus.begin(), k.gpus.end(), m.gpu) != k.gpus.end();
 }
 }  // namespace
@@ -268,6 +279,8 @@ std::vector<EngineKernel> engine_kernels_from(const std::string& where, const js
     for (const json& k : doc.at("engine_kernels")) {
         try {
             out.push_back(decode_kernel(k));
+            for (std::size_t i = 0; i + 1 < out.size(); ++i)
+                if (out[i].id == out.back().id) throw InputError("id: used by an earlier rule");
         } catch (const json::exception& e) {
             throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
         } catch (const InputError& e) {

@@ -95,7 +95,8 @@ std::string kernels_section(const AccuracyTable& t, const std::vector<EngineKern
         "\n## Engine MoE kernels\n\nA MoE point run by an engine whose expert-GEMM kernel has a public benchmark is "
         "predicted with that kernel's efficiency (`--eta-moe-gemm`: the middle of the range the benchmark spans, a condition "
         "of the point like its engine limits; data/measurements/README.md, \"Engine MoE kernels\"). Points of other "
-        "engines, precisions or GPUs keep `--eta-compute`.\n\n| rule | engine | weights | GPUs | kernel | "
+        "engines, precisions or GPUs keep `--eta-compute`, and so does the plain roofline at every point.\n\n| rule | engine | "
+        "weights | GPUs | kernel | "
         "`--eta-moe-gemm` (range) | points | source |\n|---|---|---|---|---|---|---|---|\n";
     for (const EngineKernel& k : kernels) {
         const auto n =

@@ -83,6 +83,9 @@ TEST_CASE("an engine kernel rule sets the expert GEMMs' efficiency of the points
         CHECK(point_scenario(m).hardware.gpu.eta_moe_gemm == 0.2);
     }
     CHECK(covered == 4);  // GPUStack's four DeepSeek-R1 FP8 runs on 8 H200s under vLLM
+    // The dtype is matched as parsed, so "FP8" in a rule covers the points' "fp8".
+    const auto upper = measured_points_from("f", with_kernels({rule("u", "vLLM", "FP8", {"h200"}, 0.2)}));
+    CHECK(std::count_if(upper.begin(), upper.end(), [](const MeasuredPoint& m) { return m.moe_kernel == "u"; }) == 4);
     // Slower expert GEMMs lengthen a MoE point's step: its ITL grows, its throughput falls.
     const MeasuredPoint& m = by_id(pts, "gpustack-dsr1-h200x8-vllm-fp8-tp8-4000-200");
     MeasuredPoint plain = m;
@@ -114,6 +117,16 @@ TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accura
     fails_with({rule("a", "vLLM", "fp8", {"h200"}, 0.2), rule("b", "vLLM", "fp8", {"h200"}, 0.3)},
                "engine kernels a and b both match");
     fails_with(nlohmann::json::object(), "f.json: engine_kernels: must be an array");
+    fails_with({rule("g", "vLLM", "fp8", {"h2000"}, 0.2)}, "engine kernel g: gpus: unknown hardware preset 'h2000'");
+    fails_with({rule("t", "vLLM", "fp9", {"h200"}, 0.2)}, "engine kernel t: ");
+    fails_with({rule("r", "vLLM", "fp8", {"h200"}, 0.2), rule("r", "SGLang", "fp8", {"h200"}, 0.2)},
+               "engine kernel r: id: used by an earlier rule");
+    nlohmann::json wide = rule("w", "vLLM", "fp8", {"h200"}, 0.2);
+    wide["range"] = {-5, 40};
+    fails_with({wide}, "engine kernel w: range: both ends must be in [0.001, 1]");
+    nlohmann::json numbered = rule("n", "vLLM", "fp8", {"h200"}, 0.2);
+    numbered["id"] = 5;
+    fails_with({numbered}, "engine kernel 5: ");  // a non-text id is named, not a crash
     nlohmann::json no_source = rule("x", "vLLM", "fp8", {"h200"}, 0.2);
     no_source.erase("source");
     fails_with({no_source}, "engine kernel x:");
@@ -132,8 +145,8 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // right, not a model change; what they expose is docs/model.md "Accuracy".
     // Chunked prefill in whole pieces (docs/model.md "Operating points") then: ITL 0.197 -> 0.164 (single GPU),
     // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
-    // The engine MoE kernels (data/measurements/README.md, "Engine MoE kernels") then: throughput 0.471 -> 0.320
-    // (single GPU), 0.647 -> 0.508 (all); ITL 0.299 -> 0.283 (all).
+    // The engine MoE kernels (data/measurements/README.md, "Engine MoE kernels") then: throughput 0.471 -> 0.311
+    // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
     CHECK(t.itl_one_gpu.mape_kvroof <= 0.17);
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.33);  // 0.504 before the MoE layer latency, 0.471 before the kernels
     CHECK(t.itl.mape_kvroof <= 0.29);  // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency
@@ -181,6 +194,14 @@ TEST_CASE("an operating point's stated error is the accuracy table's MAPE of its
     CHECK(t.ttft_dense.mape_kvroof == Approx(kStatedErrorDense.ttft).margin(0.0005));
     CHECK(t.itl_moe.mape_kvroof == Approx(kStatedErrorMoe.itl).margin(0.0005));
     CHECK(t.throughput_moe.mape_kvroof == Approx(kStatedErrorMoe.throughput).margin(0.0005));
+    // A MoE run that does not state its expert GEMMs' efficiency is predicted at --eta-compute: its figures are
+    // the table's with every point so (no engine kernel applied).
+    auto unstated = measured_points();
+    for (auto& m : unstated) m.eta_moe_gemm.reset();
+    const AccuracyTable u = accuracy_table(unstated);
+    CHECK(u.itl_moe.mape_kvroof == Approx(kStatedErrorMoeUnstated.itl).margin(0.0005));
+    CHECK(u.throughput_moe.mape_kvroof == Approx(kStatedErrorMoeUnstated.throughput).margin(0.0005));
+    CHECK(u.throughput_dense.mape_kvroof == t.throughput_dense.mape_kvroof);  // dense points never take a kernel figure
     // The families partition the points.
     CHECK(t.throughput_dense.n + t.throughput_moe.n == t.throughput.n);
     CHECK(t.itl_dense.n + t.itl_moe.n == t.itl.n);
@@ -192,6 +213,8 @@ TEST_CASE("an operating point's stated error is the accuracy table's MAPE of its
     Scenario dense = point_scenario(measured_points().front());
     CHECK(point_study(dense, load).stated_error.itl == kStatedErrorDense.itl);
     dense.model = load_model("--model", "qwen3-30b-a3b");
+    CHECK(point_study(dense, load).stated_error.throughput == kStatedErrorMoeUnstated.throughput);
+    dense.hardware.gpu.eta_moe_gemm = 0.2;
     CHECK(point_study(dense, load).stated_error.throughput == kStatedErrorMoe.throughput);
 }
 
