@@ -57,11 +57,13 @@ TEST_CASE("the engine limits a point states bound the requests kvroof runs at it
 
 namespace {
 // serving_points.json with its engine_kernels replaced by `kernels`.
-nlohmann::json with_kernels(nlohmann::json kernels) {
+nlohmann::json with_kernels_value(nlohmann::json kernels) {
     nlohmann::json doc = parse_json_text("serving_points", embedded_file("serving_points"));
     doc["engine_kernels"] = std::move(kernels);
     return doc;
 }
+// A vector, not a json: a braced list of one json is an array under g++ but a copy of the element under clang.
+nlohmann::json with_kernels(const std::vector<nlohmann::json>& rules) { return with_kernels_value(rules); }
 nlohmann::json rule(const char* id, const char* engine, const char* dtype, std::vector<std::string> gpus, double eta) {
     return {{"id", id},      {"engine", engine}, {"weight_dtype", dtype}, {"gpus", std::move(gpus)},
             {"kernel", "k"}, {"source", "s"},    {"eta_moe_gemm", eta},   {"range", {eta / 2, eta * 2}}};
@@ -100,14 +102,17 @@ TEST_CASE("an engine kernel rule sets the expert GEMMs' efficiency of the points
 }
 
 TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accuracy]") {
-    auto fails_with = [](nlohmann::json kernels, const std::string& what) {
+    auto fails_in = [](const nlohmann::json& doc, const std::string& what) {
         try {
-            (void)measured_points_from("f.json", with_kernels(std::move(kernels)));
+            (void)measured_points_from("f.json", doc);
         } catch (const InputError& e) {
             CHECK_THAT(std::string(e.what()), Catch::Contains(what));
             return;
         }
         FAIL("no error for " << what);
+    };
+    auto fails_with = [&](const std::vector<nlohmann::json>& rules, const std::string& what) {
+        fails_in(with_kernels(rules), what);
     };
     fails_with({rule("r", "vLLM", "fp8", {"h200"}, 0)}, "f.json: engine kernel r: eta_moe_gemm: must be in [0.001, 1]");
     nlohmann::json narrow = rule("n", "vLLM", "fp8", {"h200"}, 0.2);
@@ -116,7 +121,7 @@ TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accura
     fails_with({rule("e", "vLLM", "fp8", {}, 0.2)}, "engine kernel e: gpus: must name at least one GPU preset");
     fails_with({rule("a", "vLLM", "fp8", {"h200"}, 0.2), rule("b", "vLLM", "fp8", {"h200"}, 0.3)},
                "engine kernels a and b both match");
-    fails_with(nlohmann::json::object(), "f.json: engine_kernels: must be an array");
+    fails_in(with_kernels_value(nlohmann::json::object()), "f.json: engine_kernels: must be an array");
     fails_with({rule("g", "vLLM", "fp8", {"h2000"}, 0.2)}, "engine kernel g: gpus: unknown hardware preset 'h2000'");
     fails_with({rule("t", "vLLM", "fp9", {"h200"}, 0.2)}, "engine kernel t: ");
     fails_with({rule("r", "vLLM", "fp8", {"h200"}, 0.2), rule("r", "SGLang", "fp8", {"h200"}, 0.2)},
