@@ -44,7 +44,7 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     REQUIRE(hand > 0.1);
     REQUIRE(hand < 0.9);
     const detail::Split s = detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 1, 0, lin, 1.0);
-    CHECK(s.f == Approx(hand).margin(1e-4));  // the search's bracket: 7e-5 of the ceiling
+    CHECK(s.f == Approx(hand).margin(1e-12));  // exact: where the two paths cross
     CHECK(s.content.attn_m == Approx(0.010 * (1 - s.f)).margin(1e-12));
     CHECK(s.content.cpu_d == Approx(0.030 * s.f).margin(1e-12));
     CHECK(s.content.decode_tokens == 1);
@@ -56,9 +56,9 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 0, 0, lin, 1.0).f == 0);
 }
 
-TEST_CASE("dynamic split from the previous step's f: the search's own answer, whether the hint holds or not", "[sim][split]") {
+TEST_CASE("dynamic split from the previous step's f: the exact answer, whether the hint holds or not", "[sim][split]") {
     // The by-hand step above: a hint at the minimum is kept (its neighbours a bracket away are no
-    // shorter), a hint elsewhere fails that check and the golden section runs as without one.
+    // shorter), a hint elsewhere fails that check and the exact minimum is taken as without one.
     const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
     const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
@@ -71,13 +71,48 @@ TEST_CASE("dynamic split from the previous step's f: the search's own answer, wh
         INFO("hint " << hint);
         const detail::Split warm = detail::choose_split(ps, l, none, 1, 0, lin, 1.0, hint);
         CHECK(warm.f == cold.f);
-        CHECK(warm.f == Approx(hand).margin(1e-4));
+        CHECK(warm.f == Approx(hand).margin(1e-12));
     }
     // The ceiling below the balance and ov = 0: the same ends with a hint at them.
     const detail::SplitLines low = hand_lines(lin, 0.010, 0.030, 0.5 * hand);
     CHECK(detail::choose_split(ps, low, none, 1, 0, lin, 1.0, 0.5 * hand).f == 0.5 * hand);
     const detail::Split zero = detail::choose_split(ps, l, none, 1, 0, lin, 0.0);
     CHECK(detail::choose_split(ps, l, none, 1, 0, lin, 0.0, zero.interior).f == 0);
+}
+
+TEST_CASE("dynamic split in a pipeline: the group's share is split as the whole step would be", "[sim][split]") {
+    // The by-hand lines on a 2-stage pipeline: each group runs 1/m of the step, stretched by σ
+    // and with transfers that do not depend on f, so the balance point stays where the group's
+    // GPU path (its GEMMs at 1/m of the tokens) meets its offloaded path.
+    const Scenario sc = test::bench_scenario("gb200", "llama-3.1-70b", 2048, 256, 2, 2);
+    const PreparedScenario ps(sc);
+    REQUIRE(ps.pipe.pp == 2);
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
+    const detail::StepContent none;
+    const detail::SplitLines l = hand_lines(lin, 0.010, 0.030, 1.0);
+    const double n = 8;  // eight tokens: m = min(8, micro-batches) groups share the step
+    const detail::Split s = detail::choose_split(ps, l, none, n, 0, lin, 1.0);
+    const double m = std::clamp(n, 1.0, ps.pipe.microbatches);
+    const detail::GemmTerms g = detail::gemm_terms(ps, n / m);
+    const double G = std::max(g.gemm_c, g.gemm_m) + g.moe + g.tp + g.ep;
+    const double hand = (G + n * 0.010 / m - ps.offload_step_latency) / (n * 0.040 / m);
+    INFO("m " << m << ", G " << G << " s, hand f " << hand);
+    REQUIRE(hand > 0);
+    REQUIRE(hand < 1);
+    CHECK(s.f == Approx(hand).margin(1e-12));
+    // And no f on a grid gives a shorter step_time: the pipeline's own terms do not move the minimum.
+    const double t = detail::step_time(ps, s.content, s.f, 1.0);
+    for (int i = 0; i <= 1000; ++i) {
+        detail::StepContent c = none;
+        const double f = i / 1000.0;
+        detail::add_decode(c, f > 0 ? l.one : l.zero, n, 0, lin);
+        if (f > 0) {
+            detail::StepContent half = none;
+            detail::add_decode(half, l.half, n, 0, lin);
+            c = detail::content_at(half, c, c, f);
+        }
+        CHECK(t <= detail::step_time(ps, c, f, 1.0) * (1 + 1e-12));
+    }
 }
 
 TEST_CASE("dynamic split with the CPU far slower than the GPU: every step picks f = 0, the run is static f = 0's",
@@ -133,6 +168,51 @@ TEST_CASE("dynamic split on GB200 at ov = 1: no worse than any static f, Little'
     CHECK(std::abs(d.littles_law_error()) < 0.015);
     CHECK(d.output_tokens == d.expected_output_tokens);
     CHECK(d.prefill_tokens == d.expected_prefill_tokens);
+}
+
+TEST_CASE("exact split: no f on a dense grid of 10,001 gives a shorter step, over random step contents", "[sim][split]") {
+    // shortest_split takes the minimum at the step's kinks and where its two paths cross; a
+    // brute-force scan of (0, f_max] must never beat it. Random lines in f for every field (rising,
+    // falling or flat), random ov and ceilings, on one GPU, a pipeline (its group share) and a
+    // link whose two directions share a bidirectional limit.
+    const Scenario one_sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
+    const Scenario piped_sc = test::bench_scenario("gb200", "llama-3.1-70b", 2048, 256, 2, 2);
+    const Scenario pcie_sc = test::bench_scenario("h100-pcie", "llama-3.1-8b", 2048, 256);
+    const PreparedScenario one_gpu(one_sc), piped(piped_sc), pcie(pcie_sc);
+    REQUIRE(pcie.sys.link_bidir < 1.0);  // the shared-term kinks are exercised
+    REQUIRE(piped.pipe.pp == 2);
+    SimRng rng(20261203);
+    int interior = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        const PreparedScenario& ps = trial % 3 == 0 ? one_gpu : trial % 3 == 1 ? piped : pcie;
+        detail::StepContent half, one;
+        half.decode_tokens = one.decode_tokens = 1 + std::floor(64 * rng.uniform());
+        half.prefill_tokens = one.prefill_tokens = rng.uniform() < 0.5 ? 0.0 : std::floor(2048 * rng.uniform());
+        for (double detail::StepContent::*m :
+             {&detail::StepContent::attn_c, &detail::StepContent::attn_m, &detail::StepContent::cpu_c,
+              &detail::StepContent::cpu_d, &detail::StepContent::h2d, &detail::StepContent::d2h}) {
+            const double at0 = rng.uniform() < 0.2 ? 0.0 : 0.02 * rng.uniform(),
+                         at1 = rng.uniform() < 0.2 ? at0 : 0.02 * rng.uniform();
+            one.*m = at1;
+            half.*m = 0.5 * (at0 + at1);
+        }
+        const double u = rng.uniform();
+        const double ov = u < 0.25 ? 0.0 : u < 0.5 ? 1.0 : rng.uniform();
+        const double f_max = rng.uniform() < 0.3 ? 1.0 : 0.05 + 0.95 * rng.uniform();
+        const auto time = [&](double f) { return detail::step_time(ps, detail::content_at(half, one, one, f), f, ov); };
+        const detail::StepContent h = detail::group_share(ps.pipe, half), o = detail::group_share(ps.pipe, one);
+        const double f =
+            detail::shortest_split(ps, detail::gemm_terms(ps, h.decode_tokens + h.prefill_tokens), h, o, ov, f_max).f;
+        INFO("trial " << trial << " ov " << ov << " f_max " << f_max << " f " << f);
+        REQUIRE(f > 0);
+        REQUIRE(f <= f_max);
+        const double t = time(f);
+        double dense = kUnbounded;
+        for (int i = 1; i <= 10000; ++i) dense = std::min(dense, time(f_max * i / 10000.0));
+        CHECK(t <= dense * (1 + 1e-12));
+        if (f > 1e-6 * f_max && f < f_max) ++interior;
+    }
+    CHECK(interior > 100);  // the minimum lies inside, not only at an end, in many trials
 }
 
 }  // namespace kvroof

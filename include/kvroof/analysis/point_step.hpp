@@ -174,20 +174,35 @@ struct StepContent {
     double h2d = 0, d2h = 0;  // s on each link direction
 };
 
-// One group's step from its content, without the fixed overhead c0; `binding`
-// gets what sets it. GPU: the GEMMs (every token's linear FLOP, the weights
-// read once) and the attention (its FLOP, the KV it reads and writes) are
-// separate kernels, each bound by its own roofline, run one after the other.
-[[nodiscard]] inline double group_step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
-                                            Resource* binding) {
+// One group's step, its two paths: the GPU's and the offloaded attention's.
+struct GroupPaths {
+    double gpu = 0, offload = 0;  // s
+};
+
+// The GPU path's terms that depend only on the tokens through the step, not
+// on where its attention runs: the GEMMs' FLOP time and weight read, the MoE
+// layers' floor, the all-reduces and the all-to-alls.
+struct GemmTerms {
+    double gemm_c = 0, gemm_m = 0, moe = 0, tp = 0, ep = 0;  // s
+};
+
+[[nodiscard]] inline GemmTerms gemm_terms(const PreparedScenario& ps, double tokens) {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
-    const double tokens = s.decode_tokens + s.prefill_tokens;
-    const double gemm_c = tokens * lin, gemm_m = ps.group_weight_time(std::max(tokens, 1.0));
-    const double roofline = std::max(gemm_c, gemm_m) + std::max(s.attn_c, s.attn_m);
-    const double tp = tp_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-reduces, after the kernels they join
-    const double ep = ep_comm_per_pass(ps.mc, ps.sys, tokens);  // the all-to-alls around the experts
-    const double comm = tp + ep;
-    const double gpu = roofline + moe_floor_per_pass(ps.mc, ps.sys, tokens) + comm;
+    return {tokens * lin, ps.group_weight_time(std::max(tokens, 1.0)), moe_floor_per_pass(ps.mc, ps.sys, tokens),
+            tp_comm_per_pass(ps.mc, ps.sys, tokens),  // the all-reduces, after the kernels they join
+            ep_comm_per_pass(ps.mc, ps.sys, tokens)};  // the all-to-alls around the experts
+}
+
+// One group's two paths from its content and its GEMM terms (at its tokens),
+// without the fixed overhead c0; `binding` gets what sets the step at ov = 0
+// and 1 alike. GPU: the GEMMs (every token's linear FLOP, the weights read
+// once) and the attention (its FLOP, the KV it reads and writes) are separate
+// kernels, each bound by its own roofline, run one after the other.
+[[nodiscard]] inline GroupPaths group_paths(const PreparedScenario& ps, const GemmTerms& g, const StepContent& s, double f,
+                                            Resource* binding) noexcept {
+    const double roofline = std::max(g.gemm_c, g.gemm_m) + std::max(s.attn_c, s.attn_m);
+    const double comm = g.tp + g.ep;
+    const double gpu = roofline + g.moe + comm;
     const double link = link_time(s.h2d, s.d2h, ps.sys.link_bidir);
     const double offload = (f > 0 ? ps.offload_step_latency : 0.0) + std::max(s.cpu_c, s.cpu_d) + link;
     if (binding) {
@@ -195,13 +210,30 @@ struct StepContent {
                              : link >= std::max(s.cpu_c, s.cpu_d) ? Resource::link
                              : s.cpu_c >= s.cpu_d                 ? Resource::cpu_compute
                                                                   : Resource::cpu_dram;
-        const double compute = (gemm_c >= gemm_m ? gemm_c : 0.0) + (s.attn_c >= s.attn_m ? s.attn_c : 0.0);
+        const double compute = (g.gemm_c >= g.gemm_m ? g.gemm_c : 0.0) + (s.attn_c >= s.attn_m ? s.attn_c : 0.0);
         *binding = offload > gpu             ? off
-                   : comm > roofline         ? (ep > tp ? Resource::ep_alltoall : Resource::tp_allreduce)
+                   : comm > roofline         ? (g.ep > g.tp ? Resource::ep_alltoall : Resource::tp_allreduce)
                    : 2 * compute >= roofline ? Resource::gpu_compute
                                              : Resource::gpu_hbm;
     }
-    return combine(Seconds(gpu), Seconds(offload), ov).raw();
+    return {gpu, offload};
+}
+
+// One group's step from its content, without the fixed overhead c0; `binding` gets what sets it.
+[[nodiscard]] inline double group_step_time(const PreparedScenario& ps, const StepContent& s, double f, double ov,
+                                            Resource* binding) {
+    const GroupPaths p = group_paths(ps, gemm_terms(ps, s.decode_tokens + s.prefill_tokens), s, f, binding);
+    return combine(Seconds(p.gpu), Seconds(p.offload), ov).raw();
+}
+
+// What each group of a pipeline runs per cycle (pipeline.hpp): one of m
+// micro-batches, m = the decoding sequences within [1, microbatches]; the step
+// itself with one stage.
+[[nodiscard]] inline StepContent group_share(const Pipeline& p, const StepContent& s) noexcept {
+    if (p.pp <= 1) return s;
+    const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches);
+    return {s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
+            s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
 }
 
 // One step's time from its content (a pipeline's cycle: pipeline.hpp, each of
@@ -215,8 +247,7 @@ struct StepContent {
     if (p.pp <= 1) return group_step_time(ps, s, f, ov, binding) + ps.step_overhead;
     const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches), tokens = s.decode_tokens + s.prefill_tokens;
     const double sigma = std::max(1.0, m * p.imbalance / p.pp);
-    const StepContent part{s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
-                           s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
+    const StepContent part = group_share(p, s);
     const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
     return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
 }

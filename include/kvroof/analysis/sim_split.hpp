@@ -12,13 +12,15 @@
 // step_time is convex in f on (0, 1]: the GPU path is a sum of maxima of
 // lines falling in f, the offloaded path of maxima of lines rising in f, and
 // combine(a, b, ov) = (1 − ov)·(a + b) + ov·max(a, b). choose_split keeps the
-// f in [0, f_max] whose step is shortest: a golden-section search on (0,
-// f_max] against f = 0 itself. At ov = 1 that is the f where the two paths
-// balance, when it lies inside; at ov = 0 the paths add up and the search
-// lands on an end.
+// f in [0, f_max] whose step is shortest: the exact minimum on (0, f_max]
+// (shortest_split) against f = 0 itself. At ov = 1 that is the f where the
+// two paths balance, when it lies inside; at ov = 0 the paths add up and the
+// minimum is at an end or a kink.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstddef>
 #include <string_view>
 
 #include "kvroof/analysis/point_step.hpp"
@@ -90,19 +92,122 @@ struct SplitLines {
     return s;
 }
 
+// One step's split: the f taken and the step's two paths combined there,
+// without what a pipeline adds alike at every f (its stretch σ, transfers and
+// c0), so the steps at two f compare as their step_time would.
+struct SplitPoint {
+    double f = 0, value = 0;
+};
+
+// How near the previous step's minimum must stay, as a share of f_max, to be
+// kept without solving (shortest_split's `hint`).
+inline constexpr double kSplitHintWidth = 6.6e-5;
+
+// A group's two paths as group_paths gives them, from the part of the GPU
+// path that does not depend on f (`gpu0`: GEMMs, MoE floor, collectives) and
+// the offloaded path's fixed latency.
+[[nodiscard]] inline GroupPaths split_paths(double gpu0, double off0, double bidir, double attn_c, double attn_m, double cpu_c,
+                                            double cpu_d, double h2d, double d2h) noexcept {
+    return {gpu0 + std::max(attn_c, attn_m), off0 + std::max(cpu_c, cpu_d) + link_time(h2d, d2h, bidir)};
+}
+
+// The GPU path's part that does not depend on f.
+[[nodiscard]] inline double gpu_fixed(const GemmTerms& g) noexcept { return std::max(g.gemm_c, g.gemm_m) + g.moe + g.tp + g.ep; }
+
+// The f in (0, f_max] whose step is shortest, exactly. `half` and `one` are
+// the step's content at f = 1/2 and 1, `g` its GEMM terms (the same at every
+// f: where attention runs does not change the tokens). Every field of the
+// content is a line in f there (content_at), so each path is piecewise
+// linear, with kinks only where two of its maxima's terms cross: GPU
+// attention compute and HBM; CPU compute and DRAM; the link's two directions
+// and link_time's shared term. Between those points the two paths are lines,
+// and combine adds one kink where they cross: the step is convex, so its
+// minimum is at one of these points, the smallest f on a tie. The left end is
+// taken just above 0 (f = 0 itself is another step: content_at). A `hint`
+// that passes the check below is returned instead, within kSplitHintWidth of
+// f_max of the minimum.
+[[nodiscard]] inline SplitPoint shortest_split(const PreparedScenario& ps, const GemmTerms& g, const StepContent& half,
+                                               const StepContent& one, double ov, double f_max, double hint = 0) noexcept {
+    struct Line {
+        double a, b;  // a + b·f
+        [[nodiscard]] double at(double f) const noexcept { return a + b * f; }
+    };
+    const auto line = [&](double StepContent::*m) {
+        const double b = 2.0 * (one.*m - half.*m);
+        return Line{one.*m - b, b};
+    };
+    const Line ac = line(&StepContent::attn_c), am = line(&StepContent::attn_m), cc = line(&StepContent::cpu_c),
+               cd = line(&StepContent::cpu_d), h = line(&StepContent::h2d), d = line(&StepContent::d2h);
+    const double lo = 1e-9 * f_max;
+    const double gpu0 = gpu_fixed(g), off0 = ps.offload_step_latency, bidir = ps.sys.link_bidir;
+    const auto value = [ov](double gpu, double off) { return combine(Seconds(gpu), Seconds(off), ov).raw(); };
+    const auto value_at = [&](double f) {
+        const GroupPaths q = split_paths(gpu0, off0, bidir, ac.at(f), am.at(f), cc.at(f), cd.at(f), h.at(f), d.at(f));
+        return value(q.gpu, q.offload);
+    };
+    // The previous step's minimum, kept when the step is no shorter `width` either side of it: by
+    // convexity the minimum is then within that width of it (consecutive steps differ by a token of
+    // context, so their minima barely move). At an end, the end and one width inside it.
+    const double width = kSplitHintWidth * f_max;
+    if (hint > 0 && hint <= width) {  // at the left end: the step rises from just above 0
+        const double ta = value_at(0.5 * width);
+        if (value_at(width) >= ta) return {0.5 * width, ta};
+    } else if (hint > 0 && hint + width > f_max) {  // at the right end: it falls all the way to f_max
+        const double tm = value_at(f_max);
+        if (value_at(f_max - width) >= tm) return {f_max, tm};
+    } else if (hint > 0) {
+        const double th = value_at(hint);
+        if (value_at(hint - width) >= th && value_at(hint + width) >= th) return {hint, th};
+    }
+    // The kinks inside (lo, f_max): where two lines' difference changes sign between the ends; kept
+    // in order (insertion: at most five) between the ends.
+    std::array<double, 7> at{lo};
+    std::size_t n = 1;
+    const auto cross = [&](Line x, Line y) {
+        const double dl = x.at(lo) - y.at(lo), dh = x.at(f_max) - y.at(f_max);
+        if (!((dl < 0 && dh > 0) || (dl > 0 && dh < 0))) return;
+        const double c = lo + (f_max - lo) * (dl / (dl - dh));
+        std::size_t j = n++;
+        for (; j > 1 && at[j - 1] > c; --j) at[j] = at[j - 1];
+        at[j] = c;
+    };
+    const double k = 2.0 * ps.sys.link_bidir - 1.0;  // link_time's shared term equals h2d where k·h2d = d2h
+    cross(ac, am);
+    cross(cc, cd);
+    cross(h, d);
+    cross({k * h.a, k * h.b}, d);
+    cross(h, {k * d.a, k * d.b});
+    at[n++] = f_max;
+    std::array<GroupPaths, 7> p;  // NOLINT(cppcoreguidelines-pro-type-member-init): the first n are set
+    for (std::size_t i = 0; i < n; ++i) {
+        const double f = at[i];
+        p[i] = split_paths(gpu0, off0, bidir, ac.at(f), am.at(f), cc.at(f), cd.at(f), h.at(f), d.at(f));
+    }
+    SplitPoint best{at[0], value(p[0].gpu, p[0].offload)};
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        const double d0 = p[i].gpu - p[i].offload, d1 = p[i + 1].gpu - p[i + 1].offload;
+        if (ov > 0 && ((d0 < 0 && d1 > 0) || (d0 > 0 && d1 < 0))) {  // the paths cross inside: combine's kink
+            const double x = d0 / (d0 - d1);
+            const double gpu = p[i].gpu + x * (p[i + 1].gpu - p[i].gpu);
+            const double off = p[i].offload + x * (p[i + 1].offload - p[i].offload);
+            if (const double v = value(gpu, off); v < best.value) best = {at[i] + x * (at[i + 1] - at[i]), v};
+        }
+        if (const double v = value(p[i + 1].gpu, p[i + 1].offload); v < best.value) best = {at[i + 1], v};
+    }
+    return best;
+}
+
 struct Split {
     double f = 0;  // chosen
     StepContent content;  // the step at f
-    double interior = 0;  // the shortest step's f in (0, f_max] (0: not searched): the next step's hint
+    double interior = 0;  // the shortest step's f in (0, f_max] (0: none searched): the next step's hint
 };
 
 // The f in [0, f_max] whose step (base + n calls decoding over Σ context keys)
-// is shortest; ties go to the smaller f, so f = 0 wins when offloading does not
-// shorten the step. `hint`: the previous step's interior minimum; when the step
-// is no shorter a bracket's width either side of it, the minimum lies within
-// that width of it (convexity), as close as the golden section brings it, and
-// the search is skipped (4 step times instead of 23; consecutive steps differ
-// by a token of context, so their minima barely move).
+// is shortest: shortest_split on (0, f_max] against f = 0 itself; ties go to
+// the smaller f, so f = 0 wins when offloading does not shorten the step. A
+// pipeline's group runs 1/m of the step (group_share); its stretch and
+// transfers are the same at every f, so the split compares the group's paths.
 [[nodiscard]] inline Split choose_split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
                                         double sum_context, double lin, double ov, double hint = 0) {
     Split best{0.0, base};
@@ -111,44 +216,16 @@ struct Split {
     StepContent half = base, one = base;
     add_decode(half, l.half, n, sum_context, lin);
     add_decode(one, l.one, n, sum_context, lin);
-    const auto time = [&](double f) { return step_time(ps, content_at(half, one, best.content, f), f, ov); };
-    const double t0 = time(0.0);
-    constexpr double kInv = 0.6180339887498949;  // (√5 − 1) / 2
-    constexpr int kRounds = 20;  // the bracket shrinks to 0.618^20 ≈ 7e-5 of f_max: 23 step times a step
-    const double width = 6.6e-5 * l.f_max;  // 0.618^20 of it: the golden section's last bracket
-    double f = 0, t = 0;
-    if (hint > 0 && hint <= width) {  // at the left end: the step rises from just above 0
-        const double ta = time(0.5 * width);
-        if (time(width) >= ta) f = 0.5 * width, t = ta;
-    } else if (hint > 0 && hint + width > l.f_max) {  // at the right end: it falls all the way to f_max
-        const double tm = time(l.f_max);
-        if (time(l.f_max - width) >= tm) f = l.f_max, t = tm;
-    } else if (hint > 0) {
-        const double th = time(hint);
-        if (time(hint - width) >= th && time(hint + width) >= th) f = hint, t = th;
-    }
-    if (!(f > 0)) {  // golden section on (0, f_max]: a convex function, so the bracket keeps its minimum
-        double a = 0, b = l.f_max;
-        double x1 = b - kInv * (b - a), x2 = a + kInv * (b - a);
-        double t1 = time(x1), t2 = time(x2);
-        for (int i = 0; i < kRounds; ++i) {
-            if (t1 <= t2) {
-                b = x2, x2 = x1, t2 = t1;
-                x1 = b - kInv * (b - a);
-                t1 = time(x1);
-            } else {
-                a = x1, x1 = x2, t1 = t2;
-                x2 = a + kInv * (b - a);
-                t2 = time(x2);
-            }
-        }
-        f = t1 <= t2 ? x1 : x2, t = std::min(t1, t2);
-        if (const double t_max = time(l.f_max); t_max < t) f = l.f_max, t = t_max;
-    }  // else f_max is no shorter than the bracket's middle (convexity)
-    best.interior = f;
-    if (t < t0) {
-        best.f = f;
-        best.content = content_at(half, one, best.content, f);
+    const StepContent zero = group_share(ps.pipe, best.content);
+    const GemmTerms g = gemm_terms(ps, zero.decode_tokens + zero.prefill_tokens);
+    const GroupPaths p0 = split_paths(gpu_fixed(g), 0.0, ps.sys.link_bidir, zero.attn_c, zero.attn_m, zero.cpu_c, zero.cpu_d,
+                                      zero.h2d, zero.d2h);  // at f = 0 no round trips
+    const double t0 = combine(Seconds(p0.gpu), Seconds(p0.offload), ov).raw();
+    const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, half), group_share(ps.pipe, one), ov, l.f_max, hint);
+    best.interior = s.f;
+    if (s.value < t0) {
+        best.f = s.f;
+        best.content = content_at(half, one, best.content, s.f);
     }
     return best;
 }
