@@ -122,10 +122,10 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
 // attention compute and HBM; CPU compute and DRAM; the link's two directions
 // and link_time's shared term. Between those points the two paths are lines,
 // and combine adds one kink where they cross: the step is convex, so its
-// minimum is at one of these points, the smallest f on a tie. The left end is
+// minimum is at one of these points, the smallest on a tie. The left end is
 // taken just above 0 (f = 0 itself is another step: content_at). A `hint`
-// that passes the check below is returned instead, within kSplitHintWidth of
-// f_max of the minimum.
+// that passes the check below is returned instead: the minimum is within
+// kSplitHintWidth of f_max of it.
 [[nodiscard]] inline SplitPoint shortest_split(const PreparedScenario& ps, const GemmTerms& g, const StepContent& half,
                                                const StepContent& one, double ov, double f_max, double hint = 0) noexcept {
     struct Line {
@@ -147,7 +147,8 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
     };
     // The previous step's minimum, kept when the step is no shorter `width` either side of it: by
     // convexity the minimum is then within that width of it (consecutive steps differ by a token of
-    // context, so their minima barely move). At an end, the end and one width inside it.
+    // context, so their minima barely move). Near the left end, half a width and one width in; at
+    // the right end, the end and one width inside it.
     const double width = kSplitHintWidth * f_max;
     if (hint > 0 && hint <= width) {  // at the left end: the step rises from just above 0
         const double ta = value_at(0.5 * width);
