@@ -201,15 +201,30 @@ TEST_CASE("exact split: no f on a dense grid of 10,000 gives a shorter step, ove
         const double f_max = rng.uniform() < 0.3 ? 1.0 : 0.05 + 0.95 * rng.uniform();
         const auto time = [&](double f) { return detail::step_time(ps, detail::content_at(half, one, one, f), f, ov); };
         const detail::StepContent h = detail::group_share(ps.pipe, half), o = detail::group_share(ps.pipe, one);
-        const double f =
-            detail::shortest_split(ps, detail::gemm_terms(ps, h.decode_tokens + h.prefill_tokens), h, o, ov, f_max).f;
+        const detail::GemmTerms g = detail::gemm_terms(ps, h.decode_tokens + h.prefill_tokens);
+        const double f = detail::shortest_split(ps, g, h, o, ov, f_max).f;
         INFO("trial " << trial << " ov " << ov << " f_max " << f_max << " f " << f);
         REQUIRE(f <= f_max);
         const double t = time(f);
-        double dense = kUnbounded;
-        for (int i = 1; i <= 10000; ++i) dense = std::min(dense, time(f_max * i / 10000.0));
+        double dense = kUnbounded, slope = 0, prev = 0;  // slope: the steepest the step gets between grid points
+        for (int i = 1; i <= 10000; ++i) {
+            const double ti = time(f_max * i / 10000.0);
+            dense = std::min(dense, ti);
+            if (i > 1) slope = std::max(slope, std::abs(ti - prev) * 10000.0 / f_max);
+            prev = ti;
+        }
         CHECK(t <= dense * (1 + 1e-12));
         if (f > 1e-6 * f_max && f < f_max) ++interior;
+        // With a hint (the previous step's minimum, or anywhere): a hint kept puts the minimum within
+        // kSplitHintWidth of f_max of it, so its step is at most the steepest slope times that width
+        // (doubled: the grid's slope can miss the steepest piece's ends) above the exact minimum.
+        for (const double hint : {f, f_max * rng.uniform(), f_max, 0.5 * detail::kSplitHintWidth * f_max}) {
+            const double fh = detail::shortest_split(ps, g, h, o, ov, f_max, hint).f;
+            INFO("hint " << hint << " gives " << fh);
+            CHECK(fh > 0);
+            CHECK(fh <= f_max);
+            CHECK(time(fh) <= t + 2 * slope * detail::kSplitHintWidth * f_max + 1e-15);
+        }
     }
     CHECK(interior > 100);  // the minimum lies inside, not only at an end, in many trials
 }
