@@ -103,17 +103,6 @@ struct SplitPoint {
 // kept without solving (shortest_split's `hint`).
 inline constexpr double kSplitHintWidth = 6.6e-5;
 
-// A group's two paths as group_paths gives them, from the part of the GPU
-// path that does not depend on f (`gpu0`: GEMMs, MoE floor, collectives) and
-// the offloaded path's fixed latency.
-[[nodiscard]] inline GroupPaths split_paths(double gpu0, double off0, double bidir, double attn_c, double attn_m, double cpu_c,
-                                            double cpu_d, double h2d, double d2h) noexcept {
-    return {gpu0 + std::max(attn_c, attn_m), off0 + std::max(cpu_c, cpu_d) + link_time(h2d, d2h, bidir)};
-}
-
-// The GPU path's part that does not depend on f.
-[[nodiscard]] inline double gpu_fixed(const GemmTerms& g) noexcept { return std::max(g.gemm_c, g.gemm_m) + g.moe + g.tp + g.ep; }
-
 // The f in (0, f_max] whose step is shortest, exactly. `half` and `one` are
 // the step's content at f = 1/2 and 1, `g` its GEMM terms (the same at every
 // f: where attention runs does not change the tokens). Every field of the
@@ -139,10 +128,10 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
     const Line ac = line(&StepContent::attn_c), am = line(&StepContent::attn_m), cc = line(&StepContent::cpu_c),
                cd = line(&StepContent::cpu_d), h = line(&StepContent::h2d), d = line(&StepContent::d2h);
     const double lo = 1e-9 * f_max;
-    const double gpu0 = gpu_fixed(g), off0 = ps.offload_step_latency, bidir = ps.sys.link_bidir;
+    const auto paths_at = [&](double f) { return group_paths(ps, g, content_at(half, one, one, f), f, nullptr); };
     const auto value = [ov](double gpu, double off) { return combine(Seconds(gpu), Seconds(off), ov).raw(); };
     const auto value_at = [&](double f) {
-        const GroupPaths q = split_paths(gpu0, off0, bidir, ac.at(f), am.at(f), cc.at(f), cd.at(f), h.at(f), d.at(f));
+        const GroupPaths q = paths_at(f);
         return value(q.gpu, q.offload);
     };
     // The previous step's minimum, kept when the step is no shorter `width` either side of it: by
@@ -180,10 +169,7 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
     cross(h, {k * d.a, k * d.b});
     at[n++] = f_max;
     std::array<GroupPaths, 7> p;  // NOLINT(cppcoreguidelines-pro-type-member-init): the first n are set
-    for (std::size_t i = 0; i < n; ++i) {
-        const double f = at[i];
-        p[i] = split_paths(gpu0, off0, bidir, ac.at(f), am.at(f), cc.at(f), cd.at(f), h.at(f), d.at(f));
-    }
+    for (std::size_t i = 0; i < n; ++i) p[i] = paths_at(at[i]);
     SplitPoint best{at[0], value(p[0].gpu, p[0].offload)};
     for (std::size_t i = 0; i + 1 < n; ++i) {
         const double d0 = p[i].gpu - p[i].offload, d1 = p[i + 1].gpu - p[i + 1].offload;
@@ -219,8 +205,7 @@ struct Split {
     add_decode(one, l.one, n, sum_context, lin);
     const StepContent zero = group_share(ps.pipe, best.content);
     const GemmTerms g = gemm_terms(ps, zero.decode_tokens + zero.prefill_tokens);
-    const GroupPaths p0 = split_paths(gpu_fixed(g), 0.0, ps.sys.link_bidir, zero.attn_c, zero.attn_m, zero.cpu_c, zero.cpu_d,
-                                      zero.h2d, zero.d2h);  // at f = 0 no round trips
+    const GroupPaths p0 = group_paths(ps, g, zero, 0.0, nullptr);
     const double t0 = combine(Seconds(p0.gpu), Seconds(p0.offload), ov).raw();
     const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, half), group_share(ps.pipe, one), ov, l.f_max, hint);
     best.interior = s.f;
