@@ -85,8 +85,12 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
     const std::uint64_t chunks = (total + kChunk - 1) / kChunk;
     auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
     auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
-    // Workers claim chunks in order; the caller writes them in order. At most
-    // `window` chunks are in flight, so memory stays flat however large the grid.
+    // Workers claim chunks in order. The one that finishes the next chunk to be
+    // written writes it, and every chunk after it that is ready; the others
+    // leave theirs in `ready` and go on. So no thread sits waiting to be woken
+    // for each chunk (on a virtual machine each such wake-up is an interrupt
+    // of the other core). At most `window` chunks are in flight, so memory
+    // stays flat however large the grid; only a worker that far ahead waits.
     const std::uint64_t window = static_cast<std::uint64_t>(spec.threads) * 2;
     std::mutex m;
     std::condition_variable cv;
@@ -94,67 +98,65 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
     std::map<std::uint64_t, Chunk> ready;
     std::vector<Chunk> spare;  // written chunks' buffers, for the workers to reuse
     std::exception_ptr failure;
-    bool stop = false;
+    bool stop = false, writing = false;
+    // Called with the lock held: write the chunks that are next in order, the
+    // lock released while each is delivered (only one thread writes at a time).
+    auto write_ready = [&](std::unique_lock<std::mutex>& lock) {
+        writing = true;
+        for (auto it = ready.find(next_write); !stop && it != ready.end(); it = ready.find(next_write)) {
+            Chunk chunk = std::move(it->second);
+            ready.erase(it);
+            lock.unlock();
+            std::exception_ptr e;
+            try {
+                deliver(chunk, write, tap);
+                if (progress) progress(std::min(total, (next_write + 1) * kChunk), total);
+            } catch (...) {
+                e = std::current_exception();
+            }
+            lock.lock();
+            spare.push_back(std::move(chunk));
+            ++next_write;
+            if (e && !failure) failure = e;
+            if (e) stop = true;
+        }
+        writing = false;
+        cv.notify_all();  // a worker held back by the window may go on
+    };
     auto worker = [&] {
         const std::unique_ptr<RowSource> w = make_row_source(spec, grid, tap_column);
         Chunk chunk;
+        std::unique_lock lock(m);
         while (true) {
-            std::uint64_t c;
-            {
-                std::unique_lock lock(m);
-                cv.wait(lock, [&] { return stop || next_claim >= chunks || next_claim < next_write + window; });
-                if (stop || next_claim >= chunks) return;
-                c = next_claim++;
-                if (!spare.empty()) {
-                    chunk = std::move(spare.back());
-                    spare.pop_back();
-                }
+            cv.wait(lock, [&] { return stop || next_claim >= chunks || next_claim < next_write + window; });
+            if (stop || next_claim >= chunks) return;
+            const std::uint64_t c = next_claim++;
+            if (!spare.empty()) {
+                chunk = std::move(spare.back());
+                spare.pop_back();
             }
+            lock.unlock();
             try {
                 compute_chunk(*w, chunk_begin(c), chunk_end(c), chunk, tap != nullptr);
             } catch (...) {
-                std::lock_guard lock(m);
+                lock.lock();
                 if (!failure) failure = std::current_exception();
                 stop = true;
                 cv.notify_all();
                 return;
             }
-            std::lock_guard lock(m);
+            lock.lock();
             ready.emplace(c, std::move(chunk));
-            cv.notify_all();
+            if (!writing && c == next_write) write_ready(lock);
         }
     };
     std::vector<std::thread> pool;
     const int n = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(spec.threads), chunks));
-    pool.reserve(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) pool.emplace_back(worker);
-    std::exception_ptr write_failure;
-    while (next_write < chunks) {
-        Chunk chunk;
-        {
-            std::unique_lock lock(m);
-            cv.wait(lock, [&] { return stop || ready.count(next_write) > 0; });
-            if (stop) break;
-            auto it = ready.find(next_write);
-            chunk = std::move(it->second);
-            ready.erase(it);
-        }
-        try {
-            deliver(chunk, write, tap);
-            if (progress) progress(std::min(total, (next_write + 1) * kChunk), total);
-        } catch (...) {
-            write_failure = std::current_exception();
-        }
-        std::lock_guard lock(m);
-        spare.push_back(std::move(chunk));
-        ++next_write;
-        if (write_failure) stop = true;
-        cv.notify_all();
-        if (write_failure) break;
-    }
+    pool.reserve(static_cast<size_t>(n - 1));
+    for (int i = 1; i < n; ++i) pool.emplace_back(worker);
+    worker();  // the calling thread is one of the n
     for (auto& t : pool) t.join();
     if (failure) std::rethrow_exception(failure);
-    if (write_failure) std::rethrow_exception(write_failure);
 }
 
 }  // namespace
