@@ -117,8 +117,14 @@ struct Ceilings {
     const double m2_dram = kv * (f * (held_other + md.held_idle) + (park ? gpu_share * md.held_idle : 0.0)) * inv;
     // Dense: one weight read, its pieces built once and solved on directly
     // (batch_with_weights would only call solve at that w).
-    PiecesAt pieces(shape);
-    const StepPieces* dense = ps.mc.moe ? nullptr : &pieces(ps.mc.weights_read(1.0).raw() / hbm_bw);
+    PiecesAt pieces(shape);  // MoE: the pieces at the weight reads the bracket asks for
+    StepPieces dense_pieces;
+    if (!ps.mc.moe) {
+        StepShape at_w = shape;
+        at_w.w = ps.mc.weights_read(1.0).raw() / hbm_bw;
+        dense_pieces = StepPieces(at_w);
+    }
+    const StepPieces* dense = ps.mc.moe ? nullptr : &dense_pieces;
     auto step_at = [&](double b) { return shape_at(ps, shape, b).step(b); };
     auto capacity_ceiling = [&](double capacity, double m1, double m2) {
         if (dense) return batch_for_capacity(*dense, capacity, m1, m2);
