@@ -103,10 +103,14 @@ struct ModelConstants {
     Bytes weights_non_routed;
     Bytes weights_routed;
     double expert_keep = 1.0;  // 1 − k/E
+    double log_expert_keep = 0.0;  // ln(1 − k/E): (1 − k/E)^B = e^(B·ln(1 − k/E))
 
     [[nodiscard]] Bytes weights_read(double batch) const noexcept {
         if (!moe) return weights_non_routed;
-        return weights_non_routed + weights_routed * (batch <= 0 ? 0.0 : 1.0 - std::pow(expert_keep, batch));
+        // 1 − (1 − k/E)^B as −expm1(B·ln(1 − k/E)): no cancellation at small B (where
+        // 1 − pow loses digits), and under half the time of pow, which the batch solves and
+        // the operating-point steps of a MoE model call many times.
+        return weights_non_routed + weights_routed * (batch <= 0 ? 0.0 : -std::expm1(batch * log_expert_keep));
     }
 
     // The linear FLOP per token as work, without the GPU kernels' charges.
@@ -201,6 +205,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
     c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
+    c.log_expert_keep = std::log(c.expert_keep);  // −∞ when every expert is active: then every B > 0 reads them all
     return c;
 }
 
