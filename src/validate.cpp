@@ -6,8 +6,11 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
 #include <map>
+#include <thread>
 
 #include "kvroof/error.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -259,7 +262,57 @@ FitResult fit_efficiencies(const std::vector<MeasuredPoint>& points, const std::
     return fit_cases(all, starts.empty() ? default_values() : starts);
 }
 
-ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::string& source) {
+namespace {
+// One point: its predictions at the defaults and at the fit, its floor checks,
+// and its leave-one-out prediction (the fit redone without it, from `fit`).
+ValidatedPoint validate_point(const std::vector<Case>& cases, std::size_t i, const std::vector<double>& fit) {
+    const Case& c = cases[i];
+    ValidatedPoint p;
+    p.measured = c.m;
+    p.observed = c.observed;
+    const AccuracyRow row = predict_row(c.m, c.base);
+    p.at_defaults = predicted_of(row);
+    p.floor = floor_check(c.m, c.base, row);
+    Scenario fitted = c.base;
+    apply_fit(fitted, fit);
+    const AccuracyRow frow = predict_row(c.m, fitted);
+    p.fitted = predicted_of(frow);
+    for (std::string& d : floor_check(c.m, fitted, frow).model_defects) p.floor.model_defects.push_back("fitted: " + d);
+    std::vector<const Case*> others;
+    for (std::size_t k = 0; k < cases.size(); ++k)
+        if (k != i) others.push_back(&cases[k]);
+    p.loo = predict(c, fit_cases(others, fit).values);
+    return p;
+}
+
+// Runs body(i) for every i < n on up to `threads` workers (0: one per core).
+// Each i is independent and writes only its own result, so the results do not
+// depend on the thread count; an exception is rethrown, the lowest i's first.
+template <class Body>
+void for_each_index(std::size_t n, int threads, const Body& body) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t workers = std::min<std::size_t>(n, threads > 0 ? static_cast<std::size_t>(threads) : cores);
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> failed(n);
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < n;) {
+            try {
+                body(i);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < workers; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
+}
+}  // namespace
+
+ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::string& source, int threads) {
     ValidationResult r;
     r.source = source;
     const std::vector<Case> cases = cases_of(points);
@@ -276,26 +329,11 @@ ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::s
         r.params.push_back({std::string(kFitKnobs[j]), b.lo[j], b.hi[j], start[j], r.fit.values[j], r.fit.sigma[j],
                             r.fit.identified[j] && (r.fit.values[j] <= b.lo[j] || r.fit.values[j] >= b.hi[j]),
                             r.fit.identified[j]});
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        const Case& c = cases[i];
-        ValidatedPoint p;
-        p.measured = c.m;
-        p.observed = c.observed;
-        const AccuracyRow row = predict_row(c.m, c.base);
-        p.at_defaults = predicted_of(row);
-        p.floor = floor_check(c.m, c.base, row);
-        Scenario fitted = c.base;
-        apply_fit(fitted, r.fit.values);
-        const AccuracyRow frow = predict_row(c.m, fitted);
-        p.fitted = predicted_of(frow);
-        for (std::string& d : floor_check(c.m, fitted, frow).model_defects) p.floor.model_defects.push_back("fitted: " + d);
-        std::vector<const Case*> others;
-        for (std::size_t k = 0; k < cases.size(); ++k)
-            if (k != i) others.push_back(&cases[k]);
-        p.loo = predict(c, fit_cases(others, r.fit.values).values);
+    r.points.resize(cases.size());
+    for_each_index(cases.size(), threads, [&](std::size_t i) { r.points[i] = validate_point(cases, i, r.fit.values); });
+    for (const ValidatedPoint& p : r.points) {
         r.data_defects += p.floor.data_defects.size();
         r.model_defects += p.floor.model_defects.size();
-        r.points.push_back(std::move(p));
     }
     r.metrics = {summarise("itl", r.points, &Metrics::itl), summarise("ttft", r.points, &Metrics::ttft),
                  summarise("throughput", r.points, &Metrics::throughput)};

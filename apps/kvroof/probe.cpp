@@ -23,12 +23,7 @@ struct ProbeOptionsText {
 void run_probe(const ProbeOptionsText& o) {
     if (!o.cpu) throw InputError("probe: give --cpu (the only probe; a GPU probe needs CUDA and is not built)");
     io::ProbeOptions p;
-    if (o.threads) {
-        const double t = io::parse_number("--threads", *o.threads);
-        if (!(t >= 1 && t <= 4096) || t != std::floor(t))
-            throw InputError(fmt::format("--threads: must be a whole number in [1, 4096], got '{}'", *o.threads));
-        p.threads = static_cast<int>(t);
-    }
+    if (const std::optional<int> t = parse_threads(o.threads, 4096)) p.threads = *t;
     if (o.size) p.size_mb = io::parse_number("--size", *o.size);
     if (o.seconds) p.seconds = io::parse_number("--seconds", *o.seconds);
     const io::ProbeResult r = io::probe_cpu(p);

@@ -144,4 +144,12 @@ void emit(const OutputOptions& out, const std::string& text, const std::string& 
     std::fflush(stdout);
 }
 
+std::optional<int> parse_threads(const std::optional<std::string>& text, int max) {
+    if (!text) return std::nullopt;
+    const double t = io::parse_number("--threads", *text);
+    if (!(t >= 1 && t <= max) || t != std::floor(t))
+        throw InputError(fmt::format("--threads: must be a whole number in [1, {}], got '{}'", max, *text));
+    return static_cast<int>(t);
+}
+
 }  // namespace kvroof::cli

@@ -31,6 +31,9 @@ void add_scenario_flags(CLI::App& app, io::ScenarioInputs& in);
 void add_text_option(CLI::App& app, const char* flag, std::optional<std::string>& t, const char* type, const std::string& group,
                      std::string_view help, std::string_view absent);
 
+// --threads N given as text: a whole number in [1, max]; empty when not given.
+[[nodiscard]] std::optional<int> parse_threads(const std::optional<std::string>& text, int max);
+
 // Adds a text option that fills `inputs->*field` and records (flag, value) in
 // `inputs->given`, so a report can say which flags produced it.
 template <class Inputs>

@@ -79,13 +79,7 @@ io::SweepSpec spec_from(const SweepOptions& o) {
         spec.format = io::SweepFormat::jsonl;
     else
         throw InputError("--format: must be csv or jsonl, got '" + o.format + "'");
-    spec.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (o.threads) {
-        const double t = io::parse_number("--threads", *o.threads);
-        if (t < 1 || t > 1024 || t != std::floor(t))
-            throw InputError("--threads: must be a whole number in [1, 1024], got '" + *o.threads + "'");
-        spec.threads = static_cast<int>(t);
-    }
+    spec.threads = parse_threads(o.threads, 1024).value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     if (!o.shard.empty()) {
         const io::Shard shard = io::parse_shard("--shard", o.shard);
         spec.shard_index = shard.index;

@@ -15,7 +15,7 @@ namespace kvroof::cli {
 namespace {
 struct ValidateOptionsText {
     OutputOptions output;
-    std::optional<std::string> points, out;
+    std::optional<std::string> points, out, threads;
 };
 
 void run_validate(const ValidateOptionsText& o) {
@@ -27,7 +27,8 @@ void run_validate(const ValidateOptionsText& o) {
     } else {
         points = io::measured_points();
     }
-    const io::ValidationResult r = io::validate(points, source);
+    const int threads = parse_threads(o.threads, 1024).value_or(0);
+    const io::ValidationResult r = io::validate(points, source, threads);
     if (o.out) io::write_file_atomic(*o.out, io::calibration_json(r).dump(2) + "\n");
     emit_lazy(
         o.output, [&] { return io::render_validate_text(r); }, [&] { return io::validate_json(r).dump(2) + "\n"; },
@@ -39,8 +40,8 @@ Action setup_validate(CLI::App& app) {
     auto o = std::make_shared<ValidateOptionsText>();
     CLI::App* sub = app.add_subcommand(
         "validate",
-        "measured serving points against the physical floor; the efficiencies (eta-compute, eta-mem, step-overhead) "
-        "refitted to them, with leave-one-out errors and prediction intervals");
+        "measured serving points against the physical floor; the efficiencies and overheads (eta-compute, eta-mem, "
+        "step-overhead, moe-layer-latency) refitted to them, with leave-one-out errors and prediction intervals");
     sub->footer(
         "Examples:\n"
         "  kvroof validate                                  # the shipped points of data/measurements/\n"
@@ -51,6 +52,8 @@ Action setup_validate(CLI::App& app) {
                     fmt::format("the shipped {}", io::measured_points().size()));
     add_text_option(*sub, "--out", o->out, "FIT.json", "Options",
                     "write the fit and its intervals as JSON, for kvroof verdict --calibration", "none");
+    add_text_option(*sub, "--threads", o->threads, "N", "Options",
+                    "worker threads for the leave-one-out refits (the result is the same for any count)", "all cores");
     add_output_flags(*sub, o->output);
     return [o] { run_validate(*o); };
 }

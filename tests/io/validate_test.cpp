@@ -131,6 +131,21 @@ TEST_CASE("validate: the shipped points, their floor check and the fit's bounds"
     }
 }
 
+TEST_CASE("validate: the leave-one-out refits give the same result on one thread or several", "[validate]") {
+    // Measured, not synthetic: the refits move, so an order- or thread-dependent result would show.
+    const std::vector<MeasuredPoint> all = measured_points();
+    std::vector<MeasuredPoint> pts;
+    for (const char* id : {"vllm-fp8kv-llama31-8b-h100-kvbf16-c8", "trt014-serve-llama31-8b-h100-bf16-467-256-qps32",
+                           "trt014-serve-llama31-8b-h200-bf16-467-256-qps2", "lmdeploy-llama2-7b-a100-fp16-b16-2048-128",
+                           "trt017-mixtral-8x7b-h100-fp8-tp1-1000-1000", "gpustack-dsr1-h200x8-vllm-fp8-tp8-sharegpt-c4"})
+        pts.push_back(point(all, id));
+    const ValidationResult one = validate(pts, "six", 1);
+    const std::string expected = validate_json(one).dump();
+    for (int threads : {2, 3, 6, 64}) CHECK(validate_json(validate(pts, "six", threads)).dump() == expected);
+    REQUIRE(one.points.size() == pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) CHECK(one.points[i].measured.id == pts[i].id);  // in the points' order
+}
+
 TEST_CASE("validate: a bad points or calibration file is refused naming the field", "[validate]") {
     const nlohmann::json no_isl = nlohmann::json::parse(R"({"points":[{"id":"a","source":{"key":"k","url":"u"},"engine":"e",
         "engine_version":null,"gpu":"h100-sxm","gpus":1,"model":"llama-3.1-8b","weight_dtype":"bf16","kv_dtype":null,

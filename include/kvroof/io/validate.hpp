@@ -102,7 +102,9 @@ void check_holdout(ValidationResult& r, const std::vector<MeasuredPoint>& points
 // Fit kFitKnobs to points (start: the knobs' defaults); `starts` overrides the start.
 [[nodiscard]] FitResult fit_efficiencies(const std::vector<MeasuredPoint>& points, const std::vector<double>& starts = {});
 // Everything `kvroof validate` shows (throws InputError on fewer than 4 points).
-[[nodiscard]] ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::string& source);
+// The points' leave-one-out refits run on `threads` workers (0: one per core);
+// the result is the same for every thread count.
+[[nodiscard]] ValidationResult validate(const std::vector<MeasuredPoint>& points, const std::string& source, int threads = 0);
 
 [[nodiscard]] std::string render_validate_text(const ValidationResult& r);
 [[nodiscard]] nlohmann::json validate_json(const ValidationResult& r);
