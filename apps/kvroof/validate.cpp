@@ -19,6 +19,7 @@ struct ValidateOptionsText {
 };
 
 void run_validate(const ValidateOptionsText& o) {
+    const int threads = parse_threads(o.threads, 1024).value_or(0);
     std::vector<io::MeasuredPoint> points;
     std::string source = "data/measurements/serving_points.json";
     if (o.points) {
@@ -27,7 +28,6 @@ void run_validate(const ValidateOptionsText& o) {
     } else {
         points = io::measured_points();
     }
-    const int threads = parse_threads(o.threads, 1024).value_or(0);
     const io::ValidationResult r = io::validate(points, source, threads);
     if (o.out) io::write_file_atomic(*o.out, io::calibration_json(r).dump(2) + "\n");
     emit_lazy(

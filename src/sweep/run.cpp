@@ -63,7 +63,7 @@ void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)
     auto chunk_begin = [&](std::uint64_t c) { return begin + c * kChunk; };
     auto chunk_end = [&](std::uint64_t c) { return std::min(end, begin + (c + 1) * kChunk); };
 
-    if (spec.threads == 1 || chunks <= 1) {
+    if (spec.threads <= 1 || chunks <= 1) {
         const std::unique_ptr<RowSource> w = make_row_source(spec, grid, tap_column);
         Chunk chunk;
         for (std::uint64_t c = 0; c < chunks; ++c) {
@@ -119,9 +119,9 @@ void run_threaded(const SweepSpec& spec, const TypedGrid& grid, std::uint64_t be
             ++next_write;
             if (e && !failure) failure = e;
             if (e) stop = true;
+            cv.notify_all();  // a worker held back by the window may go on
         }
         writing = false;
-        cv.notify_all();  // a worker held back by the window may go on
     };
     auto worker = [&] {
         const std::unique_ptr<RowSource> w = make_row_source(spec, grid, tap_column);

@@ -107,9 +107,11 @@ struct ColumnTap {
 // Throws InputError unless `column` is a column of the sweep's rows holding numbers.
 void check_tap_column(const SweepSpec& spec, std::string_view column);
 
-// Runs the shard, calling `write` with consecutive blocks of output text in
-// order, and `progress(done, total)` now and then from the calling thread;
-// `tap`, when given, gets its column's numbers.
+// Runs the shard on spec.threads threads (the calling thread one of them),
+// calling `write` with consecutive blocks of output text in order and
+// `progress(done, total)` now and then: each from whichever thread writes the
+// block, never two at once, each call ordered after the last (a mutex hands
+// the writing on). `tap`, when given, gets its column's numbers.
 void run_sweep(const SweepSpec& spec, const std::function<void(std::string_view)>& write,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress = {}, ColumnTap* tap = nullptr);
 

@@ -102,7 +102,6 @@ struct ModelConstants {
     bool moe = false;
     Bytes weights_non_routed;
     Bytes weights_routed;
-    double expert_keep = 1.0;  // 1 − k/E
     double log_expert_keep = 0.0;  // ln(1 − k/E): (1 − k/E)^B = e^(B·ln(1 − k/E))
 
     [[nodiscard]] Bytes weights_read(double batch) const noexcept {
@@ -204,8 +203,8 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
-    c.expert_keep = c.moe ? 1.0 - static_cast<double>(m.experts_active) / m.experts : 1.0;
-    c.log_expert_keep = std::log(c.expert_keep);  // −∞ when every expert is active: then every B > 0 reads them all
+    // −∞ when every expert is active: then every B > 0 reads them all.
+    c.log_expert_keep = c.moe ? std::log1p(-static_cast<double>(m.experts_active) / m.experts) : 0.0;
     return c;
 }
 
