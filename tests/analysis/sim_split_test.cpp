@@ -204,6 +204,7 @@ TEST_CASE("exact split: no f on a dense grid of 10,000 gives a shorter step, ove
         const detail::GemmTerms g = detail::gemm_terms(ps, h.decode_tokens + h.prefill_tokens);
         const double f = detail::shortest_split(ps, g, h, o, ov, f_max).f;
         INFO("trial " << trial << " ov " << ov << " f_max " << f_max << " f " << f);
+        REQUIRE(f > 0);
         REQUIRE(f <= f_max);
         const double t = time(f);
         double dense = kUnbounded, slope = 0, prev = 0;  // slope: the steepest the step gets between grid points
