@@ -56,28 +56,40 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 0, 0, lin, 1.0).f == 0);
 }
 
-TEST_CASE("dynamic split from the previous step's f: the exact answer, whether the hint holds or not", "[sim][split]") {
-    // The by-hand step above: a hint at the minimum is kept (its neighbours a width away are no
-    // shorter), a hint elsewhere fails that check and the exact minimum is taken as without one.
-    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
+TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit and a step is solved once", "[sim][split]") {
+    // Llama-3.1-70B on GB200 at ov = 1, the lines the engine reads: each step's split from the memo
+    // equals choose_split's field by field, whether it was solved now or kept. Four slots: contexts
+    // 100,000 and 100,004 at n = 1 share a slot, so the second evicts the first.
+    const Scenario sc = test::bench_scenario("gb200", "llama-3.1-70b", 2048, 256);
     const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    const double hand = (std::max(lin, ps.weight_time(1.0)) + 0.010 - ps.offload_step_latency) / 0.040;
-    const detail::StepContent none;
-    const detail::SplitLines l = hand_lines(lin, 0.010, 0.030, 1.0);
-    const detail::Split cold = detail::choose_split(ps, l, none, 1, 0, lin, 1.0);
-    REQUIRE(cold.interior == cold.f);
-    for (const double hint : {cold.f, 0.9, 0.5 * hand, 1.0, 1e-6}) {
-        INFO("hint " << hint);
-        const detail::Split warm = detail::choose_split(ps, l, none, 1, 0, lin, 1.0, hint);
-        CHECK(warm.f == cold.f);
-        CHECK(warm.f == Approx(hand).margin(1e-12));
-    }
-    // The ceiling below the balance and ov = 0: the same ends with a hint at them.
-    const detail::SplitLines low = hand_lines(lin, 0.010, 0.030, 0.5 * hand);
-    CHECK(detail::choose_split(ps, low, none, 1, 0, lin, 1.0, 0.5 * hand).f == 0.5 * hand);
-    const detail::Split zero = detail::choose_split(ps, l, none, 1, 0, lin, 0.0);
-    CHECK(detail::choose_split(ps, l, none, 1, 0, lin, 0.0, zero.interior).f == 0);
+    PolicySpec pol = sc.policy;
+    const detail::SplitLines l = detail::split_lines(ps, pol, 1.0);
+    detail::SplitMemo memo(4);
+    const auto same = [&](double n, double context) {
+        const detail::Split direct = detail::choose_split(ps, l, detail::StepContent{}, n, context, lin, 1.0);
+        const detail::SplitMemo::Kept& k = memo.decode_only(ps, l, n, context, lin, 1.0);
+        const detail::Split& kept = k.split;
+        CHECK(k.time_bin == LogHistogram::index(kept.time));
+        INFO("n " << n << ", context " << context);
+        CHECK(kept.f == direct.f);
+        CHECK(kept.time == direct.time);
+        CHECK(kept.time == detail::step_time(ps, kept.content, kept.f, 1.0));
+        for (double detail::StepContent::*m :
+             {&detail::StepContent::decode_tokens, &detail::StepContent::prefill_tokens, &detail::StepContent::attn_c,
+              &detail::StepContent::attn_m, &detail::StepContent::cpu_c, &detail::StepContent::cpu_d, &detail::StepContent::h2d,
+              &detail::StepContent::d2h})
+            CHECK(kept.content.*m == direct.content.*m);
+        return memo.solved;
+    };
+    CHECK(same(1, 100000) == 1);
+    CHECK(same(1, 100001) == 2);
+    CHECK(same(1, 100000) == 2);  // kept
+    CHECK(same(2, 100001) == 3);  // another n: another step, in another slot
+    CHECK(same(1, 100004) == 4);  // the slot of 100,000 at n = 1
+    CHECK(same(1, 100000) == 5);  // evicted: solved again
+    CHECK(same(1, 100001) == 5);
+    REQUIRE(memo.decode_only(ps, l, 1, 100000, lin, 1.0).split.f > 0);  // the GPU path is longer at f = 0: some attention moves
 }
 
 TEST_CASE("dynamic split in a pipeline: the group's share is split as the whole step would be", "[sim][split]") {
@@ -207,25 +219,10 @@ TEST_CASE("exact split: no f on a dense grid of 10,000 gives a shorter step, ove
         REQUIRE(f > 0);
         REQUIRE(f <= f_max);
         const double t = time(f);
-        double dense = kUnbounded, slope = 0, prev = 0;  // slope: the steepest the step gets between grid points
-        for (int i = 1; i <= 10000; ++i) {
-            const double ti = time(f_max * i / 10000.0);
-            dense = std::min(dense, ti);
-            if (i > 1) slope = std::max(slope, std::abs(ti - prev) * 10000.0 / f_max);
-            prev = ti;
-        }
+        double dense = kUnbounded;
+        for (int i = 1; i <= 10000; ++i) dense = std::min(dense, time(f_max * i / 10000.0));
         CHECK(t <= dense * (1 + 1e-12));
         if (f > 1e-6 * f_max && f < f_max) ++interior;
-        // With a hint (the previous step's minimum, or anywhere): a hint kept puts the minimum within
-        // kSplitHintWidth of f_max of it, so its step is at most the steepest slope times that width
-        // (doubled: the grid's slope can miss the steepest piece's ends) above the exact minimum.
-        for (const double hint : {f, f_max * rng.uniform(), f_max, 0.5 * detail::kSplitHintWidth * f_max}) {
-            const double fh = detail::shortest_split(ps, g, h, o, ov, f_max, hint).f;
-            INFO("hint " << hint << " gives " << fh);
-            CHECK(fh > 0);
-            CHECK(fh <= f_max);
-            CHECK(time(fh) <= t + 2 * slope * detail::kSplitHintWidth * f_max + 1e-15);
-        }
     }
     CHECK(interior > 100);  // the minimum lies inside, not only at an end, in many trials
 }

@@ -165,7 +165,7 @@ private:
     DecodeLines lines_;  // per decode token at f_gpu: demand at context 0, and its slope per key of context
     SplitLines split_;  // dynamic: the lines at f = 0, 1/2 and 1
     double link_bw_ = 0;  // bytes/s of one link direction (a pipeline's busiest stage: its share of each transfer)
-    double hint_ = 0;  // dynamic: the last step's interior minimum of the split
+    SplitMemo memo_;  // dynamic: the decode-only steps' splits
     double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
     SimRng rng_;
     std::vector<SimCall> calls_;

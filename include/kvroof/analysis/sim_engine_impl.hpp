@@ -71,17 +71,6 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     cls_.back().cum_p = 2.0;  // every draw lands in some class, whatever the rounding of Σ p
 }
 
-inline void add_content(StepContent& sum, const StepContent& s) noexcept {
-    sum.decode_tokens += s.decode_tokens;
-    sum.prefill_tokens += s.prefill_tokens;
-    sum.attn_c += s.attn_c;
-    sum.attn_m += s.attn_m;
-    sum.cpu_c += s.cpu_c;
-    sum.cpu_d += s.cpu_d;
-    sum.h2d += s.h2d;
-    sum.d2h += s.d2h;
-}
-
 inline std::uint32_t SimEngine::draw_class() {
     if (cls_.size() == 1) return 0;
     const double u = rng_.uniform();
@@ -255,21 +244,25 @@ inline void SimEngine::step() {
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
-    double f = spec_.f;
-    if (dynamic) {
-        const Split split = choose_split(ps_, split_, s, n, sum_context_, lin_, spec_.ov, hint_);
-        if (split.interior > 0) hint_ = split.interior;
-        f = split.f;
-        s = split.content;
+    double f = spec_.f, t_step = 0;
+    std::size_t time_bin = SplitMemo::kNoBin;  // t_step's ITL bin, when the memo kept it
+    if (dynamic) {  // a step without prefill is one the memo may have solved already
+        const SplitMemo::Kept& k = memo_.split(ps_, split_, s, chunks_.empty(), n, sum_context_, lin_, spec_.ov);
+        f = k.split.f;
+        s = k.split.content;
+        t_step = k.split.time;
+        time_bin = k.time_bin;
+    } else {
+        t_step = step_time(ps_, s, f, spec_.ov);
     }
-    const double dt = step_link(step_time(ps_, s, f, spec_.ov), s);
+    const double dt = step_link(t_step, s);
     account(dt);
     if (measuring_) {
         if (n > 0) tally.f_split.add(f);
         tally.steps += 1;
         tally.step_time += dt;
         tally.tokens_out += n;
-        if (n > 0) tally.itl.add(dt, n);
+        if (n > 0) tally.itl.add(dt, n, time_bin != SplitMemo::kNoBin && dt == t_step ? time_bin : LogHistogram::index(dt));
         tally.cpu_busy += std::max(s.cpu_c, s.cpu_d);
         add_content(tally.content, s);
     }

@@ -19,11 +19,16 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string_view>
+#include <vector>
 
 #include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/sim_stats.hpp"
 
 namespace kvroof {
 
@@ -63,6 +68,18 @@ inline void add_decode(StepContent& s, const DecodeLines& l, double n, double su
     s.d2h += n * l.d0.link_d2h + sum_context * l.d1.link_d2h;
 }
 
+// Adds step content s to sum, field by field.
+inline void add_content(StepContent& sum, const StepContent& s) noexcept {
+    sum.decode_tokens += s.decode_tokens;
+    sum.prefill_tokens += s.prefill_tokens;
+    sum.attn_c += s.attn_c;
+    sum.attn_m += s.attn_m;
+    sum.cpu_c += s.cpu_c;
+    sum.cpu_d += s.cpu_d;
+    sum.h2d += s.h2d;
+    sum.d2h += s.d2h;
+}
+
 // The decode lines at f = 0, 1/2 and 1, and the most a step may offload.
 struct SplitLines {
     DecodeLines zero, half, one;
@@ -99,10 +116,6 @@ struct SplitPoint {
     double f = 0, value = 0;
 };
 
-// How near the previous step's minimum must stay, as a share of f_max, to be
-// kept without solving (shortest_split's `hint`).
-inline constexpr double kSplitHintWidth = 6.6e-5;
-
 // The f in (0, f_max] whose step is shortest, exactly. `half` and `one` are
 // the step's content at f = 1/2 and 1, `g` its GEMM terms (the same at every
 // f: where attention runs does not change the tokens). Every field of the
@@ -112,11 +125,9 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
 // and link_time's shared term. Between those points the two paths are lines,
 // and combine adds one kink where they cross: the step is convex, so its
 // minimum is at one of these points, the smallest on a tie. The left end is
-// taken just above 0 (f = 0 itself is another step: content_at). A `hint`
-// that passes the check below is returned instead: the minimum is within
-// kSplitHintWidth of f_max of it.
+// taken just above 0 (f = 0 itself is another step: content_at).
 [[nodiscard]] inline SplitPoint shortest_split(const PreparedScenario& ps, const GemmTerms& g, const StepContent& half,
-                                               const StepContent& one, double ov, double f_max, double hint = 0) noexcept {
+                                               const StepContent& one, double ov, double f_max) noexcept {
     struct Line {
         double a, b;  // a + b·f
         [[nodiscard]] double at(double f) const noexcept { return a + b * f; }
@@ -130,25 +141,6 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
     const double lo = 1e-9 * f_max;
     const auto paths_at = [&](double f) { return group_paths(ps, g, content_at(half, one, one, f), f, nullptr); };
     const auto value = [ov](double gpu, double off) { return combine(Seconds(gpu), Seconds(off), ov).raw(); };
-    const auto value_at = [&](double f) {
-        const GroupPaths q = paths_at(f);
-        return value(q.gpu, q.offload);
-    };
-    // The previous step's minimum, kept when the step is no shorter `width` either side of it: by
-    // convexity the minimum is then within that width of it (consecutive steps differ by a token of
-    // context, so their minima barely move). Near the left end, half a width and one width in; at
-    // the right end, the end and one width inside it.
-    const double width = kSplitHintWidth * f_max;
-    if (hint > 0 && hint <= width) {  // at the left end: the step rises from just above 0
-        const double ta = value_at(0.5 * width);
-        if (value_at(width) >= ta) return {0.5 * width, ta};
-    } else if (hint > 0 && hint + width > f_max) {  // at the right end: it falls all the way to f_max
-        const double tm = value_at(f_max);
-        if (value_at(f_max - width) >= tm) return {f_max, tm};
-    } else if (hint > 0) {
-        const double th = value_at(hint);
-        if (value_at(hint - width) >= th && value_at(hint + width) >= th) return {hint, th};
-    }
     // The kinks inside (lo, f_max): where two lines' difference changes sign between the ends; kept
     // in order (insertion: at most five) between the ends.
     std::array<double, 7> at{lo};
@@ -187,7 +179,7 @@ inline constexpr double kSplitHintWidth = 6.6e-5;
 struct Split {
     double f = 0;  // chosen
     StepContent content;  // the step at f
-    double interior = 0;  // the shortest step's f in (0, f_max] (0: none searched): the next step's hint
+    double time = 0;  // s, its step_time at f
 };
 
 // The f in [0, f_max] whose step (base + n calls decoding over Σ context keys)
@@ -195,11 +187,15 @@ struct Split {
 // the smaller f, so f = 0 wins when offloading does not shorten the step. A
 // pipeline's group runs 1/m of the step (group_share); its stretch and
 // transfers are the same at every f, so the split compares the group's paths.
+// The split comes with its step_time, the time the engine charges.
 [[nodiscard]] inline Split choose_split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
-                                        double sum_context, double lin, double ov, double hint = 0) {
+                                        double sum_context, double lin, double ov) {
     Split best{0.0, base};
     add_decode(best.content, l.zero, n, sum_context, lin);
-    if (!(l.f_max > 0) || !(n > 0)) return best;
+    if (!(l.f_max > 0) || !(n > 0)) {
+        best.time = step_time(ps, best.content, 0.0, ov);
+        return best;
+    }
     StepContent half = base, one = base;
     add_decode(half, l.half, n, sum_context, lin);
     add_decode(one, l.one, n, sum_context, lin);
@@ -207,14 +203,72 @@ struct Split {
     const GemmTerms g = gemm_terms(ps, zero.decode_tokens + zero.prefill_tokens);
     const GroupPaths p0 = group_paths(ps, g, zero, 0.0, nullptr);
     const double t0 = combine(Seconds(p0.gpu), Seconds(p0.offload), ov).raw();
-    const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, half), group_share(ps.pipe, one), ov, l.f_max, hint);
-    best.interior = s.f;
+    const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, half), group_share(ps.pipe, one), ov, l.f_max);
     if (s.value < t0) {
         best.f = s.f;
         best.content = content_at(half, one, best.content, s.f);
     }
+    best.time = step_time(ps, best.content, best.f, ov);
     return best;
 }
+
+// The splits of decode-only steps (no prefill chunk in them), kept by what
+// the step holds: n calls reading Σ context keys. choose_split of such a step
+// is a function of those two alone within a run, and a run repeats them:
+// every call of a class passes through the same contexts, one token a step,
+// and at a batch of one the step is that call's alone. So each distinct step
+// is solved once. Direct-mapped (a slot per key; a new key replaces the old),
+// with consecutive contexts at one n in consecutive slots, so the steps of a
+// call never evict each other. A kept split is the one choose_split returns,
+// to the bit: a run is the same with the memo as without it.
+class SplitMemo {
+public:
+    // Slots, rounded up to a power of two; allocated on first use (a static-f run has none).
+    explicit SplitMemo(std::size_t slots = 4096) noexcept : size_(std::bit_ceil(std::max<std::size_t>(slots, 1))) {}
+
+    static constexpr std::size_t kNoBin = std::numeric_limits<std::size_t>::max();
+    struct Kept {
+        Split split;
+        std::size_t time_bin = kNoBin;  // LogHistogram::index(split.time) (kNoBin: not kept)
+    };
+
+    // choose_split(ps, l, {}, n, sum_context, lin, ov), from the memo when it holds it.
+    [[nodiscard]] const Kept& decode_only(const PreparedScenario& ps, const SplitLines& l, double n, double sum_context,
+                                          double lin, double ov) {
+        if (slots_.empty()) slots_.resize(size_);
+        // The key's bits: the token counts are whole, so their integer parts name the step.
+        const auto mix = static_cast<std::uint64_t>(sum_context) + static_cast<std::uint64_t>(n) * 0x9E3779B97F4A7C15ULL;
+        Entry& e = slots_[mix & (slots_.size() - 1)];
+        if (e.n != n || e.sum_context != sum_context) {
+            e.n = n;
+            e.sum_context = sum_context;
+            e.kept.split = choose_split(ps, l, StepContent{}, n, sum_context, lin, ov);
+            e.kept.time_bin = LogHistogram::index(e.kept.split.time);
+            ++solved;
+        }
+        return e.kept;
+    }
+
+    // A step's split: decode-only (`base` holds nothing), from decode_only; else solved, not kept.
+    // The reference holds until the next call.
+    [[nodiscard]] const Kept& split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base,
+                                    bool decode_only_step, double n, double sum_context, double lin, double ov) {
+        if (decode_only_step) return decode_only(ps, l, n, sum_context, lin, ov);
+        other_.split = choose_split(ps, l, base, n, sum_context, lin, ov);
+        return other_;
+    }
+
+    std::uint64_t solved = 0;  // splits solved (the rest came from the memo)
+
+private:
+    struct Entry {
+        double n = -1, sum_context = -1;  // no step: n >= 0
+        Kept kept;
+    };
+    std::size_t size_;
+    std::vector<Entry> slots_;
+    Kept other_;  // split's answer for a step with prefill (time_bin: kNoBin)
+};
 
 }  // namespace detail
 }  // namespace kvroof

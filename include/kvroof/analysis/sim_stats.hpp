@@ -23,13 +23,22 @@ struct Distribution {
 // wait) the smallest sample. 27,632 bins, allocated on first use.
 class LogHistogram {
 public:
-    void add(double x, double weight) {
+    void add(double x, double weight) { add(x, weight, index(x)); }
+    // The same, with x's bin already known (index(x), e.g. kept with a step the run repeats).
+    void add(double x, double weight, std::size_t bin) {
         if (bins_.empty()) bins_.assign(kBins, 0.0);
-        bins_[index(x)] += weight;
+        bins_[bin] += weight;
         total_ += weight;
         sum_ += x * weight;
         lo_ = std::min(lo_, x);
         hi_ = std::max(hi_, x);
+    }
+
+    // x's bin: the first for x <= 1 µs, the last from 10⁶ s.
+    [[nodiscard]] static std::size_t index(double x) noexcept {
+        if (!(x > kMin)) return 0;
+        const double i = std::floor(std::log(x / kMin) / std::log(kRatio));
+        return i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i);
     }
 
     [[nodiscard]] Distribution summary() const {
@@ -52,12 +61,6 @@ private:
     std::vector<double> bins_;
     double total_ = 0, sum_ = 0;
     double lo_ = std::numeric_limits<double>::infinity(), hi_ = -std::numeric_limits<double>::infinity();
-
-    [[nodiscard]] static std::size_t index(double x) noexcept {
-        if (!(x > kMin)) return 0;
-        const double i = std::floor(std::log(x / kMin) / std::log(kRatio));
-        return i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i);
-    }
 };
 
 // The spread of samples in [0, 1] (each step's offload fraction).
