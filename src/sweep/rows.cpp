@@ -140,6 +140,15 @@ std::array<double, 3> RowWorker::ov_cells(const CachedPoint& p, double f, bool f
 }
 
 void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numbers) {
+    if (csv_)
+        append_row_as<true>(p, out, numbers);
+    else
+        append_row_as<false>(p, out, numbers);
+}
+
+// The row in one format: its separators and keys are constants, so each is a fixed-size copy.
+template <bool Csv>
+void RowWorker::append_row_as(const CachedPoint& p, std::string& out, Numbers* numbers) {
     const Verdict& v = p.verdict;
     const double f = f_axis_ >= 0 ? spec_.axes[static_cast<size_t>(f_axis_)].number(idx_[static_cast<size_t>(f_axis_)]) : v.f;
     const Band b = f_axis_ < 0 ? v.at_f : band_row(*p.prepared, f);  // the fields a row shows, equal to band()'s
@@ -158,7 +167,7 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
                            fits ? con.batch : kNone,
                            con.feasible ? con.tpot * 1e3 : kNone,  // no step runs where no batch serves
                            fits ? con.ttft * 1e3 : kNone};
-    if (!csv_) out += '{';
+    if constexpr (!Csv) out += '{';
     out += p.prefix;
     // The rest of the row has a bounded length: built in a buffer, appended once.
     char buf[1536];
@@ -170,20 +179,20 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
     const auto num = [&](double x) {
         if (std::isfinite(x))
             w = write_number6(w, x);
-        else if (!csv_)
+        else if constexpr (!Csv)
             put("null");
     };
-    put(csv_ ? "" : "\"f\":");
+    put(Csv ? "" : "\"f\":");
     num(f);
-    put(csv_ ? "," : ",\"status\":\"");
+    put(Csv ? "," : ",\"status\":\"");
     put(status);
-    put(csv_ ? "," : "\",");
+    put(Csv ? "," : "\",");
     put(p.fstar);
     // On one GPU a per-GPU cell is x / 1 == x: the text of tps_con and tps_opt is copied, not formatted again.
     const bool one_gpu = gpus == 1.0;
     std::string_view tps_text[2];
     for (size_t i = 0; i < std::size(nums); ++i) {
-        if (!csv_) put(kJsonKeys[i]);
+        if constexpr (!Csv) put(kJsonKeys[i]);
         char* const start = w;
         if (one_gpu && (i == 2 || i == 3))
             put(tps_text[i - 2]);
@@ -192,18 +201,18 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
         if (i < 2) tps_text[i] = std::string_view(start, static_cast<size_t>(w - start));
         *w++ = ',';
     }
-    put(csv_ ? "" : "\"binding_con\":\"");
+    put(Csv ? "" : "\"binding_con\":\"");
     put(name(con.headline));
-    put(csv_ ? "," : "\",\"binding_opt\":\"");
+    put(Csv ? "," : "\",\"binding_opt\":\"");
     put(name(opt.headline));
-    put(csv_ ? "," : "\",\"verdict\":\"");
+    put(Csv ? "," : "\",\"verdict\":\"");
     put(name(v.kind));
-    if (!csv_) *w++ = '"';
+    if constexpr (!Csv) *w++ = '"';
     const std::array<double, 3> ov_nums = ov_cells(p, f, fits);
     if (ov_axis_ >= 0) {
         constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {
-            put(csv_ ? "," : keys[i]);
+            put(Csv ? "," : keys[i]);
             num(ov_nums[i]);
         }
     }
@@ -214,7 +223,7 @@ void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numb
         std::copy(std::begin(nums), std::end(nums), numbers->begin() + 8);
         std::copy(ov_nums.begin(), ov_nums.end(), numbers->end() - 3);
     }
-    if (!csv_) *w++ = '}';
+    if constexpr (!Csv) *w++ = '}';
     *w++ = '\n';
     out.append(buf, static_cast<size_t>(w - buf));
 }

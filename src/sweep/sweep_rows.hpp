@@ -211,6 +211,8 @@ private:
     // in kResultColumns order, then the ov axis's three.
     using Numbers = std::array<double, std::size(kResultColumns) + 3>;
     void append_row(const CachedPoint& p, std::string& out, Numbers* numbers);
+    template <bool Csv>
+    void append_row_as(const CachedPoint& p, std::string& out, Numbers* numbers);
     // ov, tps_ov and gain_ov at the row's ov (NaN without an ov axis).
     [[nodiscard]] std::array<double, 3> ov_cells(const CachedPoint& p, double f, bool fits) const;
 
