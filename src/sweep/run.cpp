@@ -26,10 +26,12 @@ struct Chunk {
 };
 
 // A chunk's rows into `out`, whose buffers are reused from chunk to chunk
-// instead of a fresh ~650 kB allocation per chunk.
+// instead of a fresh allocation per chunk. A CSV row of the verdict columns
+// is 150 to 180 bytes: reserving 200 a row lets a new buffer take a chunk
+// without growing (a copy, and pages touched twice).
 void compute_chunk(RowSource& w, std::uint64_t begin, std::uint64_t end, Chunk& out, bool tap) {
     out.text.clear();
-    out.text.reserve((end - begin) * 160);
+    out.text.reserve((end - begin) * 200);
     out.tapped.clear();
     w.rows(begin, end, out.text, tap ? &out.tapped : nullptr);
 }
