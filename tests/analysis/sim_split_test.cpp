@@ -58,20 +58,20 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
 
 TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit and a step is solved once", "[sim][split]") {
     // Llama-3.1-70B on GB200 at ov = 1, the lines the engine reads: each step's split from the memo
-    // equals choose_split's field by field, whether it was solved now or kept. Four slots: contexts
-    // 100,000 and 100,004 at n = 1 share a slot, so the second evicts the first.
+    // equals choose_split's field by field, whether it was solved now or kept. Four slots: a key's
+    // slot is (context + n) mod 4, so contexts 100,000 and 100,004 at n = 1 share one.
     const Scenario sc = test::bench_scenario("gb200", "llama-3.1-70b", 2048, 256);
     const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    PolicySpec pol = sc.policy;
+    const PolicySpec pol = sc.policy;
     const detail::SplitLines l = detail::split_lines(ps, pol, 1.0);
     detail::SplitMemo memo(4);
     const auto same = [&](double n, double context) {
+        INFO("n " << n << ", context " << context);
         const detail::Split direct = detail::choose_split(ps, l, detail::StepContent{}, n, context, lin, 1.0);
-        const detail::SplitMemo::Kept& k = memo.decode_only(ps, l, n, context, lin, 1.0);
+        const detail::SplitMemo::Kept& k = memo.split(ps, l, detail::StepContent{}, n, context, lin, 1.0);
         const detail::Split& kept = k.split;
         CHECK(k.time_bin == LogHistogram::index(kept.time));
-        INFO("n " << n << ", context " << context);
         CHECK(kept.f == direct.f);
         CHECK(kept.time == direct.time);
         CHECK(kept.time == detail::step_time(ps, kept.content, kept.f, 1.0));
@@ -85,10 +85,19 @@ TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit a
     CHECK(same(1, 100000) == 1);
     CHECK(same(1, 100001) == 2);
     CHECK(same(1, 100000) == 2);  // kept
-    CHECK(same(2, 100001) == 3);  // another n: another step, in another slot
-    CHECK(same(1, 100004) == 4);  // the slot of 100,000 at n = 1
-    CHECK(same(1, 100000) == 5);  // evicted: solved again
-    CHECK(same(1, 100001) == 5);
+    CHECK(same(5, 100000) == 3);  // the same context at another n: another step, in the same slot
+    CHECK(same(2, 100001) == 4);  // another slot
+    CHECK(same(1, 100004) == 5);  // the slot of 100,000 at n = 1 (and 5)
+    CHECK(same(1, 100000) == 6);  // evicted: solved again
+    CHECK(same(1, 100001) == 6);
+    // A step that holds a prefill chunk besides its decoding calls is solved, not kept.
+    detail::StepContent chunk;
+    chunk.prefill_tokens = 2048;
+    chunk.attn_c = 0.01;
+    const detail::SplitMemo::Kept& with_chunk = memo.split(ps, l, chunk, 1, 100000, lin, 1.0);
+    CHECK(with_chunk.split.f == detail::choose_split(ps, l, chunk, 1, 100000, lin, 1.0).f);
+    CHECK(with_chunk.time_bin == detail::SplitMemo::kNoBin);
+    CHECK(memo.solved == 6);
     REQUIRE(memo.decode_only(ps, l, 1, 100000, lin, 1.0).split.f > 0);  // the GPU path is longer at f = 0: some attention moves
 }
 

@@ -212,15 +212,19 @@ struct Split {
     return best;
 }
 
-// The splits of decode-only steps (no prefill chunk in them), kept by what
-// the step holds: n calls reading Σ context keys. choose_split of such a step
-// is a function of those two alone within a run, and a run repeats them:
-// every call of a class passes through the same contexts, one token a step,
-// and at a batch of one the step is that call's alone. So each distinct step
-// is solved once. Direct-mapped (a slot per key; a new key replaces the old),
-// with consecutive contexts at one n in consecutive slots, so the steps of a
-// call never evict each other. A kept split is the one choose_split returns,
-// to the bit: a run is the same with the memo as without it.
+// The splits of decode-only steps (nothing in the step but its decoding
+// calls), kept by what the step holds: n calls reading Σ context keys. Within
+// a run (one engine: its ps, lines, lin and ov fixed) choose_split of such a
+// step is a function of those two alone, and a run repeats them: every call
+// of a class passes through the same contexts, one token a step, and at a
+// batch of one the step is that call's alone. So each distinct step is
+// solved once. Direct-mapped (a slot per key; a new key replaces the old):
+// at n = 1 consecutive contexts take consecutive slots, so a call of up to
+// 4,096 output tokens never evicts its own steps; other batches and
+// overlapping classes may evict each other, which costs a solve, never a
+// different answer. A kept split is the one choose_split returns, to the
+// bit: a run is the same with the memo as without it. Memory: 4,096 slots of
+// about 100 bytes, allocated on first use.
 class SplitMemo {
 public:
     // Slots, rounded up to a power of two; allocated on first use (a static-f run has none).
@@ -249,11 +253,12 @@ public:
         return e.kept;
     }
 
-    // A step's split: decode-only (`base` holds nothing), from decode_only; else solved, not kept.
-    // The reference holds until the next call.
-    [[nodiscard]] const Kept& split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base,
-                                    bool decode_only_step, double n, double sum_context, double lin, double ov) {
-        if (decode_only_step) return decode_only(ps, l, n, sum_context, lin, ov);
+    // A step's split, base being what the step holds besides its decoding
+    // calls: from decode_only when that is nothing; else solved, not kept. The
+    // reference holds until the next call.
+    [[nodiscard]] const Kept& split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
+                                    double sum_context, double lin, double ov) {
+        if (empty(base)) return decode_only(ps, l, n, sum_context, lin, ov);
         other_.split = choose_split(ps, l, base, n, sum_context, lin, ov);
         return other_;
     }
@@ -261,6 +266,10 @@ public:
     std::uint64_t solved = 0;  // splits solved (the rest came from the memo)
 
 private:
+    [[nodiscard]] static bool empty(const StepContent& s) noexcept {
+        return s.decode_tokens == 0 && s.prefill_tokens == 0 && s.attn_c == 0 && s.attn_m == 0 && s.cpu_c == 0 && s.cpu_d == 0 &&
+               s.h2d == 0 && s.d2h == 0;
+    }
     struct Entry {
         double n = -1, sum_context = -1;  // no step: n >= 0
         Kept kept;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -26,6 +27,7 @@ public:
     void add(double x, double weight) { add(x, weight, index(x)); }
     // The same, with x's bin already known (index(x), e.g. kept with a step the run repeats).
     void add(double x, double weight, std::size_t bin) {
+        assert(bin == index(x));
         if (bins_.empty()) bins_.assign(kBins, 0.0);
         bins_[bin] += weight;
         total_ += weight;
