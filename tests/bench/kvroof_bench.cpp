@@ -22,15 +22,7 @@ kvroof::Scenario scenario(const char* mix) {
 
 // kvroof sim: one run of 20,000 calls per iteration; counters give events,
 // calls and steps per second (the goal: >= 5 M events/s, 20,000 calls < 1 s).
-void BM_Sim(benchmark::State& state, const char* hardware, const char* model, double clients, double f) {
-    kvroof::io::ScenarioInputs in;
-    in.set("hardware", hardware);
-    in.set("model", model);
-    in.set("idle", "park");
-    const kvroof::Scenario s = kvroof::io::build_scenario(in).scenario;
-    kvroof::SimSpec spec;
-    spec.load.value = clients;
-    spec.f = f;
+void run_sim(benchmark::State& state, const kvroof::Scenario& s, const kvroof::SimSpec& spec) {
     double events = 0, steps = 0, calls = 0;
     for (auto _ : state) {
         const kvroof::SimResult r = kvroof::simulate(s, spec);
@@ -43,8 +35,35 @@ void BM_Sim(benchmark::State& state, const char* hardware, const char* model, do
     state.counters["calls/s"] = benchmark::Counter(calls, benchmark::Counter::kIsRate);
     state.counters["steps/s"] = benchmark::Counter(steps, benchmark::Counter::kIsRate);
 }
+
+void BM_Sim(benchmark::State& state, const char* hardware, const char* model, double clients, double f) {
+    kvroof::io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    in.set("idle", "park");
+    kvroof::SimSpec spec;
+    spec.load.value = clients;
+    spec.f = f;
+    run_sim(state, kvroof::io::build_scenario(in).scenario, spec);
+}
 BENCHMARK_CAPTURE(BM_Sim, codex_h200_llama8b_C64, "h200", "llama-3.1-8b", 64, 0.0)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Sim, codex_gb200_llama70b_C32_f07, "gb200", "llama-3.1-70b", 32, 0.7)->Unit(benchmark::kMillisecond);
+
+// `kvroof sim`'s default scenario (GB200, Llama-3.1-70B, the codex call, 32
+// clients whose idle sessions hold their KV): about one call decodes at a
+// time, so 20,000 calls take 10.4 M steps, the slowest of the common runs;
+// static f, and the dynamic split at both ends of the overlap band.
+void BM_SimDefault(benchmark::State& state, double f, kvroof::FPolicy policy, double ov) {
+    kvroof::SimSpec spec;
+    spec.load.value = 32;
+    spec.f = f;
+    spec.f_policy = policy;
+    spec.ov = ov;
+    run_sim(state, scenario(nullptr), spec);
+}
+BENCHMARK_CAPTURE(BM_SimDefault, static_f0, 0.0, kvroof::FPolicy::fixed, 0.0)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SimDefault, dynamic_ov0, 1.0, kvroof::FPolicy::dynamic, 0.0)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SimDefault, dynamic_ov1, 1.0, kvroof::FPolicy::dynamic, 1.0)->Unit(benchmark::kMillisecond);
 
 // One evaluation per iteration, f sweeping [0, 1] so no point is cached.
 void evaluate_loop(benchmark::State& state, const kvroof::Scenario& s) {
