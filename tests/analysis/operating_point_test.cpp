@@ -73,7 +73,9 @@ TEST_CASE("a fixed batch's bare step: weights once, every sequence's KV at its m
     // Decode token j reads S + j keys: mean S + O/2 = 1100.5, plus the token written.
     const double kv = 131072, bw = 0.85 * 4.8e12;
     const double w = ps.mc.weights_read(16).raw() / bw;
-    CHECK(p.step_bare == Approx(1.5e-3 + w + 16 * (1100.5 + 1) * kv / bw).epsilon(1e-9));
+    // The elementwise kernels: per layer two fused add + RMSNorms (8h) and the gated MLP's activation (3I), 16-bit.
+    const double act = 2.0 * 32 * (8 * 4096 + 3 * 14336);
+    CHECK(p.step_bare == Approx(1.5e-3 + w + 16 * ((1100.5 + 1) * kv + act) / bw).epsilon(1e-9));
     CHECK(p.batch == Approx(16));
     CHECK(p.starts_per_step == Approx(16.0 / 200.0));  // each request decodes O − 1 steps
     // Output tokens: one per decoding sequence per step plus each request's first.

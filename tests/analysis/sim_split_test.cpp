@@ -30,13 +30,14 @@ detail::SplitLines hand_lines(double lin, double hbm, double dram, double f_max)
 
 TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path and the CPU path", "[sim][split]") {
     // One decoding token at context 0 on Llama-3.1-8B/H200: the GPU path is G + 10 ms·(1 − f)
-    // (G: the GEMMs, the weights read once), the offloaded path k0 + 30 ms·f (k0: the per-layer
+    // (G: the GEMMs, the weights read once, and the elementwise kernels' traffic), the offloaded path k0 + 30 ms·f (k0: the per-layer
     // round trips). At ov = 1 the step is the larger of the two, shortest where they meet:
     // f = (G + 10 ms − k0) / 40 ms.
     const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
     const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    const double G = std::max(lin, ps.weight_time(1.0)), k0 = ps.offload_step_latency;
+    const double act = ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
+    const double G = std::max(lin, ps.weight_time(1.0)) + act, k0 = ps.offload_step_latency;
     REQUIRE(G > 1e-3);  // 16 GB of weights at ~4.8 TB/s: a few ms
     REQUIRE(k0 < 1e-3);
     const double hand = (G + 0.010 - k0) / 0.040;
@@ -115,7 +116,7 @@ TEST_CASE("dynamic split in a pipeline: the group's share is split as the whole 
     const detail::Split s = detail::choose_split(ps, l, none, n, 0, lin, 1.0);
     const double m = std::clamp(n, 1.0, ps.pipe.microbatches);
     const detail::GemmTerms g = detail::gemm_terms(ps, n / m);
-    const double G = std::max(g.gemm_c, g.gemm_m) + g.moe + g.tp + g.ep;
+    const double G = std::max(g.gemm_c, g.gemm_m) + g.act + g.moe + g.tp + g.ep;
     const double hand = (G + n * 0.010 / m - ps.offload_step_latency) / (n * 0.040 / m);
     INFO("m " << m << ", G " << G << " s, hand f " << hand);
     REQUIRE(hand > 0);

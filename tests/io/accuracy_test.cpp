@@ -152,10 +152,13 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
     // The engine MoE kernels (data/measurements/README.md, "Engine MoE kernels") then: throughput 0.471 -> 0.311
     // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
-    CHECK(t.itl_one_gpu.mape_kvroof <= 0.17);
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.33);  // 0.504 before the MoE layer latency, 0.471 before the kernels
-    CHECK(t.itl.mape_kvroof <= 0.29);  // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency
-    CHECK(t.throughput.mape_kvroof <= 0.51);  // 1.011 before them, 0.702 before the MoE layer latency
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.162);  // 0.164 before the elementwise traffic
+    // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.252);
+    // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic
+    CHECK(t.itl.mape_kvroof <= 0.256);
+    CHECK(t.throughput.mape_kvroof <=
+          0.395);  // 1.011 before them, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -173,13 +176,16 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     const AccuracyTable t = accuracy_table(points);
     CHECK(t.throughput_one_gpu.n == 10);
     // 0.202 before the engine limits, 0.157 with them, 0.488 with the v1.0 points' FP8 KV and the KV memory share,
-    // 0.349 with chunked prefill in whole pieces (found by tracing a hold-out point: not an independent check)
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.35);
+    // 0.349 with chunked prefill in whole pieces (found by tracing a hold-out point: not an independent check),
+    // 0.289 with the elementwise traffic
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.29);
     // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
-    // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces
-    CHECK(t.throughput.mape_kvroof <= 0.35);
+    // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces, 0.275 with the elementwise traffic
+    CHECK(t.throughput.mape_kvroof <= 0.276);
     CHECK(t.itl.n == 5);
-    CHECK(t.itl.mape_kvroof <= 0.37);  // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces
+    // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
+    // (the five TP4 ITL points: kvroof was already slow on the three at a memory-full batch, and the traffic slows it more)
+    CHECK(t.itl.mape_kvroof <= 0.375);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
 }
@@ -231,10 +237,10 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof == Approx(kGainUncertainty).margin(0.0005));
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
-    // KV memory share, 0.074 with whole prefill pieces. Pinned so that it may not grow unseen.
+    // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic. Pinned so that it may not grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.075);
+    CHECK(h.gain.median_kvroof <= 0.050);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

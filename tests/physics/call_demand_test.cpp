@@ -34,6 +34,28 @@ TEST_CASE("the tiny model's constants check by hand", "[call_demand]") {
     CHECK(mc.link_per_token.h2d.raw() == 48);
 }
 
+TEST_CASE("elementwise traffic per token: two fused add-norms per layer, the MLP activation, the expert sum", "[call_demand]") {
+    // Tiny model, 16-bit: per layer 8h = 32 (norms and residuals) and 3I = 24 (gated MLP: its
+    // 96 weights over h = 4); 2 layers: 2 B · 2 · (32 + 24) = 224 B.
+    const ModelSpec tiny = test::tiny_model();
+    CHECK(model_constants(tiny, PolicySpec{}).act_bytes_per_token == 224);
+    // Two GPUs: each runs the norms (2 · 32 elements twice), the MLP activations are split: 2 · (128 + 48) = 352 B.
+    CHECK(model_constants(tiny, PolicySpec{}, 2).act_bytes_per_token == 352);
+    // Mixtral-shaped MoE, 32 layers of h = 4096, 8 experts of I = 14336, top-2: per layer 8h, the
+    // two experts' activations 2 · 3I and their sum (2 + 1)·h; 2 B · 32 · (32768 + 86016 + 12288).
+    ModelSpec moe = tiny;
+    moe.layers = 32;
+    moe.hidden = 4096;
+    moe.heads = 32;
+    moe.kv_heads = 8;
+    moe.head_dim = 128;
+    moe.intermediate = 14336;
+    moe.experts = 8;
+    moe.experts_active = 2;
+    moe.moe_intermediate = 14336;
+    CHECK(model_constants(moe, PolicySpec{}).act_bytes_per_token == 2.0 * 32 * (32768 + 86016 + 12288));
+}
+
 TEST_CASE("decode demand per token splits by f, one line of the header per figure", "[call_demand]") {
     const ModelConstants mc = model_constants(test::tiny_model(), PolicySpec{});
     PolicySpec p;

@@ -179,28 +179,30 @@ struct GroupPaths {
     double gpu = 0, offload = 0;  // s
 };
 
-// The GPU path's terms that depend only on the tokens through the step, not
-// on where its attention runs: the GEMMs' FLOP time and weight read, the MoE
-// layers' floor, the all-reduces and the all-to-alls.
+// The GPU path's terms that depend only on the tokens through the step, not on where its attention runs: the
+// GEMMs' FLOP time and weight read, the elementwise kernels' traffic, the MoE layers' floor, the collectives.
 struct GemmTerms {
-    double gemm_c = 0, gemm_m = 0, moe = 0, tp = 0, ep = 0;  // s
+    double gemm_c = 0, gemm_m = 0, act = 0, moe = 0, tp = 0, ep = 0;  // s
 };
 
 [[nodiscard]] inline GemmTerms gemm_terms(const PreparedScenario& ps, double tokens) {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
-    return {tokens * lin, ps.group_weight_time(std::max(tokens, 1.0)), moe_floor_per_pass(ps.mc, ps.sys, tokens),
+    const double act = ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();  // s per token: HBM-bound, no reuse
+    return {tokens * lin,
+            ps.group_weight_time(std::max(tokens, 1.0)),
+            tokens * act,
+            moe_floor_per_pass(ps.mc, ps.sys, tokens),
             tp_comm_per_pass(ps.mc, ps.sys, tokens),  // the all-reduces, after the kernels they join
             ep_comm_per_pass(ps.mc, ps.sys, tokens)};  // the all-to-alls around the experts
 }
 
-// One group's two paths from its content and its GEMM terms (at its tokens),
-// without the fixed overhead c0; `binding` gets what sets the step at ov = 0
-// and 1 alike. GPU: the GEMMs (every token's linear FLOP, the weights read
-// once) and the attention (its FLOP, the KV it reads and writes) are separate
-// kernels, each bound by its own roofline, run one after the other.
+// One group's two paths from its content and its GEMM terms (at its tokens), without the fixed overhead c0;
+// `binding` gets what sets the step at ov = 0 and 1 alike. GPU: the GEMMs (every token's linear FLOP, the weights
+// read once), the attention (its FLOP, the KV it reads and writes) and the elementwise kernels between them (norms,
+// activations: HBM-bound) are separate kernels, each bound by its own roofline, run one after the other.
 [[nodiscard]] inline GroupPaths group_paths(const PreparedScenario& ps, const GemmTerms& g, const StepContent& s, double f,
                                             Resource* binding) noexcept {
-    const double roofline = std::max(g.gemm_c, g.gemm_m) + std::max(s.attn_c, s.attn_m);
+    const double roofline = std::max(g.gemm_c, g.gemm_m) + std::max(s.attn_c, s.attn_m) + g.act;
     const double comm = g.tp + g.ep;
     const double gpu = roofline + g.moe + comm;
     const double link = link_time(s.h2d, s.d2h, ps.sys.link_bidir);

@@ -80,6 +80,9 @@ struct ModelConstants {
     double alltoalls_per_pass = 0;
     double alltoall_bytes_per_token = 0;
     double moe_layers = 0;  // layers with routed experts (0 for a dense model): each pays SystemRates::moe_layer_latency per pass
+    // Bytes the elementwise kernels between the GEMMs and the attention move per
+    // token of a forward pass, over the tensor-parallel group (activation_bytes_per_token).
+    double act_bytes_per_token = 0;
     Flop linear_per_token;  // with the routed experts' FLOP scaled by the EP load imbalance
     // The part of it in GEMMs the checkpoint keeps in BF16 (bf16_gemm_params):
     // they run at the BF16 peak (charge_bf16_gemms).
@@ -166,6 +169,24 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
 }
 }  // namespace detail
 
+// Bytes the elementwise kernels of one token's forward pass read and write,
+// each kernel reading its inputs and writing its output once in 16-bit
+// (docs/model.md, "Elementwise traffic"): before each block (attention or
+// linear, MLP) a residual add fused with its RMSNorm, which reads the input
+// and the residual and writes both (4h); the MLP's activation (gated: reads
+// the gate and up outputs, 2I, writes I; an MLP's active weights over h count
+// those 3I or, ungated, 2I); per MoE layer, the sum of the k routed experts'
+// outputs ((k + 1)·h). The norms and the expert sum run on every GPU of a
+// tensor-parallel group; the MLP activations are split across it.
+[[nodiscard]] inline double activation_bytes_per_token(const ModelSpec& m, const ParamCounts& pc, int tp) noexcept {
+    const double h = m.hidden, t = std::max(1, tp);
+    const double blocks = 2.0 * m.layers - m.mlp_only_layers - m.mlp_free_layers;  // as the all-reduces count them
+    const double mlp_active = pc.active - pc.embedding - pc.lm_head - pc.attention - pc.router;
+    const double moe_sum = m.is_moe() ? pc.moe_layers * (m.experts_active + 1.0) * h : 0.0;
+    const double per_gpu = blocks * 4.0 * h + moe_sum;
+    return bytes_per_element(DType::bf16) * (t * per_gpu + mlp_active / h);
+}
+
 [[nodiscard]] inline ModelConstants model_constants(const ModelSpec& m, const PolicySpec& p, int tp = 1, ExpertParallel ep = {},
                                                     bool attention_dp = false) noexcept {
     ModelConstants c;
@@ -200,6 +221,7 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
     c.moe_layers = c.moe ? pc.moe_layers : 0;
+    c.act_bytes_per_token = activation_bytes_per_token(m, pc, tp);
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
