@@ -50,6 +50,12 @@ TEST_CASE("DeepSeek-V3 on 8 GPUs: latent bytes per token per GPU and weight byte
     CHECK(b.mc.weights_read(1.0).raw() - a.mc.weights_read(1.0).raw() == Approx(7 * attention).epsilon(1e-12));
     // Under EP 8 the shared expert runs data-parallel too: 58 layers · 3 · 7168 · 2048 = 2,554,331,136 B, 7 more copies.
     CHECK(c.mc.weights_replicated == 7 * (attention + 58.0 * 3 * 7168 * 2048));
+    // Elementwise traffic per token, 2 B each: a fused add + norm before each of 122 blocks (4h) and the sum of 8
+    // experts in 58 MoE layers (9h) run on every GPU under tensor-parallel attention, once under data-parallel:
+    // 122 · 28,672 + 58 · 64,512 = 7,239,680; the activations (3 dense layers · 3 · 18,432 and 58 · 9 experts
+    // · 3 · 2,048 = 3,373,056) are split either way.
+    CHECK(a.mc.act_bytes_per_token == 2.0 * (8 * 7'239'680.0 + 3'373'056.0));
+    CHECK(b.mc.act_bytes_per_token == 2.0 * (7'239'680.0 + 3'373'056.0));
     // Communication: the 61 attention all-reduces are gone; the 61 FFN blocks each pay an all-gather and a
     // reduce-scatter of 7,168 · 2 B per token, (t−1)/t of it per GPU each: half the bytes of the 122
     // all-reduces, the same 122 α. Under EP 8 only the 3 dense layers gather and scatter (6 collectives).

@@ -58,10 +58,13 @@ TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: th
         // α + 2(t−1)/t · bytes / (η · 450 GB/s), with the H100 preset's α = 5 µs and
         // η = 0.8: 160 · (5 + 0.364) µs = 0.858 ms (GenZ charges 1.17 ms, llm-analysis 1.28 ms).
         const double allreduce = gpus == 1 ? 0.0 : 160 * (5e-6 + 8 * 8192 * 2.0 / (0.8 * 450e9));
+        // The elementwise kernels, 8 tokens of 2 B · (t · 160 blocks · 4h + 80 · 3I): a fused add + norm per block
+        // on every GPU, the MLP activations split. 0.1 % of the step at one GPU, 0.19 % at two.
+        const double act = 8 * 2.0 * (gpus * 160 * 4 * 8192.0 + 80 * 3 * 28672.0) / (gpus * 3.35e12);
         CHECK(p.batch == Approx(8.0));
         CHECK(p.step_allreduce == Approx(allreduce).margin(1e-15));
-        CHECK(p.step_bare == Approx(hand + allreduce).epsilon(0.02));
-        CHECK(p.step_bare - p.step_allreduce == Approx(hand).epsilon(0.002));
+        CHECK(p.step_bare == Approx(hand + allreduce).epsilon(0.02));  // the issue's goal: within 2 % of the hand roofline
+        CHECK(p.step_bare - p.step_allreduce == Approx(hand + act).epsilon(0.001));
         CHECK(p.weights_fit == (gpus == 2));  // 138 GB of weights exceed one 80 GB H100
     }
 }
@@ -171,7 +174,8 @@ TEST_CASE("separate prefill stalls decode: ITL = bare step + the prefill passes 
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 101);
     const PreparedScenario ps(s);
     const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
-    const double tau = mix_demand(ps, 0.0).pre[0].ttft;
+    // τ: the per-call prefill pass (seed 000's) and its elementwise kernels, 2,000 tokens of them.
+    const double tau = mix_demand(ps, 0.0).pre[0].ttft + 2000 * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
     CHECK(p.itl == Approx(p.step_bare + (32.0 / 100.0) * tau).epsilon(1e-12));
     CHECK(p.ttft == Approx(tau + 0.5 * p.step_bare).epsilon(1e-12));
     // Chunked prefill reads the weights once per step for both: never slower here.

@@ -139,7 +139,8 @@ TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accura
 
 TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, and its MAPE may not grow", "[accuracy]") {
     const AccuracyTable t = accuracy_table(measured_points());
-    // Pinned at the values outputs/accuracy.md shows (rounded up to the next percent).
+    // Pinned at the values outputs/accuracy.md shows, rounded up (to the next percent until the elementwise
+    // traffic, to the next 0.1 % since).
     // The issue's goal is 15 % for ITL and throughput; see docs/model.md "Accuracy" for what is still missing.
     CHECK(t.itl_one_gpu.n == 18);
     CHECK(t.throughput_one_gpu.n == 49);
@@ -154,11 +155,11 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
     CHECK(t.itl_one_gpu.mape_kvroof <= 0.162);  // 0.164 before the elementwise traffic
     // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.252);
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.251);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic
     CHECK(t.itl.mape_kvroof <= 0.256);
-    CHECK(t.throughput.mape_kvroof <=
-          0.395);  // 1.011 before them, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic
+    // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic
+    CHECK(t.throughput.mape_kvroof <= 0.394);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -184,7 +185,8 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.throughput.mape_kvroof <= 0.276);
     CHECK(t.itl.n == 5);
     // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
-    // (the five TP4 ITL points: kvroof was already slow on the three at a memory-full batch, and the traffic slows it more)
+    // (of the five TP4 ITL points, the two at max load were already predicted slow, +14 % and +35 %, and the traffic
+    // slows them more; the three under open-loop load, predicted fast, improve or hold)
     CHECK(t.itl.mape_kvroof <= 0.375);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);

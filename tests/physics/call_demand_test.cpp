@@ -39,7 +39,7 @@ TEST_CASE("elementwise traffic per token: two fused add-norms per layer, the MLP
     // 96 weights over h = 4); 2 layers: 2 B · 2 · (32 + 24) = 224 B.
     const ModelSpec tiny = test::tiny_model();
     CHECK(model_constants(tiny, PolicySpec{}).act_bytes_per_token == 224);
-    // Two GPUs: each runs the norms (2 · 32 elements twice), the MLP activations are split: 2 · (128 + 48) = 352 B.
+    // Two GPUs: each runs the norms (64 elements a GPU, 128 together), the activations are split: 2 · (128 + 48) = 352 B.
     CHECK(model_constants(tiny, PolicySpec{}, 2).act_bytes_per_token == 352);
     // Mixtral-shaped MoE, 32 layers of h = 4096, 8 experts of I = 14336, top-2: per layer 8h, the
     // two experts' activations 2 · 3I and their sum (2 + 1)·h; 2 B · 32 · (32768 + 86016 + 12288).

@@ -14,11 +14,12 @@
 // Decode token j reads the context S + j, so over a call decode reads the mean
 // context S + O/2 (context growth). One step reads the weights once for all of
 // its tokens (the MoE experts its B + P tokens touch):
-//   chunked:  T = combine(GEMMs + attention, offloaded path, ov) + c0 over the
-//             B decode tokens and the P prefill tokens together, where
-//             GEMMs = max(tokens·linear FLOP/F, W/BW) and attention =
-//             max(attention FLOP/F, KV bytes/BW): separate kernels, each on
-//             its own roofline, one after the other;
+//   chunked:  T = combine(GEMMs + attention + elementwise, offloaded path, ov)
+//             + c0 over the B decode tokens and the P prefill tokens together,
+//             where GEMMs = max(tokens·linear FLOP/F, W/BW), attention =
+//             max(attention FLOP/F, KV bytes/BW) and elementwise =
+//             tokens·a/BW: separate kernels, each on its own roofline, one
+//             after the other;
 //             ITL = T (the mean step), TTFT_i = ½·T + ⌈A_i/chunk⌉·T_i, T_i the
 //             step of the decode batch plus one chunk of that request (+ the
 //             queue wait when the chunk budget, not the clients, limits starts)

@@ -179,21 +179,20 @@ struct GroupPaths {
     double gpu = 0, offload = 0;  // s
 };
 
-// The GPU path's terms that depend only on the tokens through the step, not on where its attention runs: the
-// GEMMs' FLOP time and weight read, the elementwise kernels' traffic, the MoE layers' floor, the collectives.
+// The GPU path's terms that depend only on the tokens through the step, not on where its attention runs: the GEMMs'
+// FLOP time and weight read, the elementwise kernels' HBM traffic, the MoE layers' floor, the all-reduces, the all-to-alls.
 struct GemmTerms {
     double gemm_c = 0, gemm_m = 0, act = 0, moe = 0, tp = 0, ep = 0;  // s
 };
 
 [[nodiscard]] inline GemmTerms gemm_terms(const PreparedScenario& ps, double tokens) {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
-    const double act = ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();  // s per token: HBM-bound, no reuse
     return {tokens * lin,
             ps.group_weight_time(std::max(tokens, 1.0)),
-            tokens * act,
+            tokens * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw(),
             moe_floor_per_pass(ps.mc, ps.sys, tokens),
-            tp_comm_per_pass(ps.mc, ps.sys, tokens),  // the all-reduces, after the kernels they join
-            ep_comm_per_pass(ps.mc, ps.sys, tokens)};  // the all-to-alls around the experts
+            tp_comm_per_pass(ps.mc, ps.sys, tokens),
+            ep_comm_per_pass(ps.mc, ps.sys, tokens)};
 }
 
 // One group's two paths from its content and its GEMM terms (at its tokens), without the fixed overhead c0;
@@ -344,8 +343,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
-        // A pipeline's prefill also crosses its pp − 1 boundaries, as the fluid TTFT charges (mix_demand.hpp).
-        const double gpu = in.cls[i].pre.gpu_part + prefill_transfer(ps.pipe, in.cls[i].A);
+        // Its elementwise kernels after its rooflines (as gemm_terms); a pipeline's pp − 1 crossings (mix_demand.hpp).
+        const double act = in.cls[i].A * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
+        const double gpu = in.cls[i].pre.gpu_part + act + prefill_transfer(ps.pipe, in.cls[i].A);
         tau[i] = combine(Seconds(gpu), Seconds(in.cls[i].pre.offload_part), ov).raw();
         mean_tau += in.cls[i].p * tau[i];
     }

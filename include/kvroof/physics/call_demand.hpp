@@ -177,9 +177,11 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
 // the gate and up outputs, 2I, writes I; an MLP's active weights over h count
 // those 3I or, ungated, 2I); per MoE layer, the sum of the k routed experts'
 // outputs ((k + 1)·h). The norms and the expert sum run on every GPU of a
-// tensor-parallel group; the MLP activations are split across it.
-[[nodiscard]] inline double activation_bytes_per_token(const ModelSpec& m, const ParamCounts& pc, int tp) noexcept {
-    const double h = m.hidden, t = std::max(1, tp);
+// tensor-parallel group (`copies` = its size; 1 under data-parallel
+// attention, where each GPU runs its own tokens'); the MLP activations are
+// split across it.
+[[nodiscard]] inline double activation_bytes_per_token(const ModelSpec& m, const ParamCounts& pc, int copies) noexcept {
+    const double h = m.hidden, t = std::max(1, copies);
     const double blocks = 2.0 * m.layers - m.mlp_only_layers - m.mlp_free_layers;  // as the all-reduces count them
     const double mlp_active = pc.active - pc.embedding - pc.lm_head - pc.attention - pc.router;
     const double moe_sum = m.is_moe() ? pc.moe_layers * (m.experts_active + 1.0) * h : 0.0;
@@ -221,7 +223,8 @@ inline void apply_attention_dp(ModelConstants& c, const ModelSpec& m, const Poli
     c.link_per_token = offload_link_bytes_per_token(m);
     c.moe = m.is_moe();
     c.moe_layers = c.moe ? pc.moe_layers : 0;
-    c.act_bytes_per_token = activation_bytes_per_token(m, pc, tp);
+    const bool dp_attention = attention_dp && tp > 1 && m.attention == Attention::mla;  // as apply_attention_dp
+    c.act_bytes_per_token = activation_bytes_per_token(m, pc, dp_attention ? 1 : tp);
     const double lookup_only = m.tied_embeddings ? 0.0 : w.embedding;  // rows gathered, not streamed
     c.weights_non_routed = Bytes(w.total - w.routed - lookup_only + c.weights_replicated);
     c.weights_routed = Bytes(w.routed + c.weights_uneven);
