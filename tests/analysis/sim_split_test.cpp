@@ -30,9 +30,9 @@ detail::SplitLines hand_lines(double lin, double hbm, double dram, double f_max)
 
 TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path and the CPU path", "[sim][split]") {
     // One decoding token at context 0 on Llama-3.1-8B/H200: the GPU path is G + 10 ms·(1 − f)
-    // (G: the GEMMs, the weights read once, and the elementwise kernels' traffic), the offloaded path k0 + 30 ms·f (k0: the per-layer
-    // round trips). At ov = 1 the step is the larger of the two, shortest where they meet:
-    // f = (G + 10 ms − k0) / 40 ms.
+    // (G: the GEMMs, the weights read once, and the elementwise kernels' traffic), the offloaded
+    // path k0 + 30 ms·f (k0: the per-layer round trips). At ov = 1 the step is the larger of the
+    // two, shortest where they meet: f = (G + 10 ms − k0) / 40 ms.
     const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2048, 256);
     const PreparedScenario ps(sc);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();

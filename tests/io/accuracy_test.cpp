@@ -239,7 +239,8 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof == Approx(kGainUncertainty).margin(0.0005));
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
-    // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic. Pinned so that it may not grow unseen.
+    // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic. Pinned so that it may
+    // not grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
     CHECK(h.gain.median_kvroof <= 0.050);
