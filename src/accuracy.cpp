@@ -151,14 +151,15 @@ namespace {
 // The engine limits the point states (data/measurements/README.md, "Engine limits"):
 // the per-step token budget caps the prefill tokens a step carries (an upper
 // bound: the engine's budget also counts the decode tokens); at most
-// max_seqs requests run, no more than the run holds (num_requests), and
+// max_seqs requests run, no more than the run holds (num_requests; an open
+// loop's throughput is over the run, finite_run in operating_point.hpp), and
 // under peak admission no more than the HBM left after the weights holds at
 // each request's full ISL + OSL.
 void apply_limits(const MeasuredPoint& m, const PreparedScenario& ps, LoadSpec& l) {
     if (l.mode == LoadMode::batch) return;  // a static batch: the batch is the condition
     if (m.max_num_tokens) l.chunk = *m.max_num_tokens;
     if (m.max_seqs) l.max_seqs = std::min(l.max_seqs, *m.max_seqs);
-    if (m.num_requests && l.mode == LoadMode::saturate) l.max_seqs = std::min(l.max_seqs, *m.num_requests);
+    if (m.num_requests) l.requests = *m.num_requests;
     const double per_request = ps.session_kv_peak * ps.kv_replication;
     if (m.peak_admission && per_request > 0 && ps.hbm_free_bytes() > 0)
         l.max_seqs = std::min(l.max_seqs, std::max(1.0, std::floor(ps.hbm_free_bytes() / per_request)));

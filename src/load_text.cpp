@@ -12,12 +12,13 @@ namespace kvroof::io {
 namespace {
 // Each field of LoadText with its flag name (without dashes), in flag order.
 using Field = std::optional<std::string> LoadText::*;
-constexpr std::array<std::pair<const char*, Field>, 6> kFields{{{"batch", &LoadText::batch},
+constexpr std::array<std::pair<const char*, Field>, 7> kFields{{{"batch", &LoadText::batch},
                                                                 {"concurrency", &LoadText::concurrency},
                                                                 {"request-rate", &LoadText::rate},
                                                                 {"prefill", &LoadText::prefill},
                                                                 {"prefill-chunk", &LoadText::chunk},
-                                                                {"max-seqs", &LoadText::max_seqs}}};
+                                                                {"max-seqs", &LoadText::max_seqs},
+                                                                {"requests", &LoadText::requests}}};
 }  // namespace
 
 double prefill_chunk(const std::string& text) {
@@ -32,6 +33,12 @@ double max_seqs(const std::string& text) {
     return n;
 }
 
+double requests(const std::string& text) {
+    const double n = parse_number("--requests", text);
+    check::in_range("--requests", n, 1.0, limits::kMaxLoad);
+    return n;
+}
+
 ParsedLoad parse_load(const LoadText& t) {
     if ((t.batch ? 1 : 0) + (t.concurrency ? 1 : 0) + (t.rate ? 1 : 0) > 1)
         throw InputError(
@@ -42,6 +49,8 @@ ParsedLoad parse_load(const LoadText& t) {
             throw InputError(fmt::format("--prefill: must be chunked or separate, got '{}'", *t.prefill));
         prefill = *t.prefill == "chunked" ? PrefillMode::chunked : PrefillMode::separate;
     }
+    if (t.requests && !t.rate && !t.concurrency)
+        throw InputError("--requests: the requests in a benchmark's run; needs --request-rate or --concurrency");
     ParsedLoad r;
     LoadSpec l;
     if (!t.any_load()) {
@@ -71,6 +80,7 @@ ParsedLoad parse_load(const LoadText& t) {
     }
     if (t.chunk) l.chunk = prefill_chunk(*t.chunk);
     if (t.max_seqs) l.max_seqs = max_seqs(*t.max_seqs);
+    if (t.requests) l.requests = requests(*t.requests);
     r.load = l;
     return r;
 }
@@ -91,8 +101,9 @@ LoadText load_text_from_json(std::string_view where, const nlohmann::json& j) {
             if (key == name) field = f;
         if (!field)
             throw InputError(fmt::format(
-                "{}: load: unknown key '{}'; allowed: batch, concurrency, request-rate, prefill, prefill-chunk, max-seqs", where,
-                key));
+                "{}: load: unknown key '{}'; allowed: batch, concurrency, request-rate, prefill, prefill-chunk, max-seqs, "
+                "requests",
+                where, key));
         if (value.is_string())
             t.*field = value.get<std::string>();
         else if (value.is_number())

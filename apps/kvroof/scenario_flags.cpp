@@ -122,6 +122,10 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
     add("--prefill-chunk", t.chunk, "prefill tokens per step at most (chunked)", default_prefill_chunk());
     add("--max-seqs", t.max_seqs,
         "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
+    add("--requests", t.requests,
+        "requests in the benchmark's run (vLLM --num-prompts): never more running; with --request-rate the throughput "
+        "is over the run, its arrivals and the drain of the last",
+        "steady state");
 }
 
 io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {

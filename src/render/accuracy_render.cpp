@@ -131,15 +131,14 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
         holdout.rows.size());
     s += summary(holdout) + "\n" + points(holdout) + "\n## Every point\n\n" + points(t);
     s += "\nHow each load is asked: `max` = `--concurrency max` (every request submitted at once; as many in flight as fit in "
-         "memory, and no more than the engine limits the point states allow: `--max-seqs` = the least of the engine's "
-         "running-request cap, the requests in the run and, where the engine reserves each request's ISL+OSL KV at admission "
-         "(TensorRT-LLM's default GUARANTEED_NO_EVICT), the requests whose peak KV fits; `--prefill-chunk` = the engine's "
-         "per-step token budget; data/measurements/README.md, \"Engine limits\"); `conc. C` = `--concurrency C`; `R req/s` = "
-         "`--request-rate R`; `batch B` = `--batch B --prefill separate` "
-         "(LMDeploy's "
-         "static benchmark runs its sessions in lockstep: its per-token latency is compared with the decode step alone and its "
-         "TTFT "
-         "is not compared). Measured ITL is the source's mean ITL, else its TPOT; some sources give medians (see the README).\n";
+         "memory, and no more than the engine limits the point states allow: `--requests` = the requests in the run, "
+         "`--max-seqs` = the least of the engine's running-request cap and, where the engine reserves each request's ISL+OSL "
+         "KV at admission (TensorRT-LLM's default GUARANTEED_NO_EVICT), the requests whose peak KV fits; `--prefill-chunk` = "
+         "the engine's per-step token budget; data/measurements/README.md, \"Engine limits\"); `conc. C` = `--concurrency C`; "
+         "`R req/s` = `--request-rate R --requests N` (the throughput over the source's run of N requests, its drain "
+         "included); `batch B` = `--batch B --prefill separate` (LMDeploy's static benchmark runs its sessions in lockstep: "
+         "its per-token latency is compared with the decode step alone and its TTFT is not compared). Measured ITL is the "
+         "source's mean ITL, else its TPOT; some sources give medians (see the README).\n";
     return s;
 }
 

@@ -19,6 +19,7 @@ using render::finite_or_null;
 std::string load_text(const LoadSpec& l) {
     std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
                                                             : std::string("prefill as separate passes");
+    if (std::isfinite(l.requests)) prefill += fmt::format(", a run of {:g} requests", l.requests);
     switch (l.mode) {
         case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
         case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
@@ -118,10 +119,17 @@ std::string notes(const PointReport& r) {
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
             s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
+    const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
-        out +=
-            "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as full as "
-            "memory allows.\n";
+        out += run ? "The request rate asked exceeds what the system serves at f = 0: requests queue until the run's last "
+                     "one is in; shown as full as memory allows.\n"
+                   : "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as "
+                     "full as memory allows.\n";
+    if (run)
+        out += fmt::format(
+            "Throughput is over the run of {:g} requests, from the first arrival to the last completion (the last ones "
+            "drain with none arriving): {:.0f} tok/s at f = 0 in the steady state.\n",
+            s.load.requests, s.baseline.conservative.steady_throughput);
     const StatedError& e = s.stated_error;
     out += fmt::format(
         "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput {:.0f} %{} "
@@ -216,6 +224,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"e2e_s", p.e2e},
                 {"requests_per_s", p.requests_per_s},
                 {"throughput_tok_s", p.throughput},
+                {"steady_throughput_tok_s", p.steady_throughput},
                 {"throughput_per_gpu_tok_s", p.throughput_per_gpu},
                 {"throughput_per_user_tok_s", p.throughput_per_user},
                 {"kv_tokens", p.kv_tokens},
@@ -237,7 +246,8 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                   {"value", s.load.value},
                   {"prefill", name(s.load.prefill)},
                   {"prefill_chunk_tokens", s.load.chunk},
-                  {"max_seqs", finite_or_null(s.load.max_seqs)}}},
+                  {"max_seqs", finite_or_null(s.load.max_seqs)},
+                  {"requests", finite_or_null(s.load.requests)}}},
                 {"baseline", band(s.baseline)},
                 {"at_f", band(s.at_f)},
                 {"f", s.f},

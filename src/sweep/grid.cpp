@@ -201,9 +201,10 @@ std::optional<LoadSpec> sweep_load(const SweepSpec& spec) {
     } else if (!t.any_load()) {
         if (t.empty()) return std::nullopt;  // verdict rows
         throw InputError(fmt::format("{}: needs a load: --batch, --concurrency, --request-rate, or a --grid of one",
-                                     t.prefill ? "--prefill"
-                                     : t.chunk ? "--prefill-chunk"
-                                               : "--max-seqs"));
+                                     t.prefill    ? "--prefill"
+                                     : t.chunk    ? "--prefill-chunk"
+                                     : t.max_seqs ? "--max-seqs"
+                                                  : "--requests"));
     }
     LoadSpec l = *parse_load(t).load;
     if (axis >= 0) {

@@ -298,4 +298,44 @@ TEST_CASE("GEMMs run at the peak of their precision, INT4 weights compute in BF1
           Approx(mix_demand(PreparedScenario(bf), 0.0).pre[0].gpu_compute * 989.4 / 1978.9).epsilon(1e-12));
 }
 
+TEST_CASE("a finite open-loop run: its throughput counts the drain of the last requests", "[point][run]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 467, 256);
+    const PreparedScenario ps(s);
+    const LoadSpec steady_load = load(LoadMode::request_rate, 32);
+    const OperatingPoint steady = operating_point(ps, steady_load, 0.0, 0.0);
+    REQUIRE_FALSE(steady.saturated);
+    CHECK(steady.throughput == Approx(32 * 256).epsilon(1e-9));  // below saturation the rate asked comes out
+    CHECK(steady.steady_throughput == steady.throughput);
+    auto run = [&](double n, double rate = 32) {
+        LoadSpec l = load(LoadMode::request_rate, rate);
+        l.requests = n;
+        return operating_point(ps, l, 0.0, 0.0);
+    };
+    // N − 1 gaps of 1/R, then the last request's e2e: N·O over that time.
+    const OperatingPoint r500 = run(500);
+    const double duration = 499 / 32.0 + steady.e2e;
+    CHECK(r500.throughput == Approx(500 * 256 / duration).epsilon(1e-9));
+    CHECK(r500.throughput_per_gpu == Approx(r500.throughput).epsilon(1e-12));  // one GPU
+    CHECK(r500.steady_throughput == Approx(steady.throughput).epsilon(1e-12));
+    CHECK(r500.itl == steady.itl);
+    CHECK(steady.running == Approx(32 * steady.e2e).epsilon(1e-9));  // Little's law: the requests that drain
+    CHECK(r500.ttft == steady.ttft);
+    // A run of one request: its O tokens over its e2e; an endless run: the steady state.
+    CHECK(run(1).throughput == Approx(256 / steady.e2e).epsilon(1e-9));
+    CHECK(run(1e9).throughput == Approx(steady.throughput).epsilon(1e-6));
+    // Overloaded: the engine completes μ a second once full, and fills and drains as any run: the same factor at μ.
+    const OperatingPoint over = run(500, 1e5);
+    CHECK(over.saturated);
+    CHECK(over.throughput == Approx(over.steady_throughput * 500 / (499 + over.running)).epsilon(1e-12));
+    CHECK(over.throughput < r500.throughput);  // more offered load does not finish the same 500 requests sooner
+    // Closed loop: the run caps the requests running, as --max-seqs does, and keeps the steady rate.
+    LoadSpec capped = load(LoadMode::concurrency, 256), cut = capped;
+    capped.max_seqs = 64;
+    cut.requests = 64;
+    const OperatingPoint a = operating_point(ps, capped, 0.0, 0.0), b = operating_point(ps, cut, 0.0, 0.0);
+    CHECK(b.memory_queued);
+    CHECK(b.running == Approx(a.running).epsilon(1e-12));
+    CHECK(b.throughput == Approx(a.throughput).epsilon(1e-12));
+}
+
 }  // namespace kvroof

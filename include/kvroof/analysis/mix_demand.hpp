@@ -225,6 +225,10 @@ struct PreparedScenario {
     [[nodiscard]] double group_weight_time(double b) const noexcept {
         return mc.moe ? mc.weights_read(b).raw() / sys.hbm_bandwidth.raw() : dense_weight_time;
     }
+    // The elementwise kernels' HBM traffic (norms, activations, expert sums) of a pass over `tokens` tokens, in s.
+    [[nodiscard]] double activation_time(double tokens) const noexcept {
+        return tokens * mc.act_bytes_per_token / sys.hbm_bandwidth.raw();
+    }
     // The bandwidth that turns weight bytes into w (weight_time): the HBM's over σ.
     [[nodiscard]] double weight_bandwidth() const noexcept { return sys.hbm_bandwidth.raw() / pipe.sigma; }
 

@@ -111,7 +111,8 @@ inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
         return p;
     };
     auto runs = [&](const OperatingPoint& p) {
-        return p.fits && !p.prefill_bound && p.running <= load.max_seqs && (!slos || (p.within_slo_tpot && p.within_slo_ttft));
+        return p.fits && !p.prefill_bound && p.running <= load.running_cap() &&
+               (!slos || (p.within_slo_tpot && p.within_slo_ttft));
     };
     double lo = 1.0, hi = 2.0;
     if (!runs(at(lo))) return at(lo);
@@ -162,7 +163,7 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
         case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
         default:
             if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x) ||
-                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.max_seqs) {
+                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.max_seqs) {  // a run's size: finite_run
                 // Overloaded: the queue grows without bound and the engine runs as full as memory allows.
                 OperatingPoint r = detail::saturated_point(ps, load, f, ov);
                 r.saturated = true;
@@ -180,11 +181,34 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
     return r;
 }
 
+namespace detail {
+// An open-loop run of N requests (a benchmark's --num-prompts) lasts from its
+// first arrival to its last completion: N − 1 gaps between arrivals, then the
+// last request's end-to-end time, in which the requests still in the engine
+// (running = λ·e2e of them, by Little's law) finish and none arrives. Its
+// throughput, N·Ō over that time, is the steady state's times
+// N / (N − 1 + running) (the drain taken at the steady e2e, which a thinning
+// batch only shortens: a lower bound). Overloaded, the engine completes μ < λ
+// requests a second once full, and it fills and drains as an unsaturated run
+// does: the same factor, at μ and the running it holds. A closed loop, and
+// every request sent at once, keep the engine busy to the end and, as a
+// fluid, run at the steady rate.
+inline void finite_run(OperatingPoint& r, const LoadSpec& load) {
+    r.steady_throughput = r.throughput;
+    const double n = load.requests;
+    if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
+    const double scale = n / (n - 1.0 + r.running);
+    r.throughput *= scale;
+    r.throughput_per_gpu *= scale;
+}
+}  // namespace detail
+
 inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
-    if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.max_seqs) && r.weights_fit && r.session_fits)
+    if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.running_cap()) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
     detail::check_slos(ps, r);
+    detail::finite_run(r, load);
     return r;
 }
 

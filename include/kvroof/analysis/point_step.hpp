@@ -12,57 +12,11 @@
 #include <limits>
 #include <string_view>
 
+#include "kvroof/analysis/load_spec.hpp"
 #include "kvroof/analysis/mix_demand.hpp"
 #include "kvroof/analysis/resource.hpp"
 
 namespace kvroof {
-
-enum class PrefillMode { chunked, separate };
-enum class LoadMode {
-    batch,  // B sequences decoding together
-    concurrency,  // C closed-loop clients
-    request_rate,  // requests arriving at R per second (open loop, below saturation)
-    saturate,  // every request submitted at once: as many running as fit in memory and the chunk budget starts
-    best,  // the solved mode: the most clients whose point fits and meets the SLOs (the best batch)
-};
-
-[[nodiscard]] constexpr std::string_view name(PrefillMode m) noexcept {
-    return m == PrefillMode::chunked ? "chunked" : "separate";
-}
-[[nodiscard]] constexpr std::string_view name(LoadMode m) noexcept {
-    switch (m) {
-        case LoadMode::batch: return "batch";
-        case LoadMode::concurrency: return "concurrency";
-        case LoadMode::request_rate: return "request_rate";
-        case LoadMode::saturate: return "saturate";
-        case LoadMode::best: return "best";
-    }
-    return "?";
-}
-
-namespace limits {
-inline constexpr double kMaxLoad = 1e9;  // sequences or clients
-inline constexpr double kMinChunk = 1, kMaxChunk = 1e9;  // prefill tokens per step
-}  // namespace limits
-
-struct LoadSpec {
-    LoadMode mode = LoadMode::concurrency;
-    double value = 1;  // B sequences (batch), C clients (concurrency), R requests/s (request_rate); unused (saturate)
-    PrefillMode prefill = PrefillMode::chunked;
-    double chunk = 2048;  // prefill tokens per step at most (chunked)
-    // Most requests the engine runs at once, decoding or prefilling (vLLM's
-    // max_num_seqs, TensorRT-LLM's max_batch_size); more wait in its queue.
-    double max_seqs = std::numeric_limits<double>::infinity();
-
-    void check_validity() const {
-        if (mode != LoadMode::saturate && mode != LoadMode::best) {
-            check::positive(name(mode), value);
-            check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
-        }
-        check::in_range("prefill-chunk", chunk, limits::kMinChunk, limits::kMaxChunk);
-        if (max_seqs != std::numeric_limits<double>::infinity()) check::in_range("max-seqs", max_seqs, 1.0, limits::kMaxLoad);
-    }
-};
 
 struct OperatingPoint {
     double f = 0, ov = 0;
@@ -88,7 +42,8 @@ struct OperatingPoint {
     double queue_wait = 0;  // s, in TTFT: waiting for the chunk budget (concurrency, prefill-bound)
     double e2e = 0;  // s, TTFT + D·ITL, call-weighted mean
     double requests_per_s = 0;
-    double throughput = 0;  // output tokens/s, all GPUs
+    double throughput = 0;  // output tokens/s, all GPUs (over the run when LoadSpec::requests is finite, finite_run)
+    double steady_throughput = 0;  // output tokens/s, all GPUs, in the steady state (throughput without the run's drain)
     double throughput_per_gpu = 0;
     double throughput_per_user = 0;  // 1 / ITL, tokens/s one decoding user sees
     double kv_tokens = 0;  // KV tokens held (fluid occupancy; with window or linear layers, KV bytes held / kv per token)
@@ -189,7 +144,7 @@ struct GemmTerms {
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
     return {tokens * lin,
             ps.group_weight_time(std::max(tokens, 1.0)),
-            tokens * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw(),
+            ps.activation_time(tokens),
             moe_floor_per_pass(ps.mc, ps.sys, tokens),
             tp_comm_per_pass(ps.mc, ps.sys, tokens),
             ep_comm_per_pass(ps.mc, ps.sys, tokens)};
@@ -344,8 +299,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
         // Its elementwise kernels after its rooflines (as gemm_terms); a pipeline's pp − 1 crossings (mix_demand.hpp).
-        const double act = in.cls[i].A * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
-        const double gpu = in.cls[i].pre.gpu_part + act + prefill_transfer(ps.pipe, in.cls[i].A);
+        const double gpu = in.cls[i].pre.gpu_part + ps.activation_time(in.cls[i].A) + prefill_transfer(ps.pipe, in.cls[i].A);
         tau[i] = combine(Seconds(gpu), Seconds(in.cls[i].pre.offload_part), ov).raw();
         mean_tau += in.cls[i].p * tau[i];
     }

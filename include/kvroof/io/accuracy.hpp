@@ -24,7 +24,7 @@ struct MeasuredPoint {
     std::optional<double> itl, ttft, throughput;  // s, s, output tokens/s
     // Engine conditions the source states, or whose documented default applies
     // (data/measurements/README.md, "Engine limits"): all optional.
-    std::optional<double> num_requests;  // requests in the run (max_throughput): no more are ever in flight
+    std::optional<double> num_requests;  // requests in the run: no more are ever in flight; an open loop is timed over it
     std::optional<double> max_seqs;  // the engine's running-request cap (max_num_seqs, max_batch_size)
     std::optional<double> max_num_tokens;  // the engine's per-step token budget (max_num_batched_tokens, max_num_tokens)
     bool peak_admission = false;  // admits a request only when its ISL+OSL KV fits (TensorRT-LLM GUARANTEED_NO_EVICT)

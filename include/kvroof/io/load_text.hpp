@@ -14,14 +14,14 @@
 namespace kvroof::io {
 
 struct LoadText {
-    std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs;
+    std::optional<std::string> batch, concurrency, rate, prefill, chunk, max_seqs, requests;
 
     [[nodiscard]] bool any_load() const noexcept { return batch || concurrency || rate; }
-    [[nodiscard]] bool empty() const noexcept { return !any_load() && !prefill && !chunk && !max_seqs; }
+    [[nodiscard]] bool empty() const noexcept { return !any_load() && !prefill && !chunk && !max_seqs && !requests; }
     // Each value given in `o` replaces this one's (the command line over a sweep file).
     void override_with(const LoadText& o) {
         for (auto field : {&LoadText::batch, &LoadText::concurrency, &LoadText::rate, &LoadText::prefill, &LoadText::chunk,
-                           &LoadText::max_seqs})
+                           &LoadText::max_seqs, &LoadText::requests})
             if (o.*field) this->*field = o.*field;
     }
 };
@@ -35,12 +35,14 @@ struct ParsedLoad {
 
 // Throws InputError naming the flag at fault: two loads at once, a value out of
 // range, a prefill mode other than chunked or separate, a chunk without
-// chunked prefill, an engine cap without a load.
+// chunked prefill, an engine cap without a load, a run's requests without an
+// open loop or clients.
 [[nodiscard]] ParsedLoad parse_load(const LoadText& t);
 
-// The chunk budget and the engine's running-request cap, each within its range.
+// The chunk budget, the engine's running-request cap and the run's requests, each within its range.
 [[nodiscard]] double prefill_chunk(const std::string& text);
 [[nodiscard]] double max_seqs(const std::string& text);
+[[nodiscard]] double requests(const std::string& text);
 
 // {"concurrency": "32", "prefill": "chunked", ...}: the values as given, by flag
 // name; the inverse reads such an object (a sweep file's "load"), naming
