@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "kvroof/io/parse.hpp"
@@ -36,6 +37,7 @@ double max_seqs(const std::string& text) {
 double requests(const std::string& text) {
     const double n = parse_number("--requests", text);
     check::in_range("--requests", n, 1.0, limits::kMaxLoad);
+    if (n != std::floor(n)) throw InputError(fmt::format("--requests: must be a whole number of requests, got {}", text));
     return n;
 }
 

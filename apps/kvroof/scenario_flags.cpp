@@ -123,8 +123,8 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
     add("--max-seqs", t.max_seqs,
         "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
     add("--requests", t.requests,
-        "requests in the benchmark's run (vLLM --num-prompts): never more running; with --request-rate the throughput "
-        "is over the run, its arrivals and the drain of the last",
+        "requests in the benchmark's run, per replica (vLLM --num-prompts): never more running; with --request-rate the "
+        "throughput is over the run, its arrivals and the drain of the last; with --concurrency max they run in one wave",
         "steady state");
 }
 

@@ -131,7 +131,8 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
         holdout.rows.size());
     s += summary(holdout) + "\n" + points(holdout) + "\n## Every point\n\n" + points(t);
     s += "\nHow each load is asked: `max` = `--concurrency max` (every request submitted at once; as many in flight as fit in "
-         "memory, and no more than the engine limits the point states allow: `--requests` = the requests in the run, "
+         "memory, and no more than the engine limits the point states allow: `--requests` = the requests in the run, which run "
+         "in one wave when they all fit at once, "
          "`--max-seqs` = the least of the engine's running-request cap and, where the engine reserves each request's ISL+OSL "
          "KV at admission (TensorRT-LLM's default GUARANTEED_NO_EVICT), the requests whose peak KV fits; `--prefill-chunk` = "
          "the engine's per-step token budget; data/measurements/README.md, \"Engine limits\"); `conc. C` = `--concurrency C`; "

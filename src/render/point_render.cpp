@@ -121,10 +121,15 @@ std::string notes(const PointReport& r) {
             s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
     const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
-        out += run ? "The request rate asked exceeds what the system serves at f = 0: requests queue until the run's last "
-                     "one is in; shown as full as memory allows.\n"
+        out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "
+                     "allow: it runs as many as it may and the rest queue.\n"
                    : "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as "
                      "full as memory allows.\n";
+    if (s.baseline.conservative.one_wave)
+        out += fmt::format(
+            "All {:g} requests run at once, in one wave: they prefill first (TTFT spread over it), then decode together; "
+            "ITL, TTFT and throughput are over that wave, {:.0f} tok/s at f = 0 in a steady state of as many running.\n",
+            s.load.requests, s.baseline.conservative.steady_throughput);
     if (run)
         out += fmt::format(
             "Throughput is over the run of {:g} requests, from the first arrival to the last completion (the last ones "
@@ -209,6 +214,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"prefill_bound", p.prefill_bound},
                 {"saturated", p.saturated},
                 {"memory_queued", p.memory_queued},
+                {"one_wave", p.one_wave},
                 {"running", p.running},
                 {"within_slo_tpot", p.within_slo_tpot},
                 {"within_slo_ttft", p.within_slo_ttft},

@@ -200,16 +200,20 @@ std::optional<LoadSpec> sweep_load(const SweepSpec& spec) {
         t.concurrency = "1";  // the axis sets the mode and the value; the flags set the engine
     } else if (!t.any_load()) {
         if (t.empty()) return std::nullopt;  // verdict rows
+        if (!t.prefill && !t.chunk && !t.max_seqs)
+            throw InputError("--requests: needs a load: --concurrency, --request-rate, or a --grid of one");
         throw InputError(fmt::format("{}: needs a load: --batch, --concurrency, --request-rate, or a --grid of one",
-                                     t.prefill    ? "--prefill"
-                                     : t.chunk    ? "--prefill-chunk"
-                                     : t.max_seqs ? "--max-seqs"
-                                                  : "--requests"));
+                                     t.prefill ? "--prefill"
+                                     : t.chunk ? "--prefill-chunk"
+                                               : "--max-seqs"));
     }
     LoadSpec l = *parse_load(t).load;
     if (axis >= 0) {
         const std::string& knob = spec.axes[static_cast<size_t>(axis)].knob;
         l.mode = knob == "batch" ? LoadMode::batch : knob == "concurrency" ? LoadMode::concurrency : LoadMode::request_rate;
+        if (l.mode == LoadMode::batch && t.requests)
+            throw InputError(
+                "--requests: the requests in a benchmark's run; needs --request-rate or --concurrency, not --grid batch");
     }
     return l;
 }

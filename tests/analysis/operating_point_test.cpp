@@ -320,22 +320,56 @@ TEST_CASE("a finite open-loop run: its throughput counts the drain of the last r
     CHECK(r500.itl == steady.itl);
     CHECK(steady.running == Approx(32 * steady.e2e).epsilon(1e-9));  // Little's law: the requests that drain
     CHECK(r500.ttft == steady.ttft);
-    // A run of one request: its O tokens over its e2e; an endless run: the steady state.
-    CHECK(run(1).throughput == Approx(256 / steady.e2e).epsilon(1e-9));
-    CHECK(run(1e9).throughput == Approx(steady.throughput).epsilon(1e-6));
-    // Overloaded: the engine completes μ a second once full, and fills and drains as any run: the same factor at μ.
+    // A run of one request is that request alone: its O tokens over its own e2e, at one running.
+    const OperatingPoint r1 = run(1);
+    CHECK(r1.running == Approx(1).epsilon(1e-4));
+    CHECK(r1.throughput == Approx(256 / r1.e2e).epsilon(1e-6));
+    CHECK(run(1e9).throughput == Approx(steady.throughput).epsilon(1e-6));  // an endless run: the steady state
+    // Overloaded: all 500 run at once (they fit); the run lasts its arrivals plus that point's e2e, or N/μ if longer.
     const OperatingPoint over = run(500, 1e5);
     CHECK(over.saturated);
-    CHECK(over.throughput == Approx(over.steady_throughput * 500 / (499 + over.running)).epsilon(1e-12));
-    CHECK(over.throughput < r500.throughput);  // more offered load does not finish the same 500 requests sooner
-    // Closed loop: the run caps the requests running, as --max-seqs does, and keeps the steady rate.
-    LoadSpec capped = load(LoadMode::concurrency, 256), cut = capped;
-    capped.max_seqs = 64;
+    CHECK(over.running == Approx(500).epsilon(1e-4));
+    CHECK(over.throughput == Approx(500 * 256 / std::max(499 / 1e5 + over.e2e, 500 / over.requests_per_s)).epsilon(1e-9));
+    // Closed loop: a run of N requests has no more than N clients.
+    LoadSpec many = load(LoadMode::concurrency, 256), cut = many;
     cut.requests = 64;
-    const OperatingPoint a = operating_point(ps, capped, 0.0, 0.0), b = operating_point(ps, cut, 0.0, 0.0);
-    CHECK(b.memory_queued);
-    CHECK(b.running == Approx(a.running).epsilon(1e-12));
-    CHECK(b.throughput == Approx(a.throughput).epsilon(1e-12));
+    const OperatingPoint a = operating_point(ps, load(LoadMode::concurrency, 64), 0.0, 0.0),
+                         b = operating_point(ps, cut, 0.0, 0.0);
+    CHECK(b.concurrency == 64);
+    CHECK(b.throughput == a.throughput);
+    CHECK(b.ttft == a.ttft);
+}
+
+TEST_CASE("every request of a run sent at once runs in one wave: prefill first, then decode together", "[point][run]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 467, 256);
+    const PreparedScenario ps(s);
+    LoadSpec all = load(LoadMode::saturate, 0);
+    const OperatingPoint steady = operating_point(ps, all, 0.0, 0.0);
+    CHECK_FALSE(steady.one_wave);
+    all.requests = 500;  // 500 fit at once here: 500 × 467 prefill tokens, 2048 a step
+    const OperatingPoint w = operating_point(ps, all, 0.0, 0.0);
+    REQUIRE(w.one_wave);
+    LoadSpec capped = load(LoadMode::saturate, 0);
+    capped.max_seqs = 500;  // the steady state of as many running (more would fit: the run caps them)
+    CHECK(w.steady_throughput == Approx(operating_point(ps, capped, 0.0, 0.0).throughput).epsilon(1e-9));
+    CHECK(w.steady_throughput < steady.throughput);
+    const double steps = 500 * 467 / 2048.0, D = 255;  // 114.0 prefill steps, fewer than D: all still decode at the end
+    const double t_p = w.ttft / (1 + 0.5 * (steps - 1)), t_d = w.step_bare, L = (steps - 1) * t_p;
+    CHECK(w.batch == Approx(500));
+    // Every request decodes u/t_p tokens in prefill steps, u uniform on [0, L], the rest in decode steps.
+    CHECK(w.itl * D == Approx(0.5 * L * (1 - t_d / t_p) + D * t_d).epsilon(1e-9));
+    CHECK(w.throughput == Approx(500 * 256 / (steps * t_p + D * t_d)).epsilon(1e-9));
+    CHECK(w.itl > t_d);
+    CHECK(t_p > t_d);  // a step of 2048 prefill tokens is compute-bound
+    // One request alone: its prefill step, then its decode steps alone.
+    all.requests = 1;
+    const OperatingPoint one = operating_point(ps, all, 0.0, 0.0);
+    REQUIRE(one.one_wave);
+    CHECK(one.itl == one.step_bare);
+    CHECK(one.throughput == Approx(256 / (one.ttft + D * one.step_bare)).epsilon(1e-9));
+    // More than fit at once: waves blend into the steady state.
+    all.requests = 1e6;
+    CHECK_FALSE(operating_point(ps, all, 0.0, 0.0).one_wave);
 }
 
 }  // namespace kvroof

@@ -153,15 +153,17 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
     // The engine MoE kernels (data/measurements/README.md, "Engine MoE kernels") then: throughput 0.471 -> 0.311
     // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
-    CHECK(t.itl_one_gpu.mape_kvroof <= 0.162);  // 0.164 before the elementwise traffic
+    // 0.164 before the elementwise traffic, 0.161 before a run sent at once ran in one wave (docs/model.md, "One wave")
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.152);
     // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic, 0.250
-    // before the open-loop points' finite runs (docs/model.md, "A finite run")
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.239);
-    // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic
-    CHECK(t.itl.mape_kvroof <= 0.256);
+    // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.236);
+    // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
+    // 0.255 before one wave
+    CHECK(t.itl.mape_kvroof <= 0.250);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
-    // 0.393 before the finite runs
-    CHECK(t.throughput.mape_kvroof <= 0.385);
+    // 0.393 before the finite runs, 0.385 before one wave
+    CHECK(t.throughput.mape_kvroof <= 0.382);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -184,13 +186,14 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.29);
     // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
     // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces, 0.275 with the elementwise traffic, 0.262
-    // with the open-loop points' finite runs
-    CHECK(t.throughput.mape_kvroof <= 0.262);
+    // with the open-loop points' finite runs, 0.253 with one wave
+    CHECK(t.throughput.mape_kvroof <= 0.254);
     CHECK(t.itl.n == 5);
     // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
     // (of the five TP4 ITL points, the two at max load were already predicted slow, +14 % and +35 %, and the traffic
     // slows them more; the three under open-loop load, predicted fast, improve or hold)
-    CHECK(t.itl.mape_kvroof <= 0.375);
+    // One wave (docs/model.md, "One wave") then took it to 0.296: the two at max load are runs of 500 sent at once.
+    CHECK(t.itl.mape_kvroof <= 0.297);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
     CHECK(t.throughput.mape_kvroof < t.throughput.mape_roofline);
 }
@@ -243,10 +246,10 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
     // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic, 0.043 with the open-loop
-    // points' finite runs. Pinned so that it may not grow unseen.
+    // points' finite runs, 0.041 with one wave. Pinned so that it may not grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.044);
+    CHECK(h.gain.median_kvroof <= 0.042);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

@@ -163,8 +163,8 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
         case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
         default:
             if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x) ||
-                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.max_seqs) {  // a run's size: finite_run
-                // Overloaded: the queue grows without bound and the engine runs as full as memory allows.
+                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.running_cap()) {
+                // Overloaded: the queue grows (without bound, or to the run's N) and the engine runs as full as it may.
                 OperatingPoint r = detail::saturated_point(ps, load, f, ov);
                 r.saturated = true;
                 return r;
@@ -183,32 +183,91 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
 
 namespace detail {
 // An open-loop run of N requests (a benchmark's --num-prompts) lasts from its
-// first arrival to its last completion: N − 1 gaps between arrivals, then the
-// last request's end-to-end time, in which the requests still in the engine
-// (running = λ·e2e of them, by Little's law) finish and none arrives. Its
-// throughput, N·Ō over that time, is the steady state's times
-// N / (N − 1 + running) (the drain taken at the steady e2e, which a thinning
-// batch only shortens: a lower bound). Overloaded, the engine completes μ < λ
-// requests a second once full, and it fills and drains as an unsaturated run
-// does: the same factor, at μ and the running it holds. A closed loop, and
-// every request sent at once, keep the engine busy to the end and, as a
-// fluid, run at the steady rate.
+// first arrival to its last completion. When the engine serves the rate with
+// at most N requests in it, that is N − 1 gaps between arrivals, then the last
+// request's end-to-end time, in which the requests still in the engine
+// (running = λ·e2e, by Little's law) finish and none arrives: the throughput,
+// N·Ō over that time, is the steady state's times N / (N − 1 + running) (the
+// drain taken at the steady e2e, which a thinning batch only shortens: a
+// lower bound). Otherwise (saturated: the rate asked needs more requests in
+// the engine than memory, max_seqs or the run's N allow) the engine runs as
+// many as it may, completing μ a second, and the run lasts the longer of the
+// arrivals plus that point's e2e and N/μ. The two agree where λ reaches μ. A
+// closed loop keeps its clients busy to the end and, as a fluid, runs at the
+// steady rate (every request sent at once: one_wave below).
 inline void finite_run(OperatingPoint& r, const LoadSpec& load) {
     r.steady_throughput = r.throughput;
     const double n = load.requests;
     if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
-    const double scale = n / (n - 1.0 + r.running);
+    const double arrivals = (n - 1.0) / load.value;
+    const double duration = r.saturated ? std::max(arrivals + r.e2e, n / r.requests_per_s) : arrivals + r.e2e;
+    const double scale = n / (r.requests_per_s * duration);
     r.throughput *= scale;
     r.throughput_per_gpu *= scale;
 }
 }  // namespace detail
 
-inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+namespace detail {
+// Every request of a run of N sent at once, all of them running together (N
+// within what memory and max_seqs admit): one wave, not a steady state. The
+// engine first prefills all N·Ā tokens, a full budget K = min(chunk, N·Ā) a
+// step: n_p = N·Ā/K steps of t_p each, T_p = n_p·t_p. A request decodes from
+// the end of its prefill step: in the prefill steps still to come, then in
+// decode steps t_d of those still decoding. First tokens leave evenly over
+// the prefill steps, so TTFT = t_p + L/2 with L = T_p − t_p, and a request's
+// first token leaves u before the last one's, u uniform on [0, L]. It decodes
+// min(u/t_p, D) of its D tokens in prefill steps and the rest in decode steps;
+// with c = min(L, D·t_p) and ρ = t_d/t_p its decode time averages
+//   (c²/2·(1 − ρ) + c·D·t_d + (L − c)·D·t_p) / L  = D·ITL   (D·t_d at L = 0).
+// The last request ends the run at T_p + D·t_d: throughput = N·Ō / that. The
+// decode steps carry the N·g still decoding, g = c/L (1 at L = 0), taken as
+// they start though the batch thins as requests end (a lower bound); the
+// prefill steps carry K prefill tokens and the N·g·(1 − g/2)·L/T_p requests
+// decoding on average. Contexts are the classes' means, D and Ō the mix's.
+// The steady point stands (one_wave false) when N is unbounded or more than
+// run at once, prefill is separate or nothing decodes.
+inline void one_wave(const PreparedScenario& ps, const LoadSpec& load, double f, double ov, OperatingPoint& r) {
+    const double n = load.requests;
+    if (load.mode != LoadMode::saturate || !std::isfinite(n) || load.prefill != PrefillMode::chunked ||
+        r.running < n * (1 - 1e-4))
+        return;
+    const PointInputs in = point_inputs(ps, f, load);
+    const double D = in.sum_pD;
+    if (!(D > 0) || !(in.sum_pA > 0)) return;
+    const double piece = std::min(load.chunk, n * in.sum_pA), steps = n * in.sum_pA / piece;
+    const double span = (steps - 1.0) / steps;  // L / T_p
+    const double g = span > 0 ? std::min(1.0, D / (steps - 1.0)) : 1.0;
+    StepContent with = step_content(ps, in, n * g * (1.0 - 0.5 * g) * span / D, StepPrefill::none);
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
+    for (std::size_t i = 0; i < in.n; ++i) add_prefill(with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
+    const double t_p = step_time(ps, with, f, ov);
+    const double t_d = step_time(ps, in, f, ov, n * g / D, StepPrefill::none);
+    const double L = (steps - 1.0) * t_p, c = std::min(L, D * t_p);
+    const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
+    const double duration = steps * t_p + D * t_d;
+    r.one_wave = true;
+    r.batch = n * g;
+    r.step_bare = t_d;
+    r.step = r.itl = decode / D;
+    r.ttft = t_p + 0.5 * L;
+    r.queue_wait = 0;
+    r.e2e = r.ttft + decode;
+    r.requests_per_s = n / duration;
+    r.throughput = r.requests_per_s * in.sum_pO;
+    r.throughput_per_gpu = r.throughput / replica_gpus(ps.scenario->hardware);
+    r.throughput_per_user = 1.0 / r.itl;
+}
+}  // namespace detail
+
+inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& asked, double f, double ov) {
+    LoadSpec load = asked;  // a run of N requests has no more than N clients
+    if (load.mode == LoadMode::concurrency) load.value = std::min(load.value, load.requests);
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
     if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.running_cap()) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
-    detail::check_slos(ps, r);
     detail::finite_run(r, load);
+    detail::one_wave(ps, load, f, ov, r);
+    detail::check_slos(ps, r);
     return r;
 }
 

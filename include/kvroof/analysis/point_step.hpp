@@ -28,6 +28,7 @@ struct OperatingPoint {
     bool within_slo_ttft = true;  // TTFT within --slo-ttft
     // request_rate: more than the system serves; shown as full as memory allows (saturate)
     bool saturated = false;
+    bool one_wave = false;  // a finite run sent at once runs in one wave (operating_point.hpp, one_wave)
     bool memory_queued = false;  // concurrency: not every request is admitted at once (memory or max_seqs); the rest wait
     double running = 0;  // requests in the engine, decoding or prefilling (not queued, not idle)
     double batch = 0;  // B, sequences decoding (fluid mean)
