@@ -179,7 +179,7 @@ std::string point_verdict_line(const PointStudy& s) {
         case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}", s.f); break;
         case VerdictKind::marginal:
             head =
-                fmt::format("MARGINAL (offload gains under {:.0f} %, kvroof's median error on a gain)", 100 * kGainUncertainty);
+                fmt::format("MARGINAL (offload gains under {:.1f} %, kvroof's median error on a gain)", 100 * kGainUncertainty);
             break;
         default: head = "KEEP KV ON GPU"; break;
     }

@@ -129,7 +129,7 @@ std::string band_text(const VerdictReport& r) {
                      point_summary(v.best_conservative), fmt_gain(gain(v.best_conservative, b.conservative)));
     s += fmt::format("  pipelined (ov=1, perfect overlap): f*={:.3f} -> {} ({})\n", v.best_optimistic.f,
                      point_summary(v.best_optimistic), fmt_gain(gain(v.best_optimistic, b.optimistic)));
-    s += fmt::format("  a gain under {:.0f} % is MARGINAL: kvroof's median error on a gain (outputs/accuracy.md)\n\n",
+    s += fmt::format("  a gain under {:.1f} % is MARGINAL: kvroof's median error on a gain (outputs/accuracy.md)\n\n",
                      100 * kGainUncertainty);
     s += fmt::format("Band at f={:.3f}{}\n", v.f, v.f_fixed ? " (chosen with --f)" : "");
     s += fmt::format("  conservative (ov=0): {} -> {}\n", point_summary(v.at_f.conservative), fmt_gain(v.gain_conservative));
@@ -206,7 +206,7 @@ std::string verdict_line(const VerdictReport& r) {
         case VerdictKind::offload: head = fmt::format("OFFLOAD f={:.2f}{}", v.f, sparse); break;
         case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}{}", v.f, sparse); break;
         case VerdictKind::marginal:
-            head = fmt::format("MARGINAL{} (offload gains under {:.0f} %, kvroof's median error on a gain)", sparse,
+            head = fmt::format("MARGINAL{} (offload gains under {:.1f} %, kvroof's median error on a gain)", sparse,
                                100 * kGainUncertainty);
             break;
         default: head = fmt::format("KEEP KV ON GPU{}", sparse); break;
@@ -319,7 +319,7 @@ std::string band_markdown(const VerdictReport& r) {
     s += md_point_row("chosen f, ov = 0", v.at_f.conservative, v.gain_conservative);
     s += md_point_row("chosen f, ov = 1", v.at_f.optimistic, v.gain_optimistic);
     s += fmt::format(
-        "\nThe bankable and pipelined rows are each at their own best f. A gain under {:.0f} % is MARGINAL: it is "
+        "\nThe bankable and pipelined rows are each at their own best f. A gain under {:.1f} % is MARGINAL: it is "
         "kvroof's median error on a gain (outputs/accuracy.md). What to act on at f = 0: {}.\n",
         100 * kGainUncertainty, meaning(v.baseline.conservative.headline));
     s += fmt::format(

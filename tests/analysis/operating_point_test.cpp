@@ -325,19 +325,23 @@ TEST_CASE("a finite open-loop run: its throughput counts the drain of the last r
     CHECK(r1.running == Approx(1).epsilon(1e-4));
     CHECK(r1.throughput == Approx(256 / r1.e2e).epsilon(1e-6));
     CHECK(run(1e9).throughput == Approx(steady.throughput).epsilon(1e-6));  // an endless run: the steady state
-    // Overloaded: all 500 run at once (they fit); the run lasts its arrivals plus that point's e2e, or N/μ if longer.
+    // Overloaded: all 500 run at once (they fit), arriving within 5 ms: the run is the wave of all 500 sent at once.
     const OperatingPoint over = run(500, 1e5);
     CHECK(over.saturated);
     CHECK(over.running == Approx(500).epsilon(1e-4));
-    CHECK(over.throughput == Approx(500 * 256 / std::max(499 / 1e5 + over.e2e, 500 / over.requests_per_s)).epsilon(1e-9));
-    // Closed loop: a run of N requests has no more than N clients.
-    LoadSpec many = load(LoadMode::concurrency, 256), cut = many;
-    cut.requests = 64;
-    const OperatingPoint a = operating_point(ps, load(LoadMode::concurrency, 64), 0.0, 0.0),
-                         b = operating_point(ps, cut, 0.0, 0.0);
-    CHECK(b.concurrency == 64);
-    CHECK(b.throughput == a.throughput);
-    CHECK(b.ttft == a.ttft);
+    CHECK(over.throughput < 500 * 256 / std::max(499 / 1e5 + over.e2e, 500 / over.requests_per_s));
+    LoadSpec at_once = load(LoadMode::saturate, 0);
+    at_once.requests = 500;
+    CHECK(over.throughput == Approx(operating_point(ps, at_once, 0.0, 0.0).throughput).epsilon(1e-12));
+    // Closed loop: a run of N requests has no more than N clients; N clients with a request each send them at once.
+    LoadSpec few = load(LoadMode::concurrency, 16), cut = load(LoadMode::concurrency, 256);
+    few.requests = 64;
+    cut.requests = at_once.requests = 64;
+    const OperatingPoint a = operating_point(ps, few, 0.0, 0.0), b = operating_point(ps, cut, 0.0, 0.0);
+    CHECK_FALSE(a.one_wave);  // fewer clients than requests: the steady closed loop
+    CHECK(a.throughput == operating_point(ps, load(LoadMode::concurrency, 16), 0.0, 0.0).throughput);
+    CHECK(b.one_wave);
+    CHECK(b.throughput == operating_point(ps, at_once, 0.0, 0.0).throughput);
 }
 
 TEST_CASE("every request of a run sent at once runs in one wave: prefill first, then decode together", "[point][run]") {
@@ -367,7 +371,25 @@ TEST_CASE("every request of a run sent at once runs in one wave: prefill first, 
     REQUIRE(one.one_wave);
     CHECK(one.itl == one.step_bare);
     CHECK(one.throughput == Approx(256 / (one.ttft + D * one.step_bare)).epsilon(1e-9));
-    // More than fit at once: waves blend into the steady state.
+    // As many clients as requests, or an open loop at a rate without limit, send them all at once too.
+    all.requests = 500;
+    LoadSpec clients = load(LoadMode::concurrency, 800), flood = load(LoadMode::request_rate, 1e9);
+    clients.requests = flood.requests = 500;
+    const OperatingPoint c500 = operating_point(ps, clients, 0.0, 0.0);
+    CHECK(c500.one_wave);
+    CHECK(c500.throughput == Approx(w.throughput).epsilon(1e-12));
+    CHECK(c500.itl == Approx(w.itl).epsilon(1e-12));
+    CHECK(operating_point(ps, flood, 0.0, 0.0).throughput == Approx(w.throughput).epsilon(1e-6));
+    // A prompt longer than the chunk: the first token leaves after its Ā/K steps, as one client's does.
+    const Scenario longs = bench("h100-sxm", "llama-3.1-8b", 20000, 256);
+    const PreparedScenario pl(longs);
+    all.requests = 1;
+    const OperatingPoint lone = operating_point(pl, all, 0.0, 0.0);
+    REQUIRE(lone.one_wave);
+    CHECK(lone.ttft == Approx(lone.e2e - D * lone.step_bare).epsilon(1e-9));
+    CHECK(lone.throughput == Approx(256 / lone.e2e).epsilon(1e-9));
+    CHECK(lone.ttft == Approx(operating_point(pl, load(LoadMode::concurrency, 1), 0.0, 0.0).ttft).epsilon(0.05));
+    // More than fit at once (every request's KV at its end, S + O): waves blend into the steady state.
     all.requests = 1e6;
     CHECK_FALSE(operating_point(ps, all, 0.0, 0.0).one_wave);
 }

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "kvroof/analysis/point_step.hpp"
 #include "kvroof/physics/monotone_root.hpp"
@@ -182,6 +183,62 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
 }
 
 namespace detail {
+// One wave: every request of a run of N sent at once, all of them running
+// together, is not a steady state. The engine first prefills all N·Ā tokens,
+// a full budget K = min(chunk, N·Ā) a step: n_p = N·Ā/K steps of t_p each,
+// T_p = n_p·t_p. A request decodes from the end of its prefill, the prefill
+// steps still to come, then decode steps t_d of those still decoding. First
+// tokens leave evenly from step a = max(1, Ā/K) to n_p, so TTFT = a·t_p + L/2
+// with L = (n_p − a)·t_p, and a request's first token leaves u before the
+// last one's, u uniform on [0, L]. It decodes min(u/t_p, D) of its D tokens in
+// prefill steps and the rest in decode steps; with c = min(L, D·t_p) and
+// ρ = t_d/t_p its decode time averages
+//   (c²/2·(1 − ρ) + c·D·t_d + (L − c)·D·t_p) / L  = D·ITL   (D·t_d at L = 0).
+// The last request ends the run at T_p + D·t_d: throughput = N·Ō / that. The
+// decode steps carry the N·g still decoding, g = c/L (1 at L = 0), taken as
+// they start though the batch thins as requests end (a lower bound); the
+// prefill steps carry K prefill tokens and the N·g·(1 − g/2)·L/T_p requests
+// decoding on average. Contexts are the classes' means, D and Ō the mix's.
+struct Wave {
+    double duration = 0, throughput = 0, ttft = 0, decode = 0, itl = 0;  // s (tok/s); decode: the mean of D·ITL
+    double batch = 0, step = 0;  // decoding at T_p, and their decode step t_d (s)
+};
+
+// The wave of load.requests requests, or nothing when they do not all run at
+// once: more than max_seqs, or more KV at their end (a wave's requests age
+// together, each holding S + O) than the free HBM (and DRAM, f's share)
+// holds; nothing either with separate prefill or when nothing decodes.
+[[nodiscard]] inline std::optional<Wave> wave_of(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
+    const double n = load.requests;
+    if (!std::isfinite(n) || n > load.max_seqs || load.prefill != PrefillMode::chunked) return std::nullopt;
+    const PointInputs in = point_inputs(ps, f, load);
+    const double D = in.sum_pD;
+    if (!(D > 0) || !(in.sum_pA > 0)) return std::nullopt;
+    double end_kv = 0;  // bytes of KV a request holds at its end (one copy), the mix's mean
+    for (std::size_t i = 0; i < in.n; ++i) end_kv += in.cls[i].p * kv_held(ps.mc, in.cls[i].S + in.cls[i].O).raw();
+    if (n * (1.0 - f) * end_kv * ps.kv_replication > ps.hbm_free_bytes() || n * f * end_kv > ps.sys.cpu_memory.raw())
+        return std::nullopt;
+    const double piece = std::min(load.chunk, n * in.sum_pA), steps = n * in.sum_pA / piece;
+    const double first = std::max(1.0, in.sum_pA / piece);  // the step of the first first token
+    const double g = steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
+    StepContent with = step_content(ps, in, n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D), StepPrefill::none);
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
+    for (std::size_t i = 0; i < in.n; ++i) add_prefill(with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
+    const double t_p = step_time(ps, with, f, ov);
+    const double t_d = step_time(ps, in, f, ov, n * g / D, StepPrefill::none);
+    const double L = (steps - first) * t_p, c = std::min(L, D * t_p);
+    const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
+    Wave w;
+    w.duration = steps * t_p + D * t_d;
+    w.throughput = n * in.sum_pO / w.duration;
+    w.decode = decode;
+    w.itl = decode / D;
+    w.ttft = first * t_p + 0.5 * L;
+    w.batch = n * g;
+    w.step = t_d;
+    return w;
+}
+
 // An open-loop run of N requests (a benchmark's --num-prompts) lasts from its
 // first arrival to its last completion. When the engine serves the rate with
 // at most N requests in it, that is N − 1 gaps between arrivals, then the last
@@ -192,70 +249,40 @@ namespace detail {
 // lower bound). Otherwise (saturated: the rate asked needs more requests in
 // the engine than memory, max_seqs or the run's N allow) the engine runs as
 // many as it may, completing μ a second, and the run lasts the longer of the
-// arrivals plus that point's e2e and N/μ. The two agree where λ reaches μ. A
-// closed loop keeps its clients busy to the end and, as a fluid, runs at the
-// steady rate (every request sent at once: one_wave below).
-inline void finite_run(OperatingPoint& r, const LoadSpec& load) {
+// arrivals plus that point's e2e and N/μ. No run of N ends sooner than its
+// wave, every request sent at once (when they all fit at once). The steady
+// occupancy it takes is built only by a run long enough to reach it: near μ
+// it overstates the drain (docs/model.md, "A finite run"). A closed loop keeps
+// its clients busy to the end and, as a fluid, runs at the steady rate.
+inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optional<Wave>& wave) {
     r.steady_throughput = r.throughput;
     const double n = load.requests;
     if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
     const double arrivals = (n - 1.0) / load.value;
-    const double duration = r.saturated ? std::max(arrivals + r.e2e, n / r.requests_per_s) : arrivals + r.e2e;
+    double duration = r.saturated ? std::max(arrivals + r.e2e, n / r.requests_per_s) : arrivals + r.e2e;
+    if (wave) duration = std::max(duration, wave->duration);
     const double scale = n / (r.requests_per_s * duration);
     r.throughput *= scale;
     r.throughput_per_gpu *= scale;
 }
-}  // namespace detail
 
-namespace detail {
-// Every request of a run of N sent at once, all of them running together (N
-// within what memory and max_seqs admit): one wave, not a steady state. The
-// engine first prefills all N·Ā tokens, a full budget K = min(chunk, N·Ā) a
-// step: n_p = N·Ā/K steps of t_p each, T_p = n_p·t_p. A request decodes from
-// the end of its prefill step: in the prefill steps still to come, then in
-// decode steps t_d of those still decoding. First tokens leave evenly over
-// the prefill steps, so TTFT = t_p + L/2 with L = T_p − t_p, and a request's
-// first token leaves u before the last one's, u uniform on [0, L]. It decodes
-// min(u/t_p, D) of its D tokens in prefill steps and the rest in decode steps;
-// with c = min(L, D·t_p) and ρ = t_d/t_p its decode time averages
-//   (c²/2·(1 − ρ) + c·D·t_d + (L − c)·D·t_p) / L  = D·ITL   (D·t_d at L = 0).
-// The last request ends the run at T_p + D·t_d: throughput = N·Ō / that. The
-// decode steps carry the N·g still decoding, g = c/L (1 at L = 0), taken as
-// they start though the batch thins as requests end (a lower bound); the
-// prefill steps carry K prefill tokens and the N·g·(1 − g/2)·L/T_p requests
-// decoding on average. Contexts are the classes' means, D and Ō the mix's.
-// The steady point stands (one_wave false) when N is unbounded or more than
-// run at once, prefill is separate or nothing decodes.
-inline void one_wave(const PreparedScenario& ps, const LoadSpec& load, double f, double ov, OperatingPoint& r) {
-    const double n = load.requests;
-    if (load.mode != LoadMode::saturate || !std::isfinite(n) || load.prefill != PrefillMode::chunked ||
-        r.running < n * (1 - 1e-4))
-        return;
-    const PointInputs in = point_inputs(ps, f, load);
-    const double D = in.sum_pD;
-    if (!(D > 0) || !(in.sum_pA > 0)) return;
-    const double piece = std::min(load.chunk, n * in.sum_pA), steps = n * in.sum_pA / piece;
-    const double span = (steps - 1.0) / steps;  // L / T_p
-    const double g = span > 0 ? std::min(1.0, D / (steps - 1.0)) : 1.0;
-    StepContent with = step_content(ps, in, n * g * (1.0 - 0.5 * g) * span / D, StepPrefill::none);
-    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    for (std::size_t i = 0; i < in.n; ++i) add_prefill(with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
-    const double t_p = step_time(ps, with, f, ov);
-    const double t_d = step_time(ps, in, f, ov, n * g / D, StepPrefill::none);
-    const double L = (steps - 1.0) * t_p, c = std::min(L, D * t_p);
-    const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
-    const double duration = steps * t_p + D * t_d;
+// Every request of the run sent at once (--concurrency max, or as many
+// clients as requests): the wave's figures replace the steady ones, but for
+// memory (the steady point's fluid occupancy) and what binds the step.
+inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, OperatingPoint& r) {
     r.one_wave = true;
-    r.batch = n * g;
-    r.step_bare = t_d;
-    r.step = r.itl = decode / D;
-    r.ttft = t_p + 0.5 * L;
+    r.running = n;
+    r.batch = w.batch;
+    r.step_bare = w.step;
+    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, w.batch);
+    r.step = r.itl = w.itl;
+    r.ttft = w.ttft;
     r.queue_wait = 0;
-    r.e2e = r.ttft + decode;
-    r.requests_per_s = n / duration;
-    r.throughput = r.requests_per_s * in.sum_pO;
-    r.throughput_per_gpu = r.throughput / replica_gpus(ps.scenario->hardware);
-    r.throughput_per_user = 1.0 / r.itl;
+    r.e2e = w.ttft + w.decode;
+    r.requests_per_s = n / w.duration;
+    r.throughput = w.throughput;
+    r.throughput_per_gpu = w.throughput / replica_gpus(ps.scenario->hardware);
+    r.throughput_per_user = 1.0 / w.itl;
 }
 }  // namespace detail
 
@@ -265,8 +292,10 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
     if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.running_cap()) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
-    detail::finite_run(r, load);
-    detail::one_wave(ps, load, f, ov, r);
+    const std::optional<detail::Wave> wave = detail::wave_of(ps, load, f, ov);
+    detail::finite_run(r, load, wave);
+    const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
+    if (wave && at_once && r.weights_fit && r.session_fits) detail::apply_wave(ps, *wave, load.requests, r);
     detail::check_slos(ps, r);
     return r;
 }
