@@ -19,7 +19,7 @@ using render::finite_or_null;
 std::string load_text(const LoadSpec& l) {
     std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
                                                             : std::string("prefill as separate passes");
-    if (std::isfinite(l.requests)) prefill += fmt::format(", a run of {:g} requests", l.requests);
+    if (std::isfinite(l.requests)) prefill += fmt::format(", a run of {:g} request{}", l.requests, l.requests == 1 ? "" : "s");
     switch (l.mode) {
         case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
         case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
@@ -127,14 +127,16 @@ std::string notes(const PointReport& r) {
                      "full as memory allows.\n";
     if (s.baseline.conservative.one_wave)
         out += fmt::format(
-            "All {:g} requests run at once, in one wave: they prefill first (TTFT spread over it), then decode together; "
-            "ITL, TTFT and throughput are over that wave, {:.0f} tok/s at f = 0 in a steady state of as many running.\n",
-            s.load.requests, s.baseline.conservative.steady_throughput);
+            "{}, in one wave: prefill first (TTFT spread over it), then decode together; ITL, TTFT and "
+            "throughput are over that wave, {:.0f} tok/s at f = 0 in a steady state of as many running.\n",
+            s.load.requests == 1 ? std::string("The run's one request runs alone")
+                                 : fmt::format("All {:g} requests run at once", s.load.requests),
+            s.baseline.conservative.steady_throughput);
     if (run)
         out += fmt::format(
-            "Throughput is over the run of {:g} requests, from the first arrival to the last completion (the last ones "
+            "Throughput is over the run of {:g} request{}, from the first arrival to the last completion (the last ones "
             "drain with none arriving): {:.0f} tok/s at f = 0 in the steady state.\n",
-            s.load.requests, s.baseline.conservative.steady_throughput);
+            s.load.requests, s.load.requests == 1 ? "" : "s", s.baseline.conservative.steady_throughput);
     const StatedError& e = s.stated_error;
     out += fmt::format(
         "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput {:.0f} %{} "
