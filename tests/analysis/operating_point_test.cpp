@@ -372,7 +372,6 @@ TEST_CASE("every request of a run sent at once runs in one wave: prefill first, 
     CHECK(one.itl == one.step_bare);
     CHECK(one.throughput == Approx(256 / (one.ttft + D * one.step_bare)).epsilon(1e-9));
     // As many clients as requests, or an open loop at a rate without limit, send them all at once too.
-    all.requests = 500;
     LoadSpec clients = load(LoadMode::concurrency, 800), flood = load(LoadMode::request_rate, 1e9);
     clients.requests = flood.requests = 500;
     const OperatingPoint c500 = operating_point(ps, clients, 0.0, 0.0);

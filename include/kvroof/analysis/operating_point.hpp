@@ -292,9 +292,11 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
     if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.running_cap()) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
-    const std::optional<detail::Wave> wave = detail::wave_of(ps, load, f, ov);
-    detail::finite_run(r, load, wave);
     const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
+    // The wave only where it is used: a run sent at once, and the open loop's floor.
+    const std::optional<detail::Wave> wave =
+        at_once || load.mode == LoadMode::request_rate ? detail::wave_of(ps, load, f, ov) : std::nullopt;
+    detail::finite_run(r, load, wave);
     if (wave && at_once && r.weights_fit && r.session_fits) detail::apply_wave(ps, *wave, load.requests, r);
     detail::check_slos(ps, r);
     return r;
