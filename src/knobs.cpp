@@ -96,7 +96,9 @@ std::vector<Knob> scenario_rows() {
                         if (s.model.checkpoint_weights) s.policy.weight_dtype = *s.model.checkpoint_weights;
                     }, nullptr}},
         {.name = "workload", .column = "workload", .type = KnobType::text, .fallback = io::kDefaultWorkload,
-         .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\"", .group = kScenario,
+         .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\" (without idle_gap: the "
+                 "codex preset's gap; --isl/--osl have none)",
+         .group = kScenario,
          .list_sep = ';', .decode = io::decode_workload,
          .access = {[](Scenario& s, const KnobValue& v) { s.mix = *std::get<std::shared_ptr<const Mix>>(v); }, nullptr}},
         {.name = "mix", .column = "mix", .type = KnobType::text, .shown_default = "none: --workload's classes",

@@ -138,7 +138,9 @@ std::string render_accuracy_markdown(const AccuracyTable& t, const AccuracyTable
          "the engine's per-step token budget; data/measurements/README.md, \"Engine limits\"); `conc. C` = `--concurrency C`; "
          "`R req/s` = `--request-rate R --requests N` (the throughput over the source's run of N requests, its drain "
          "included); `batch B` = `--batch B --prefill separate` (LMDeploy's static benchmark runs its sessions in lockstep: "
-         "its per-token latency is compared with the decode step alone and its TTFT is not compared). Measured ITL is the "
+         "its per-token latency, a median, is compared with the decode step alone and its TTFT is not compared; where the B "
+         "sessions do not all fit in HBM at once, `--concurrency B --prefill separate`: the engine runs those that fit and "
+         "queues the rest). Measured ITL is the "
          "source's mean ITL, else its TPOT; some sources give medians (see the README).\n";
     return s;
 }

@@ -55,6 +55,33 @@ TEST_CASE("the engine limits a point states bound the requests kvroof runs at it
     CHECK(peak == 35);  // ... and every TensorRT-LLM perf-overview point (GUARANTEED_NO_EVICT)
 }
 
+TEST_CASE("a static batch whose sessions do not all fit at once runs those that fit and queues the rest", "[accuracy]") {
+    const AccuracyTable t = accuracy_table(measured_points());
+    std::size_t batches = 0, queued = 0;
+    for (const auto& r : t.rows) {
+        const MeasuredPoint& m = r.measured;
+        if (m.load != "batch") continue;
+        ++batches;
+        CHECK(r.kvroof.fits);  // predicted where it fits: in lockstep, or as a closed loop with a queue
+        // Every static batch here is Llama-2-7B FP16 on one A100-80G: 524,288 B of KV a token. At batch 64 and
+        // 2,048 + 2,048 tokens the sessions hold 137 GB at their end, more than the GPU has.
+        const bool all_at_once = m.load_value * (m.isl + m.osl) * 524288.0 <= 80e9;
+        if (all_at_once) {
+            CHECK(r.kvroof.batch == Approx(m.load_value));
+            CHECK_FALSE(r.kvroof.memory_queued);
+        } else {
+            ++queued;
+            CHECK(r.kvroof.memory_queued);
+            CHECK(r.kvroof.running < m.load_value);
+            CHECK(r.kvroof.concurrency == Approx(m.load_value));
+        }
+        CHECK(r.kvroof_itl == r.kvroof.step_bare);  // the source's median per-token latency: the decode step alone
+        CHECK_FALSE(r.ttft_compared);
+    }
+    CHECK(batches == 6);
+    CHECK(queued == 1);
+}
+
 namespace {
 // serving_points.json with its engine_kernels replaced by `kernels`.
 nlohmann::json with_kernels_value(nlohmann::json kernels) {
@@ -153,17 +180,19 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // 0.333 -> 0.309 (all); throughput 0.529 -> 0.504 (single GPU), 0.725 -> 0.703 (all).
     // The engine MoE kernels (data/measurements/README.md, "Engine MoE kernels") then: throughput 0.471 -> 0.311
     // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
-    // 0.164 before the elementwise traffic, 0.161 before a run sent at once ran in one wave (docs/model.md, "One wave")
-    CHECK(t.itl_one_gpu.mape_kvroof <= 0.152);
+    // 0.164 before the elementwise traffic, 0.161 before a run sent at once ran in one wave (docs/model.md, "One wave"),
+    // 0.152 before a static batch that does not fit ran as a closed loop (the test above)
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.127);
     // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic, 0.250
-    // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.236);
+    // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave, 0.235 before
+    // the static batch's queue
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.234);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
-    // 0.255 before one wave
-    CHECK(t.itl.mape_kvroof <= 0.250);
+    // 0.255 before one wave, 0.249 before the static batch's queue
+    CHECK(t.itl.mape_kvroof <= 0.234);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
-    // 0.393 before the finite runs, 0.385 before one wave
-    CHECK(t.throughput.mape_kvroof <= 0.382);
+    // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue
+    CHECK(t.throughput.mape_kvroof <= 0.380);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
