@@ -145,7 +145,8 @@ struct Ceilings {
                                    std::max({md.per_call_prefill[Resource::cpu_compute] + bm.cpu_compute,
                                              md.per_call_prefill[Resource::cpu_dram] + bm.cpu_dram,
                                              link_time(md.link_h2d + bm.link_h2d, md.link_d2h + bm.link_d2h, ps.sys.link_bidir)});
-    auto itl_at = [&](double b) { return std::max(step_at(b) + kappa * b, b * U * inv); };  // the step alone when !on_itl
+    // The step alone when !on_itl.
+    auto itl_at = [&](double b, double step) { return std::max(step + kappa * b, b * U * inv); };
     // With only the batch wanted, a ceiling is solved only when the batch so
     // far violates its constraint: each feasible set is [0, ceiling], so a
     // batch that meets it is already below it (its ceiling is then left unbounded).
@@ -153,10 +154,13 @@ struct Ceilings {
     Ceilings c;
     c.b_cap_hbm = capacity_ceiling(ps.hbm_free_bytes(), m1_hbm, m2_hbm);
     const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = c.b_cap_hbm;
-    const bool dram_ok = !all && std::isfinite(b0) && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_at(b0) <= cpu_mem);
+    const bool check_b0 = !all && std::isfinite(b0);
+    const double step_b0 = check_b0 && b0 > 0 ? step_at(b0) : 0.0;  // shared by both checks while b0 stands
+    const bool dram_ok = check_b0 && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_b0 <= cpu_mem);
     if (!dram_ok) c.b_cap_dram = capacity_ceiling(cpu_mem, m1_dram, m2_dram);
     const double b1 = std::min(b0, c.b_cap_dram);
-    const bool slo_ok = !slo || (!all && std::isfinite(b1) && itl_at(b1) <= slo->raw());
+    const bool slo_ok =
+        !slo || (!all && std::isfinite(b1) && itl_at(b1, b1 == b0 && b0 > 0 ? step_b0 : step_at(b1)) <= slo->raw());
     if (!slo_ok) {
         c.b_slo = dense ? batch_for_itl(*dense, slo->raw(), kappa)
                         : batch_with_weights(
