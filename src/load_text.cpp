@@ -31,6 +31,7 @@ double prefill_chunk(const std::string& text) {
 double max_seqs(const std::string& text) {
     const double n = parse_number("--max-seqs", text);
     check::in_range("--max-seqs", n, 1.0, limits::kMaxLoad);
+    if (n != std::floor(n)) throw InputError(fmt::format("--max-seqs: must be a whole number of requests, got {}", text));
     return n;
 }
 
@@ -71,14 +72,26 @@ ParsedLoad parse_load(const LoadText& t) {
         l.mode = t.batch ? LoadMode::batch : t.rate ? LoadMode::request_rate : LoadMode::concurrency;
         r.flag = t.batch ? "--batch" : t.rate ? "--request-rate" : "--concurrency";
         const std::string& text = t.batch ? *t.batch : t.rate ? *t.rate : *t.concurrency;
+        if (t.batch && t.max_seqs)
+            throw InputError(
+                "--max-seqs: caps the requests running under --concurrency or --request-rate; --batch fixes the batch");
         if (t.concurrency && text == "max") {
             l.mode = LoadMode::saturate;
+        } else if (t.concurrency) {
+            try {
+                l.value = parse_number(r.flag, text);
+            } catch (const InputError&) {
+                throw InputError(fmt::format("--concurrency: expected a number of clients or 'max', got '{}'", text));
+            }
         } else {
             l.value = parse_number(r.flag, text);
+        }
+        if (l.mode != LoadMode::saturate) {
             check::positive(r.flag, l.value);
             check::in_range(r.flag, l.value, 0.0, limits::kMaxLoad);
         }
         if (prefill) l.prefill = *prefill;
+        if (t.chunk && l.prefill == PrefillMode::separate) throw InputError("--prefill-chunk: needs --prefill chunked");
     }
     if (t.chunk) l.chunk = prefill_chunk(*t.chunk);
     if (t.max_seqs) l.max_seqs = max_seqs(*t.max_seqs);

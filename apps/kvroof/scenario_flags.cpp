@@ -137,6 +137,8 @@ io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {
 void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, with_default("also write the report as markdown to FILE (atomically)", "none"))
+        ->check(CLI::Validator(
+            [](const std::string& v) { return v.empty() ? std::string("must name a file, got ''") : std::string(); }, ""))
         ->type_name("FILE.md")
         ->group("Output");
 }

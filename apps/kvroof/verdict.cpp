@@ -167,7 +167,7 @@ Action setup_verdict(CLI::App& app) {
         "--measured-tps 610   # the overlap a measurement implies\n"
         "  kvroof verdict --model ./config.json --report verdict.md\n"
         "  kvroof verdict --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --concurrency 32 --isl 2000 --osl 500\n"
-        "  kvroof verdict --batch 8 --isl 4096 --osl 1 --prefill separate --json   # a fixed decode batch\n"
+        "  kvroof verdict --batch 8 --isl 4096 --osl 256 --prefill separate --json   # a fixed decode batch\n"
         "  kvroof verdict --solve cpus-per-gpu --target-gain 1.2   # how many CPUs per GPU for a 1.2x bankable gain\n"
         "  kvroof verdict --solve c2c-bw --target-gain 1.2 --cpus-per-gpu 1 --sparse 0.1   # the link a 1.2x gain needs\n"
         "  kvroof verdict --solve context --target fits --workload \"s_cached=60000,a_append=2000,o_output=400\"");

@@ -90,11 +90,15 @@ std::string table(const PointStudy& s, bool markdown) {
         if (!p.within_slo_tpot && !p.within_slo_ttft) return "no: TPOT, TTFT";
         return p.within_slo_tpot ? "no: TTFT" : "no: TPOT";
     };
-    const std::string sa = slo(s.baseline.conservative), sb = slo(s.at_f.conservative);
+    // At the chosen f each row gives both ends of the band where they differ (at f = 0 they are one point).
+    auto ends = [](const std::string& con, const std::string& opt) { return con == opt ? con : con + " – " + opt; };
+    const std::string sa = slo(s.baseline.conservative), sb = ends(slo(s.at_f.conservative), slo(s.at_f.optimistic));
     out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb)
                     : fmt::format("  {:<24}{:>22}{:>26}\n", "within the SLOs", sa, sb);
-    const std::string fa = fits_text(s.baseline.conservative), fb = fits_text(s.at_f.conservative);
-    const std::string ba(name(s.baseline.conservative.binding)), bb(name(s.at_f.conservative.binding));
+    const std::string fa = fits_text(s.baseline.conservative),
+                      fb = ends(fits_text(s.at_f.conservative), fits_text(s.at_f.optimistic));
+    const std::string ba(name(s.baseline.conservative.binding)),
+        bb = ends(std::string(name(s.at_f.conservative.binding)), std::string(name(s.at_f.optimistic.binding)));
     out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
                     : fmt::format("  {:<24}{:>22}{:>26}\n  {:<24}{:>22}{:>26}\n", "fits", fa, fb, "step bound by", ba, bb);
     return out;

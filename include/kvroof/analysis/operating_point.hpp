@@ -292,6 +292,13 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
     if (load.mode == LoadMode::concurrency && (!r.fits || r.running > load.running_cap()) && r.weights_fit && r.session_fits)
         r = detail::queue_beyond_memory(ps, load, f, ov);
+    // An open loop whose steady state does not fit in memory saturates too: the engine admits only
+    // the requests that fit and the rest queue, their queue growing (to the run's N) as when the rate
+    // is more than the chunk budget or --max-seqs start.
+    if (load.mode == LoadMode::request_rate && !r.saturated && !r.fits && r.weights_fit && r.session_fits) {
+        r = detail::saturated_point(ps, load, f, ov);
+        r.saturated = true;
+    }
     const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
     // The wave only where it is used: a run sent at once, and the open loop's floor.
     const std::optional<detail::Wave> wave =

@@ -189,7 +189,8 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     for (int i = 0; i < kMaxLadder; ++i) {
         load.value = std::ldexp(1.0, i);
         const DeploymentPoint x = deployment_point(ps, load, d);
-        if (x.p.memory_queued || !x.p.fits) break;  // beyond this the memory-full point says it
+        // Beyond memory or the chunk budget more clients only queue: the memory-full point says it.
+        if (x.p.memory_queued || !x.p.fits || x.p.prefill_bound) break;
         r.points.push_back(x);
     }
     LoadSpec max_load = load;

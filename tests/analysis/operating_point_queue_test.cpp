@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// Operating points where requests queue: an open loop beyond what memory holds
+// saturates, and a request waiting for the chunk budget holds no KV.
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/operating_point.hpp"
+
+namespace kvroof {
+namespace {
+
+// Llama-3.1-8B on one H200, one class of isl input and osl output tokens.
+Scenario h200_8b(double isl, double osl) {
+    io::ScenarioInputs in;
+    in.set("hardware", "h200");
+    in.set("model", "llama-3.1-8b");
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.a_append = isl;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+LoadSpec load(LoadMode m, double v) {
+    LoadSpec l;
+    l.mode = m;
+    l.value = v;
+    return l;
+}
+
+}  // namespace
+
+TEST_CASE("an open loop whose steady state does not fit in memory saturates at the memory-full point", "[point]") {
+    // 2,000/500 tokens: memory fills at about 10.5 req/s, while the 2,048-token chunk budget would start
+    // requests up to about 10.6 req/s. Between the two the engine admits only what fits and the rest queue.
+    const Scenario s = h200_8b(2000, 500);
+    const PreparedScenario ps(s);
+    const OperatingPoint full = operating_point(ps, load(LoadMode::saturate, 0), 0.0, 0.0);
+    REQUIRE(full.fits);
+    const double r_mem = full.requests_per_s;
+    CHECK(r_mem == Approx(10.5).margin(0.1));
+    const OperatingPoint under = operating_point(ps, load(LoadMode::request_rate, 0.95 * r_mem), 0.0, 0.0);
+    CHECK_FALSE(under.saturated);
+    CHECK(under.fits);
+    CHECK(under.requests_per_s == Approx(0.95 * r_mem));
+    const OperatingPoint over = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.0, 0.0);
+    CHECK(over.saturated);  // not a point that holds more KV than HBM, which offload would then seem to fix
+    CHECK(over.fits);
+    CHECK(over.hbm_used <= over.hbm_capacity);
+    CHECK(over.throughput == Approx(full.throughput));
+    CHECK(over.throughput >= under.throughput);
+    // At f = 0.01 too, the open loop is no faster than that f's memory-full point.
+    const OperatingPoint over_f = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.01, 0.0);
+    const OperatingPoint full_f = operating_point(ps, load(LoadMode::saturate, 0), 0.01, 0.0);
+    CHECK(over_f.throughput <= full_f.throughput * (1 + 1e-9));
+}
+
+TEST_CASE("a request waiting for the chunk budget holds no KV", "[point]") {
+    // 8,000-token prompts: the 2,048-token chunk budget starts about one request every four steps, so beyond
+    // some 52 running clients every further client waits in the queue. Waiting, it holds no KV: the memory
+    // used and the requests running are the same at 60, 100 and 200 clients.
+    const Scenario s = h200_8b(8000, 200);
+    const PreparedScenario ps(s);
+    const OperatingPoint c60 = operating_point(ps, load(LoadMode::concurrency, 60), 0.0, 0.0);
+    REQUIRE(c60.prefill_bound);
+    CHECK(c60.running == Approx(52.08).margin(0.01));
+    for (const double c : {100.0, 200.0}) {
+        const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, c), 0.0, 0.0);
+        CHECK(p.prefill_bound);
+        CHECK_FALSE(p.memory_queued);  // memory is half empty: no request waits for it
+        CHECK(p.running == Approx(c60.running));
+        CHECK(p.hbm_used == Approx(c60.hbm_used));
+        CHECK(p.kv_tokens == Approx(c60.kv_tokens));
+        CHECK(p.throughput == Approx(c60.throughput));
+        CHECK(p.ttft > c60.ttft);  // the extra clients only wait
+    }
+}
+
+}  // namespace kvroof
