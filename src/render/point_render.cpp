@@ -127,8 +127,11 @@ std::string notes(const PointReport& r) {
     if (s.baseline.conservative.saturated)
         out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "
                      "allow: it runs as many as it may and the rest queue.\n"
-                   : "The request rate asked exceeds what the system serves at f = 0: the queue grows without bound; shown as "
-                     "full as memory allows.\n";
+                   : fmt::format(
+                         "The request rate asked exceeds what the system serves at f = 0: the queue grows without "
+                         "bound; shown as full as memory{} allow.\n",
+                         std::isfinite(s.load.max_seqs) ? fmt::format(", the chunk budget and --max-seqs {:g}", s.load.max_seqs)
+                                                        : std::string(" and the chunk budget"));
     if (s.baseline.conservative.one_wave)
         out += fmt::format(
             "{}, in one wave: prefill first (TTFT spread over it), then decode together; ITL, TTFT and "

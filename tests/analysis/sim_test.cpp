@@ -94,6 +94,20 @@ TEST_CASE("admission: when HBM holds only k calls at their peak, no more than k 
     CHECK(simulate(sc, capped).max_running == 2);
 }
 
+TEST_CASE("the queue statistics agree: calls that waited for a step show in the mean, the maximum and the busy share", "[sim]") {
+    // Poisson arrivals at 2 req/s of 2,000/500 tokens: the engine is far from full, but a call that arrives
+    // during a step waits for the next one. That wait is in the mean, so it must be in the others too.
+    SimSpec open = closed_loop(1, 2000);
+    open.load.mode = LoadMode::request_rate;
+    open.load.value = 2;
+    const SimResult r = simulate(test::bench_scenario("h200", "llama-3.1-8b", 2000, 500), open);
+    REQUIRE(r.queue_mean > 0);
+    CHECK(r.queue_max >= 1);
+    CHECK(r.queue_busy > 0);
+    CHECK(r.queue_busy <= 1.0);
+    CHECK(r.queue_mean <= r.queue_max * r.queue_busy * (1 + 1e-9));  // the mean of a queue no longer than max, busy that share
+}
+
 TEST_CASE("the gap is named from what the run observed", "[sim]") {
     // The default scenario holds one call's peak KV at a time where the closed form's mean occupancy runs ~1.03.
     const SimResult stall = simulate(test::default_scenario(), closed_loop(8, 1000));

@@ -114,6 +114,8 @@ inline void SimEngine::arrive(const Arrival& a) {
     if (measuring_) {  // in the system since its arrival, inside the step that just ended
         tally.in_system += now - a.time;
         tally.queued += now - a.time;
+        tally.queue_max = std::max(tally.queue_max, static_cast<double>(queue_.size()));  // as counted in `queued`
+        if (queue_.size() == 1) tally.queue_busy += now - a.time;  // the queue was empty: it waits from here (arrival order)
     }
     // The last call: the window ends, unless no call has completed in it yet (then it runs to the end).
     if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0) {
