@@ -157,10 +157,10 @@ namespace {
 // each request's full ISL + OSL.
 void apply_limits(const MeasuredPoint& m, const PreparedScenario& ps, LoadSpec& l) {
     if (l.mode == LoadMode::batch) {
-        // A static batch runs in lockstep only when its B sessions all fit in HBM at once. Where they
-        // do not, the engine runs those that fit and queues the rest: B closed-loop clients, each
-        // session's prefill still its own pass.
-        if (!operating_point(ps, l, 0.0, 0.0).fits) l.mode = LoadMode::concurrency;
+        // A static batch runs in lockstep only when its B sessions all fit in HBM at once: in lockstep
+        // they age together, so at the end each holds its ISL + OSL. Where they do not, the engine runs
+        // those that fit and queues the rest: B closed-loop clients, each session's prefill still its own pass.
+        if (l.value * ps.session_kv_peak * ps.kv_replication > ps.hbm_free_bytes()) l.mode = LoadMode::concurrency;
         return;
     }
     if (m.max_num_tokens) l.chunk = *m.max_num_tokens;

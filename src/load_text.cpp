@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "kvroof/io/parse.hpp"
@@ -78,11 +79,11 @@ ParsedLoad parse_load(const LoadText& t) {
         if (t.concurrency && text == "max") {
             l.mode = LoadMode::saturate;
         } else if (t.concurrency) {
-            try {
-                l.value = parse_number(r.flag, text);
-            } catch (const InputError&) {
+            char* end = nullptr;
+            (void)std::strtod(text.c_str(), &end);
+            if (end == text.c_str())  // not a number at all (a bad number gets parse_number's own message)
                 throw InputError(fmt::format("--concurrency: expected a number of clients or 'max', got '{}'", text));
-            }
+            l.value = parse_number(r.flag, text);
         } else {
             l.value = parse_number(r.flag, text);
         }

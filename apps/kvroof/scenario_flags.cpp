@@ -138,7 +138,11 @@ void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, with_default("also write the report as markdown to FILE (atomically)", "none"))
         ->check(CLI::Validator(
-            [](const std::string& v) { return v.empty() ? std::string("must name a file, got ''") : std::string(); }, ""))
+            [](const std::string& v) {
+                return v.find_first_not_of(" \t") == std::string::npos ? fmt::format("must name a file, got '{}'", v)
+                                                                       : std::string();
+            },
+            ""))
         ->type_name("FILE.md")
         ->group("Output");
 }

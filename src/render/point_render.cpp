@@ -104,6 +104,15 @@ std::string table(const PointStudy& s, bool markdown) {
     return out;
 }
 
+// What caps an open loop's requests in the engine: memory, the chunk budget (chunked prefill), --max-seqs.
+std::string saturation_limits(const LoadSpec& l) {
+    const bool chunked = l.prefill == PrefillMode::chunked, capped = std::isfinite(l.max_seqs);
+    const std::string cap = capped ? fmt::format("--max-seqs {:g}", l.max_seqs) : std::string();
+    if (chunked && capped) return "memory, the chunk budget and " + cap;
+    if (chunked || capped) return "memory and " + (chunked ? std::string("the chunk budget") : cap);
+    return "memory and the GPU's time";
+}
+
 std::string notes(const PointReport& r) {
     const PointStudy& s = r.study;
     std::string out;
@@ -129,9 +138,8 @@ std::string notes(const PointReport& r) {
                      "allow: it runs as many as it may and the rest queue.\n"
                    : fmt::format(
                          "The request rate asked exceeds what the system serves at f = 0: the queue grows without "
-                         "bound; shown as full as memory{} allow.\n",
-                         std::isfinite(s.load.max_seqs) ? fmt::format(", the chunk budget and --max-seqs {:g}", s.load.max_seqs)
-                                                        : std::string(" and the chunk budget"));
+                         "bound; shown as full as {} allow.\n",
+                         saturation_limits(s.load));
     if (s.baseline.conservative.one_wave)
         out += fmt::format(
             "{}, in one wave: prefill first (TTFT spread over it), then decode together; ITL, TTFT and "

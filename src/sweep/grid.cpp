@@ -214,6 +214,10 @@ std::optional<LoadSpec> sweep_load(const SweepSpec& spec) {
         if (l.mode == LoadMode::batch && t.requests)
             throw InputError(
                 "--requests: the requests in a benchmark's run; needs --request-rate or --concurrency, not --grid batch");
+        if (l.mode == LoadMode::batch && t.max_seqs)
+            throw InputError(
+                "--max-seqs: caps the requests running under --concurrency or --request-rate; --grid batch fixes "
+                "the batch");
     }
     return l;
 }

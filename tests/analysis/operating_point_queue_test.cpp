@@ -10,14 +10,15 @@ namespace kvroof {
 namespace {
 
 // Llama-3.1-8B on one H200, one class of isl input and osl output tokens.
-Scenario h200_8b(double isl, double osl) {
+Scenario h200_8b(double isl, double osl, double prefix = 0) {
     io::ScenarioInputs in;
     in.set("hardware", "h200");
     in.set("model", "llama-3.1-8b");
     Scenario s = io::build_scenario(in).scenario;
     CallClass c;
     c.name = "bench";
-    c.a_append = isl;
+    c.s_cached = prefix;
+    c.a_append = isl - prefix;
     c.o_output = osl;
     s.mix = Mix{{MixEntry{c, 1.0}}};
     return s;
@@ -54,10 +55,10 @@ TEST_CASE("an open loop whose steady state does not fit in memory saturates at t
     // At f = 0.01 too, the open loop is no faster than that f's memory-full point.
     const OperatingPoint over_f = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.01, 0.0);
     const OperatingPoint full_f = operating_point(ps, load(LoadMode::saturate, 0), 0.01, 0.0);
-    CHECK(over_f.throughput <= full_f.throughput * (1 + 1e-9));
+    CHECK(over_f.throughput <= full_f.throughput * (1 + 1e-6));  // two searches' tolerances apart
 }
 
-TEST_CASE("a request waiting for the chunk budget holds no KV", "[point]") {
+TEST_CASE("a request waiting for the chunk budget holds no KV for its new tokens", "[point]") {
     // 8,000-token prompts: the 2,048-token chunk budget starts about one request every four steps, so beyond
     // some 52 running clients every further client waits in the queue. Waiting, it holds no KV: the memory
     // used and the requests running are the same at 60, 100 and 200 clients.
@@ -76,6 +77,46 @@ TEST_CASE("a request waiting for the chunk budget holds no KV", "[point]") {
         CHECK(p.throughput == Approx(c60.throughput));
         CHECK(p.ttft > c60.ttft);  // the extra clients only wait
     }
+}
+
+TEST_CASE("a queued request holds its cached prefix, none of its new tokens", "[point]") {
+    // 16,000-token prompts of which 8,000 are cached: past the chunk budget (about 26 running) every further
+    // client waits holding its 8,000 cached tokens, so 20 more clients hold 160,000 more tokens, 21.0 GB at
+    // 131,072 B a token, and nothing else changes.
+    const Scenario s = h200_8b(16000, 100, 8000);
+    const PreparedScenario ps(s);
+    const OperatingPoint c40 = operating_point(ps, load(LoadMode::concurrency, 40), 0.0, 0.0);
+    const OperatingPoint c60 = operating_point(ps, load(LoadMode::concurrency, 60), 0.0, 0.0);
+    REQUIRE(c40.prefill_bound);
+    REQUIRE(c60.prefill_bound);
+    CHECK_FALSE(c60.memory_queued);
+    CHECK(c60.running == Approx(c40.running));
+    CHECK(c60.throughput == Approx(c40.throughput));
+    CHECK(c60.kv_tokens - c40.kv_tokens == Approx(20 * 8000.0).epsilon(1e-6));
+    CHECK(c60.hbm_used - c40.hbm_used == Approx(20 * 8000.0 * 131072).epsilon(1e-6));
+}
+
+TEST_CASE("an open loop with idle sessions held serves its most past memory: throughput never falls as the rate rises",
+          "[point]") {
+    // The default scenario: codex calls with idle gaps, sessions held in HBM between them. A closed loop charges
+    // those idle sessions' KV, an open loop does not, so past memory the open loop's own most is the point.
+    const Scenario s = test::default_scenario();
+    const PreparedScenario ps(s);
+    double last = 0;
+    int saturated = 0;
+    for (int i = 0; i <= 50; ++i) {
+        const double rate = 0.05 + 0.005 * i;
+        const OperatingPoint p = operating_point(ps, load(LoadMode::request_rate, rate), 0.0, 0.0);
+        INFO("rate " << rate);
+        CHECK(p.fits);
+        CHECK(p.throughput >= last * (1 - 1e-9));
+        if (p.saturated) {
+            ++saturated;
+            CHECK(p.requests_per_s < rate);
+        }
+        last = p.throughput;
+    }
+    CHECK(saturated > 0);
 }
 
 }  // namespace kvroof

@@ -146,6 +146,46 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+// What every point states beside its rates: the requests in the engine and whether it fits.
+inline void finish_point(const PreparedScenario& ps, double f, OperatingPoint& r) {
+    r.running = r.in_engine();
+    r.weights_fit = ps.hbm_free_bytes() > 0;
+    r.session_fits = ps.session_fits_hbm_peak(f) && ps.session_fits_dram_peak(f);
+    r.fits = r.weights_fit && r.session_fits && r.hbm_used <= r.hbm_capacity && r.dram_used <= r.dram_capacity;
+}
+
+// An open loop asked for more than it serves: the queue grows and the engine runs the open loop at
+// the largest rate it does serve — the most starts per step, at most x_hi, whose point fits in memory
+// and keeps the requests in the engine within the running cap (each grows with x; bisection). Its
+// own memory, not a closed loop's: idle sessions between calls hold nothing here.
+inline OperatingPoint open_loop_full(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f, double ov,
+                                     double x_hi) {
+    auto at = [&](double x) {
+        OperatingPoint p = point_at(ps, in, load, f, ov, x, 0.0);
+        finish_point(ps, f, p);
+        return p;
+    };
+    auto runs = [&](const OperatingPoint& p) { return p.fits && p.running <= load.running_cap(); };
+    double lo = 0.0, hi = x_hi;
+    if (!std::isfinite(hi)) {  // no chunk budget: double until a point does not run
+        hi = 1.0;
+        while (runs(at(hi)) && hi < 1e9) {
+            lo = hi;
+            hi *= 2.0;
+        }
+    }
+    if (runs(at(hi))) lo = hi;
+    for (int i = 0; i < 60 && lo < hi && hi - lo > 1e-9 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (runs(at(mid)) ? lo : hi) = mid;
+    }
+    OperatingPoint r = at(lo);
+    r.saturated = true;
+    return r;
+}
+}  // namespace detail
+
 inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
     if (load.mode == LoadMode::saturate || load.mode == LoadMode::best) return detail::saturated_point(ps, load, f, ov);
     const detail::PointInputs in = detail::point_inputs(ps, f, load);
@@ -162,23 +202,23 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
             x = std::min(x, x_cap);
             break;
         case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
-        default:
-            if (!detail::solve_rate(ps, in, load, f, ov, x_cap, x) ||
-                detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.running_cap()) {
+        default: {
+            const bool served = detail::solve_rate(ps, in, load, f, ov, x_cap, x);
+            if (!served || detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.running_cap()) {
                 // Overloaded: the queue grows (without bound, or to the run's N) and the engine runs as full as it may.
-                OperatingPoint r = detail::saturated_point(ps, load, f, ov);
+                if (ps.hbm_free_bytes() > 0 && ps.session_fits_hbm_peak(f) && ps.session_fits_dram_peak(f))
+                    return detail::open_loop_full(ps, in, load, f, ov, served ? x : x_cap);
+                OperatingPoint r = detail::saturated_point(ps, load, f, ov);  // nothing runs: the point says why
                 r.saturated = true;
                 return r;
             }
             break;
+        }
     }
     OperatingPoint r = detail::point_at(ps, in, load, f, ov, x, wait);
     r.prefill_bound = capped;
-    r.running = r.in_engine();
     if (load.mode == LoadMode::concurrency) r.concurrency = load.value;
-    r.weights_fit = ps.hbm_free_bytes() > 0;
-    r.session_fits = ps.session_fits_hbm_peak(f) && ps.session_fits_dram_peak(f);
-    r.fits = r.weights_fit && r.session_fits && r.hbm_used <= r.hbm_capacity && r.dram_used <= r.dram_capacity;
+    detail::finish_point(ps, f, r);
     return r;
 }
 
@@ -295,10 +335,8 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     // An open loop whose steady state does not fit in memory saturates too: the engine admits only
     // the requests that fit and the rest queue, their queue growing (to the run's N) as when the rate
     // is more than the chunk budget or --max-seqs start.
-    if (load.mode == LoadMode::request_rate && !r.saturated && !r.fits && r.weights_fit && r.session_fits) {
-        r = detail::saturated_point(ps, load, f, ov);
-        r.saturated = true;
-    }
+    if (load.mode == LoadMode::request_rate && !r.saturated && !r.fits && r.weights_fit && r.session_fits)
+        r = detail::open_loop_full(ps, detail::point_inputs(ps, f, load), load, f, ov, r.starts_per_step);
     const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
     // The wave only where it is used: a run sent at once, and the open loop's floor.
     const std::optional<detail::Wave> wave =

@@ -324,7 +324,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
                                   : tau[i] + 0.5 * r.step_bare);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
-        held_prefill += c.p * (ttft - queue_wait) * kv_tokens_held(ps.mc, c.Sc + 0.5 * c.A);  // a queued request holds none
+        // Queued, a request holds its cached prefix only; prefilling, half its new tokens besides.
+        held_prefill +=
+            c.p * ((ttft - queue_wait) * kv_tokens_held(ps.mc, c.Sc + 0.5 * c.A) + queue_wait * kv_tokens_held(ps.mc, c.Sc));
         held_decode += c.p * c.D * kv_tokens_held(ps.mc, c.S + 0.5 * c.O);
         held_idle += c.p * c.idle * kv_tokens_held(ps.mc, c.S + c.O);
     }

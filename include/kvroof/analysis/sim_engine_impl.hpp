@@ -111,12 +111,9 @@ inline void SimEngine::arrive(const Arrival& a) {
     expected_output += static_cast<double>(cls_[c.cls].o_output);
     expected_prefill += static_cast<double>(cls_[c.cls].a_append);
     queue_.push_back(id);
-    if (measuring_) {  // in the system since its arrival, inside the step that just ended
-        tally.in_system += now - a.time;
-        tally.queued += now - a.time;
-        tally.queue_max = std::max(tally.queue_max, static_cast<double>(queue_.size()));  // as counted in `queued`
-        if (queue_.size() == 1) tally.queue_busy += now - a.time;  // the queue was empty: it waits from here (arrival order)
-    }
+    // In the system since its arrival, inside the step that just ended. Not yet queued: it waited for the
+    // step to end, not for admission (the queue's statistics are the wait for HBM, DRAM or the running cap).
+    if (measuring_) tally.in_system += now - a.time;
     // The last call: the window ends, unless no call has completed in it yet (then it runs to the end).
     if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0) {
         tally.t_end = now;
