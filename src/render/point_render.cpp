@@ -120,7 +120,9 @@ std::string notes(const PointReport& r) {
     const double batches[] = {s.baseline.conservative.batch, s.baseline.optimistic.batch, s.at_f.conservative.batch,
                               s.at_f.optimistic.batch};
     if (std::any_of(std::begin(batches), std::end(batches), [](double b) { return b != std::floor(b); }))
-        out += "The batch is the mean number of sequences decoding in a step (a fluid mean, so it may be fractional).\n";
+        out +=
+            "The batch is the mean number of sequences decoding (a time average, so it may be fractional); ITL is the "
+            "step a decoding request sees, itself beside the others.\n";
     if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
         out += fmt::format(
             "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "

@@ -20,12 +20,14 @@
 //             max(attention FLOP/F, KV bytes/BW) and elementwise =
 //             tokens·a/BW: separate kernels, each on its own roofline, one
 //             after the other;
-//             ITL = T (the mean step), TTFT_i = ½·T + ⌈A_i/chunk⌉·T_i, T_i the
-//             step of the decode batch plus one chunk of that request (+ the
+//             ITL = T (the mean step a decoding request sees: itself beside
+//             the others, only their prefill), TTFT_i = ½·β·T + ⌈A_i/chunk⌉·T_i,
+//             T_i the step of the others decoding plus one chunk of that
+//             request, β the chance the others keep the GPU stepping (+ the
 //             queue wait when the chunk budget, not the clients, limits starts)
 //   separate: T_bare = the decode step alone; every request's prefill is its own
 //             pass τ_i (call_demand.hpp, weights read again) between steps:
-//             ITL = T_bare + x·Σ p·τ,  TTFT_i = τ_i + ½·T_bare
+//             ITL = T_bare + x_o·Σ p·τ (the others'),  TTFT_i = τ_i + ½·β·T_bare
 // Throughput (output tokens/s) = x·Σ p·O / ITL. Closed loop (Little's law):
 //   C = (x/ITL)·Σ p·(TTFT + D·ITL + idle).
 // Memory is the fluid occupancy, the time-average of what sessions hold, since
@@ -60,7 +62,9 @@ inline void solve_concurrency(const PreparedScenario& ps, const PointInputs& in,
     }
     x = hi;  // the cap binds: the clients beyond it wait for the chunk budget
     capped = std::isfinite(x_cap) && hi >= x_cap;
-    const OperatingPoint at = point_at(ps, in, load, f, ov, x, 0.0);
+    LoadSpec queued = load;
+    queued.backlog = capped;
+    const OperatingPoint at = point_at(ps, in, queued, f, ov, x, 0.0);
     wait = at.requests_per_s > 0 ? std::max(0.0, (C - at.concurrency) / at.requests_per_s) : 0.0;
 }
 
@@ -105,6 +109,7 @@ inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
     const bool slos = load.mode == LoadMode::best;
     LoadSpec c = load;
     c.mode = LoadMode::concurrency;
+    c.backlog = !slos;  // every request at once, or clients beyond memory: the rest wait
     auto at = [&](double clients) {
         c.value = clients;
         OperatingPoint p = unqueued_point(ps, c, f, ov);
@@ -215,7 +220,9 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
             break;
         }
     }
-    OperatingPoint r = detail::point_at(ps, in, load, f, ov, x, wait);
+    LoadSpec at = load;
+    at.backlog = load.backlog || capped;  // the chunk budget binds: the requests beyond it queue
+    OperatingPoint r = detail::point_at(ps, in, at, f, ov, x, wait);
     r.prefill_bound = capped;
     if (load.mode == LoadMode::concurrency) r.concurrency = load.value;
     detail::finish_point(ps, f, r);

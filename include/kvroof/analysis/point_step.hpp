@@ -31,12 +31,12 @@ struct OperatingPoint {
     bool one_wave = false;  // a finite run sent at once runs in one wave (operating_point.hpp, one_wave)
     bool memory_queued = false;  // concurrency: not every request is admitted at once (memory or max_seqs); the rest wait
     double running = 0;  // requests in the engine, decoding or prefilling (not queued, not idle)
-    double batch = 0;  // B, sequences decoding (fluid mean)
+    double batch = 0;  // B, sequences decoding (time average)
     double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
     double starts_per_step = 0;  // x
     double prefill_tokens_per_step = 0;  // P (chunked), or prefill tokens per decode step (separate)
     double step = 0;  // s, the step with its interleaved prefill (chunked) = ITL; the bare step (separate)
-    double step_bare = 0;  // s, the decode-only step at B
+    double step_bare = 0;  // s, the decode-only step a decoding request sees: itself beside the B_o others
     double step_allreduce = 0;  // s, the tensor-parallel all-reduces in `step` (0 at one GPU)
     double itl = 0;  // s, mean time between a user's tokens after the first
     double ttft = 0;  // s, call-weighted mean
@@ -222,10 +222,12 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 }
 
 // The fluid step with x requests starting per step: every class's x·p·D
-// decode tokens at its mean context, and the prefill `with` says.
-// `scale` multiplies the mean's prefill (a step that carries a whole chunk: 1/φ).
+// decode tokens at its mean context, and the prefill `with` says: the mean's
+// x_pre·p prefills of every class (x_pre < 0: x; a step that carries a whole
+// chunk: the others' starts over φ), or one chunk of class `own`.
 [[nodiscard]] inline StepContent step_content(const PreparedScenario& ps, const PointInputs& in, double x, StepPrefill with,
-                                              std::size_t own = 0, double scale = 1.0) {
+                                              std::size_t own = 0, double x_pre = -1.0) {
+    if (x_pre < 0) x_pre = x;
     StepContent s;
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();  // s of GEMM per token
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -237,7 +239,7 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         s.cpu_d += dec * c.dec.cpu_dram;
         s.h2d += dec * c.dec.link_h2d;
         s.d2h += dec * c.dec.link_d2h;
-        const double calls = with == StepPrefill::mean                    ? x * c.p * scale
+        const double calls = with == StepPrefill::mean                    ? x_pre * c.p
                              : with == StepPrefill::own_chunk && i == own ? 1.0 / c.chunks
                                                                           : 0.0;
         if (calls == 0) continue;  // prefills of this class in the step (a fraction: chunks)
@@ -272,20 +274,40 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 // prefill each) and those that do not, φ·T(prefill step) + (1 − φ)·T(decode
 // step) — not T of the mean step: a roofline is a max, so the mean step would
 // hide prefill FLOP under a memory-bound decode that no real step offers.
+// x decodes and x_pre starts prefill per step (the step a decoding request
+// sees: itself and the others decoding, the others' prefill; point_at).
 // `without` is the decode-only step at x and `without_b` what binds it (the
 // caller has them already); `binding` gets what sets the kind of step that
 // takes more of the time.
 [[nodiscard]] inline double chunked_step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
-                                              double chunk, double without, Resource without_b, Resource* binding) {
-    const double phi = prefill_step_share(in, x, chunk);
+                                              double x_pre, double chunk, double without, Resource without_b, Resource* binding) {
+    const double phi = prefill_step_share(in, x_pre, chunk);
     Resource with_b = Resource::gpu_hbm;
-    const double with = phi > 0 ? step_time(ps, step_content(ps, in, x, StepPrefill::mean, 0, 1.0 / phi), f, ov, &with_b) : 0.0;
+    const double with = phi > 0 ? step_time(ps, step_content(ps, in, x, StepPrefill::mean, 0, x_pre / phi), f, ov, &with_b) : 0.0;
     if (phi >= 1) without = 0.0;
     if (binding) *binding = phi * with >= (1.0 - phi) * without ? with_b : without_b;
     return phi * with + (1.0 - phi) * without;
 }
 
-// Everything at x starts per step; queue_wait added to every TTFT.
+// The others' starts per step that a decoding request shares its steps with,
+// when all requests start x per step (x = λ·ITL). Open loop: every other
+// request (Poisson arrivals see the time average), x. C clients: the other
+// C − 1 (the arrival theorem's system with one client fewer, taken at C's
+// occupancy), x·(C − 1)/C. A fixed batch B: the B − 1 others, x·(B − 1)/B
+// (x − 1/Σp·D). With a standing queue (LoadSpec::backlog) the starts are set
+// by the engine, not by the clients: every start is another's, x.
+[[nodiscard]] inline double others_per_step(const LoadSpec& load, double x) noexcept {
+    if (load.backlog || (load.mode != LoadMode::batch && load.mode != LoadMode::concurrency)) return x;
+    return load.value > 1.0 ? x * (load.value - 1.0) / load.value : 0.0;
+}
+
+// Everything at x starts per step; queue_wait added to every TTFT. The step a
+// user sees is a request's own: its decode token beside the others' B_o =
+// x_o·Σp·D, and only the others' prefill (x_o starts per step) — its own
+// prefill is over before it decodes. Where B is large this is the fluid
+// mean step; where it is small the two differ: one request alone decodes in
+// a batch of one, not of its time-average B < 1 (docs/model.md, "What one
+// request sees"). B = x·Σp·D stays the time-average decoding (Little's law).
 [[nodiscard]] inline OperatingPoint point_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
                                              double ov, double x, double queue_wait) {
     OperatingPoint r;
@@ -294,8 +316,10 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     r.starts_per_step = x;
     r.batch = x * in.sum_pD;
     const bool chunked = load.prefill == PrefillMode::chunked;
+    const double x_o = others_per_step(load, x);  // the others' starts per step
+    const double x_seen = in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o;  // decoding in its steps, with itself
     Resource bare_binding = Resource::gpu_hbm;
-    r.step_bare = step_time(ps, in, f, ov, x, StepPrefill::none, 0, &bare_binding);
+    r.step_bare = step_time(ps, in, f, ov, x_seen, StepPrefill::none, 0, &bare_binding);
     std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -305,23 +329,28 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         mean_tau += in.cls[i].p * tau[i];
     }
     if (chunked) {
-        r.step = chunked_step_time(ps, in, f, ov, x, load.chunk, r.step_bare, bare_binding, &r.binding);
+        r.step = chunked_step_time(ps, in, f, ov, x_seen, x_o, load.chunk, r.step_bare, bare_binding, &r.binding);
         r.itl = r.step;
     } else {
         r.binding = bare_binding;
         r.step = r.step_bare;
-        r.itl = r.step_bare + x * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
+        r.itl = r.step_bare + x_o * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
     }
     r.prefill_tokens_per_step = x * in.sum_pA;
-    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, x * in.sum_pD + (chunked ? r.prefill_tokens_per_step : 0.0));
+    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, x_seen * in.sum_pD + (chunked ? x_o * in.sum_pA : 0.0));
     r.queue_wait = queue_wait;
+    // A request waits for the step under way only when the others keep the GPU stepping: the chance
+    // that any of the n_o others in the engine (decoding, or prefilling over its chunks) is there.
+    double others = x_o * in.sum_pD;
+    for (std::size_t i = 0; i < in.n; ++i) others += x_o * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
+    const double busy = 1.0 - std::exp(-others);
     double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
-        // Chunked: half a step's wait, then its chunks, each in a step with the decode batch.
+        // Chunked: the step under way, then its chunks, each in a step with the others decoding.
         const double ttft =
-            queue_wait + (chunked ? 0.5 * r.step + c.chunks * step_time(ps, in, f, ov, x, StepPrefill::own_chunk, i)
-                                  : tau[i] + 0.5 * r.step_bare);
+            queue_wait + (chunked ? 0.5 * busy * r.step + c.chunks * step_time(ps, in, f, ov, x_o, StepPrefill::own_chunk, i)
+                                  : tau[i] + 0.5 * busy * r.step_bare);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
         // Queued, a request holds its cached prefix only; prefilling, half its new tokens besides.

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// What one request sees (point_step.hpp, point_at): it decodes beside the
+// others and only their prefill lands in its steps. One client alone, one
+// request at a light load and one request sent alone agree.
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/operating_point.hpp"
+
+namespace kvroof {
+namespace {
+
+// One class in a benchmark's words on one GPU: isl input tokens, osl output.
+Scenario bench(const char* hardware, const char* model, double isl, double osl) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.a_append = isl;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+LoadSpec load(LoadMode m, double v, PrefillMode p = PrefillMode::chunked) {
+    LoadSpec l;
+    l.mode = m;
+    l.value = v;
+    l.prefill = p;
+    return l;
+}
+
+}  // namespace
+
+TEST_CASE("one client alone decodes as one request sent alone: no other prefill in its steps", "[point][seen]") {
+    // Llama-3.1-8B on one H200, 100,000/1,000 tokens. One request sent alone (a run of one, one wave) prefills,
+    // then decodes in a batch of one. A closed loop of one client is that request again and again: its own
+    // prefill is over before it decodes, so its ITL is the same step, not a mean over its own prefill steps
+    // (the fluid mean gave 10.96 ms and 58 tok/s here, against 8.41 ms and 69 tok/s).
+    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const PreparedScenario ps(s);
+    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    LoadSpec alone_l = load(LoadMode::concurrency, 1);
+    alone_l.requests = 1;
+    const OperatingPoint alone = operating_point(ps, alone_l, 0.0, 0.0);
+    REQUIRE(alone.one_wave);
+    REQUIRE_FALSE(one.one_wave);
+    CHECK(one.itl == Approx(alone.itl).epsilon(1e-12));
+    CHECK(one.itl == Approx(one.step_bare).epsilon(1e-12));
+    CHECK(one.ttft == Approx(alone.ttft).epsilon(1e-4));  // the wave's first chunk steps, taken as whole steps
+    CHECK(one.throughput == Approx(alone.throughput).epsilon(1e-4));
+    // 8.41 ms: the 16.1 GB of weights and 13.2 GB of KV (100,500 tokens of 131,072 B) at 0.85 of 4.8 TB/s,
+    // plus the step overhead.
+    CHECK(one.itl == Approx(8.41e-3).margin(0.01e-3));
+    CHECK(one.throughput == Approx(68.74).margin(0.01));
+}
+
+TEST_CASE("an open loop at a light load: a request decodes at least alone, and ITL grows with the rate", "[point][seen]") {
+    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const PreparedScenario ps(s);
+    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    // At 0.001 req/s the time-average batch is 0.008, but the one request there decodes in a batch of one
+    // (the fluid mean step at B = 0.008 gave 5.23 ms, below the step of the request alone).
+    const OperatingPoint light = operating_point(ps, load(LoadMode::request_rate, 0.001), 0.0, 0.0);
+    CHECK(light.batch < 0.01);
+    CHECK(light.itl >= one.itl);
+    CHECK(light.itl == Approx(one.itl).epsilon(0.01));
+    CHECK(light.ttft == Approx(one.ttft).epsilon(0.01));  // no step under way to wait for, almost always
+    double last = 0;
+    for (const double r : {0.001, 0.01, 0.03, 0.06}) {
+        const OperatingPoint p = operating_point(ps, load(LoadMode::request_rate, r), 0.0, 0.0);
+        REQUIRE_FALSE(p.saturated);
+        CHECK(p.itl >= last);
+        last = p.itl;
+    }
+}
+
+TEST_CASE("a request shares its steps with the others: more clients or a larger batch never shorten ITL", "[point][seen]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const PreparedScenario ps(s);
+    for (const PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
+        double last_c = 0, last_b = 0;
+        for (const double n : {1.0, 2.0, 4.0, 16.0, 64.0}) {
+            const OperatingPoint c = operating_point(ps, load(LoadMode::concurrency, n, m), 0.0, 0.0);
+            const OperatingPoint b = operating_point(ps, load(LoadMode::batch, n, m), 0.0, 0.0);
+            CHECK(c.itl >= last_c);
+            CHECK(b.itl >= last_b);
+            last_c = c.itl;
+            last_b = b.itl;
+        }
+        // A fixed batch of one is one request alone: its decode step, no one else's prefill.
+        const OperatingPoint b1 = operating_point(ps, load(LoadMode::batch, 1, m), 0.0, 0.0);
+        CHECK(b1.itl == Approx(b1.step_bare).epsilon(1e-12));
+    }
+}
+
+TEST_CASE("separate prefill stalls decode: ITL = bare step + the others' prefill passes per step", "[point][seen]") {
+    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 101);
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
+    // τ: the per-call prefill pass (seed 000's) and its elementwise kernels, 2,000 tokens of them.
+    const double tau = mix_demand(ps, 0.0).pre[0].ttft + 2000 * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
+    // A request decodes beside 31 others, starting 31/100 requests per step: their prefill passes stall it.
+    CHECK(p.itl == Approx(p.step_bare + (31.0 / 100.0) * tau).epsilon(1e-12));
+    CHECK(p.ttft == Approx(tau + 0.5 * p.step_bare).epsilon(1e-12));
+    // Chunked prefill reads the weights once per step for both: never slower here.
+    const OperatingPoint c = operating_point(ps, load(LoadMode::batch, 32), 0.0, 0.0);
+    CHECK(c.itl < p.itl);
+}
+
+}  // namespace kvroof
