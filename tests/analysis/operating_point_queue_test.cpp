@@ -50,7 +50,9 @@ TEST_CASE("an open loop whose steady state does not fit in memory saturates at t
     CHECK(over.saturated);  // not a point that holds more KV than HBM, which offload would then seem to fix
     CHECK(over.fits);
     CHECK(over.hbm_used <= over.hbm_capacity);
-    CHECK(over.throughput == Approx(full.throughput));
+    // The memory-full point is a closed loop: a request's own prefill (1/C of the chunk stream) is not in its
+    // steps, while every arrival of an open loop is someone else's. They part by 0.2 %.
+    CHECK(over.throughput == Approx(full.throughput).epsilon(0.005));
     CHECK(over.throughput >= under.throughput);
     // At f = 0.01 too, the open loop is no faster than that f's memory-full point.
     const OperatingPoint over_f = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.01, 0.0);
@@ -66,7 +68,7 @@ TEST_CASE("a request waiting for the chunk budget holds no KV for its new tokens
     const PreparedScenario ps(s);
     const OperatingPoint c60 = operating_point(ps, load(LoadMode::concurrency, 60), 0.0, 0.0);
     REQUIRE(c60.prefill_bound);
-    CHECK(c60.running == Approx(52.08).margin(0.01));
+    CHECK(c60.running == Approx(52.31).margin(0.01));
     for (const double c : {100.0, 200.0}) {
         const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, c), 0.0, 0.0);
         CHECK(p.prefill_bound);

@@ -90,20 +90,67 @@ TEST_CASE("a request shares its steps with the others: more clients or a larger 
             last_c = c.itl;
             last_b = b.itl;
         }
-        // A fixed batch of one is one request alone: its decode step, no one else's prefill.
+        // A fixed batch of one keeps its replacements' prefill in the GPU's time: it serves no more than one client.
         const OperatingPoint b1 = operating_point(ps, load(LoadMode::batch, 1, m), 0.0, 0.0);
-        CHECK(b1.itl == Approx(b1.step_bare).epsilon(1e-12));
+        const OperatingPoint c1 = operating_point(ps, load(LoadMode::concurrency, 1, m), 0.0, 0.0);
+        CHECK(b1.throughput <= c1.throughput * 1.02);
+        CHECK(b1.itl > b1.step_bare);
     }
 }
 
-TEST_CASE("separate prefill stalls decode: ITL = bare step + the others' prefill passes per step", "[point][seen]") {
+TEST_CASE("clients queued for --max-seqs share a request's steps with the requests that run, no more", "[point][seen]") {
+    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const PreparedScenario ps(s);
+    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    // Two clients, one request at a time: the one running decodes alone, the other waits.
+    LoadSpec two = load(LoadMode::concurrency, 2);
+    two.max_seqs = 1;
+    const OperatingPoint q = operating_point(ps, two, 0.0, 0.0);
+    CHECK(q.memory_queued);
+    CHECK(q.itl == Approx(one.itl).epsilon(1e-9));
+    CHECK(q.throughput == Approx(one.throughput).epsilon(1e-6));
+    // One request sent at once with separate prefill (no wave): the request alone, however it is asked.
+    LoadSpec all = load(LoadMode::saturate, 0, PrefillMode::separate), c1 = load(LoadMode::concurrency, 1, PrefillMode::separate);
+    all.requests = c1.requests = 1;
+    const OperatingPoint a = operating_point(ps, all, 0.0, 0.0), b = operating_point(ps, c1, 0.0, 0.0);
+    CHECK(a.itl == Approx(b.itl).epsilon(1e-9));
+    CHECK(a.throughput == Approx(b.throughput).epsilon(1e-6));
+}
+
+TEST_CASE("more clients never lower throughput: across the chunk budget, --max-seqs and memory", "[point][seen]") {
+    auto rising = [](const PreparedScenario& ps, LoadSpec l, double from, double to, double step) {
+        double last = 0;
+        for (double c = from; c <= to; c += step) {
+            l.value = c;
+            const OperatingPoint p = operating_point(ps, l, 0.0, 0.0);
+            INFO("clients " << c);
+            CHECK(p.throughput >= last * (1 - 1e-9));
+            last = p.throughput;
+        }
+    };
+    // 8,000-token prompts, 20 tokens out: prefill-heavy, the chunk budget binds from about 7 clients.
+    const Scenario heavy_s = bench("h200", "llama-3.1-8b", 8000, 20);
+    const PreparedScenario heavy(heavy_s);
+    rising(heavy, load(LoadMode::concurrency, 1), 1, 12, 1);
+    // The requests the engine runs capped at 4, and memory full at about 418 clients.
+    const Scenario s = bench("h200", "llama-3.1-8b", 2000, 500);
+    const PreparedScenario ps(s);
+    for (const PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
+        LoadSpec capped = load(LoadMode::concurrency, 1, m);
+        capped.max_seqs = 4;
+        rising(ps, capped, 1, 8, 0.5);
+    }
+    rising(ps, load(LoadMode::concurrency, 1), 400, 440, 2);
+}
+
+TEST_CASE("separate prefill stalls decode: ITL = bare step + the prefill passes per step", "[point][seen]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 101);
     const PreparedScenario ps(s);
     const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
     // τ: the per-call prefill pass (seed 000's) and its elementwise kernels, 2,000 tokens of them.
     const double tau = mix_demand(ps, 0.0).pre[0].ttft + 2000 * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
-    // A request decodes beside 31 others, starting 31/100 requests per step: their prefill passes stall it.
-    CHECK(p.itl == Approx(p.step_bare + (31.0 / 100.0) * tau).epsilon(1e-12));
+    // A fixed batch of 32 is 32 sequences in every step, their replacements' prefill passes among them.
+    CHECK(p.itl == Approx(p.step_bare + (32.0 / 100.0) * tau).epsilon(1e-12));
     CHECK(p.ttft == Approx(tau + 0.5 * p.step_bare).epsilon(1e-12));
     // Chunked prefill reads the weights once per step for both: never slower here.
     const OperatingPoint c = operating_point(ps, load(LoadMode::batch, 32), 0.0, 0.0);

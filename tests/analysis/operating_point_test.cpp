@@ -129,13 +129,11 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
     const LoadSpec l = load(LoadMode::batch, 16);
     const OperatingPoint p = operating_point(ps, l, 0.0, 0.0);
     const detail::PointInputs in = detail::point_inputs(ps, 0.0, l);
-    // 16 sequences each decoding 1,999 steps start x = 16/1999 requests per step. A decoding request shares its
-    // steps with the 15 others, whose 20,000-token prompts come in 2,048-token chunks: φ = 15·20000 / (1999·2048)
-    // of its steps carry one.
-    const double x = 16.0 / 1999.0, x_o = 15.0 / 1999.0, phi = 15.0 * 20000.0 / (1999.0 * 2048.0);
-    CHECK(detail::prefill_step_share(in, x_o, 2048) == Approx(phi).epsilon(1e-12));
-    const detail::StepContent chunk = detail::step_content(ps, in, x, StepPrefill::mean, 0, x_o / phi);
-    CHECK(chunk.decode_tokens == Approx(16).epsilon(1e-12));
+    // 16 sequences each decoding 1,999 steps start x = 16/1999 requests per step, P = 20,000·x prefill tokens per
+    // step, and the prompt comes in 2,048-token chunks: φ = 16·20000 / (1999·2048) of the steps carry one.
+    const double x = 16.0 / 1999.0, phi = 16.0 * 20000.0 / (1999.0 * 2048.0);
+    CHECK(detail::prefill_step_share(in, x, 2048) == Approx(phi).epsilon(1e-12));
+    const detail::StepContent chunk = detail::step_content(ps, in, x, StepPrefill::mean, 0, x / phi);
     CHECK(chunk.prefill_tokens == Approx(2048).epsilon(1e-12));
     const double with = detail::step_time(ps, chunk, 0.0, 0.0), without = p.step_bare;
     CHECK(p.itl == Approx(phi * with + (1 - phi) * without).epsilon(1e-12));
@@ -148,19 +146,14 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
     const PreparedScenario one(one_s);
     const LoadSpec l1 = load(LoadMode::batch, 1);
     CHECK(detail::prefill_step_share(detail::point_inputs(one, 0.0, l1), 1.0 / 199.0, 2048) == Approx(1.0 / 199.0));
-    // When the budget binds (x = 512/8000), the requests beyond it queue and every step carries a chunk of
-    // another's prompt: a decoding request's steps are all prefill steps, with its own decode token.
+    // When every step carries prefill (the budget binds), the step is the mean step: nothing changes.
     const Scenario full_s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
     const PreparedScenario full(full_s);
     const LoadSpec lf = load(LoadMode::batch, 64, PrefillMode::chunked, 512);
     const OperatingPoint b = operating_point(full, lf, 0.0, 0.0);
     const detail::PointInputs inf = detail::point_inputs(full, 0.0, lf);
-    const double xf = b.starts_per_step;
-    REQUIRE(xf == Approx(512.0 / 8000.0).epsilon(1e-12));
-    CHECK(detail::prefill_step_share(inf, xf, 512) == Approx(1.0));
-    const detail::StepContent seen = detail::step_content(full, inf, xf + 1.0, StepPrefill::mean, 0, xf);
-    CHECK(seen.prefill_tokens == Approx(512).epsilon(1e-12));
-    CHECK(b.itl == Approx(detail::step_time(full, seen, 0.0, 0.0)).epsilon(1e-12));
+    CHECK(detail::prefill_step_share(inf, b.starts_per_step, 512) == Approx(1.0));
+    CHECK(b.itl == Approx(detail::step_time(full, inf, 0.0, 0.0, b.starts_per_step, StepPrefill::mean)).epsilon(1e-12));
 }
 
 TEST_CASE("the chunk budget caps the starts: prefill-bound points queue, fixed batches shrink", "[point]") {
@@ -228,13 +221,12 @@ TEST_CASE("the solved mode under engine physics: the most clients that fit and m
     // One client more breaks a constraint: here the 30 ms ITL.
     const OperatingPoint more = operating_point(ps, load(LoadMode::concurrency, b.running * 1.01), 0.0, 0.0);
     CHECK_FALSE(more.within_slo_tpot);
-    // Without an SLO the best load is as full as memory allows, as --concurrency max: C clients and no queue, so
-    // a request's steps carry (C − 1)/C of the chunk stream where a standing queue's carry all of it (0.4 % here).
+    // Without an SLO the best load is as full as memory allows: --concurrency max.
     const Scenario free =
         bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("slo-tpot", "none"); });
     const PreparedScenario pf(free);
     CHECK(operating_point(pf, best, 0.0, 0.0).throughput ==
-          Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(0.006));
+          Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
 }
 
 TEST_CASE("max_seqs caps the requests the engine runs, the rest queue, and a rate beyond it saturates", "[point]") {

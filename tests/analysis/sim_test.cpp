@@ -119,14 +119,14 @@ TEST_CASE("the gap is named from what the run observed", "[sim]") {
     const SimResult stall = simulate(test::default_scenario(), closed_loop(8, 1000));
     CHECK(stall.gap_throughput < -0.1);
     CHECK(stall.mechanism == SimGap::admission_stall);
-    // Poisson arrivals of codex calls on an 8B model: ITL per token well above the mean step.
+    // Poisson arrivals of codex calls on an 8B model near its capacity: ITL per token well above the mean step.
     io::ScenarioInputs in;
     in.set("hardware", "h200");
     in.set("model", "llama-3.1-8b");
     in.set("idle", "park");
     SimSpec open = closed_loop(1, 3000);
     open.load.mode = LoadMode::request_rate;
-    open.load.value = 0.4;
+    open.load.value = 0.5;
     const SimResult burst = simulate(io::build_scenario(in).scenario, open);
     CHECK(burst.itl.mean > 1.1 * burst.mean_step);
     CHECK(burst.mechanism == SimGap::burstiness);

@@ -190,11 +190,12 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // the static batch's queue
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.234);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
-    // 0.255 before one wave, 0.249 before the static batch's queue, 0.233 before ITL was the step a request sees
-    CHECK(t.itl.mape_kvroof <= 0.233);
+    // 0.255 before one wave, 0.249 before the static batch's queue
+    CHECK(t.itl.mape_kvroof <= 0.234);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
-    // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue
-    CHECK(t.throughput.mape_kvroof <= 0.381);
+    // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue, 0.380 before ITL
+    // was the step a request sees
+    CHECK(t.throughput.mape_kvroof <= 0.382);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -213,12 +214,12 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.throughput_one_gpu.n == 10);
     // 0.202 before the engine limits, 0.157 with them, 0.488 with the v1.0 points' FP8 KV and the KV memory share,
     // 0.349 with chunked prefill in whole pieces (found by tracing a hold-out point: not an independent check),
-    // 0.289 with the elementwise traffic, 0.283 with ITL the step a request sees
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.284);
+    // 0.289 with the elementwise traffic, 0.291 with ITL the step a request sees
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.291);
     // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
     // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces, 0.275 with the elementwise traffic, 0.262
-    // with the open-loop points' finite runs, 0.253 with one wave, 0.250 with ITL the step a request sees
-    CHECK(t.throughput.mape_kvroof <= 0.251);
+    // with the open-loop points' finite runs, 0.253 with one wave
+    CHECK(t.throughput.mape_kvroof <= 0.254);
     CHECK(t.itl.n == 5);
     // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
     // (of the five TP4 ITL points, the two at max load were already predicted slow, +14 % and +35 %, and the traffic
@@ -277,11 +278,11 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
     // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic, 0.043 with the open-loop
-    // points' finite runs, 0.041 with one wave, 0.045 with ITL the step a request sees. Pinned so that it may not
+    // points' finite runs, 0.041 with one wave, 0.040 with ITL the step a request sees. Pinned so that it may not
     // grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.045);
+    CHECK(h.gain.median_kvroof <= 0.041);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

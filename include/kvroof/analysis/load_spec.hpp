@@ -54,9 +54,8 @@ struct LoadSpec {
     // the last ones (finite_run, operating_point.hpp). Clients, and every
     // request at once: no more than this many run at once.
     double requests = std::numeric_limits<double>::infinity();
-    // Set by the solvers, not asked: requests wait in a standing queue (every
-    // request at once, clients beyond what memory or the chunk budget admits),
-    // so every request that starts while one decodes is another's.
+    // Set by the solvers, not asked: the chunk budget binds and the requests
+    // beyond it queue, so every step carries another request's chunk.
     bool backlog = false;
 
     void check_validity() const {

@@ -28,8 +28,10 @@
 //   separate: T_bare = the decode step alone; every request's prefill is its own
 //             pass τ_i (call_demand.hpp, weights read again) between steps:
 //             ITL = T_bare + x_o·Σ p·τ (the others'),  TTFT_i = τ_i + ½·β·T_bare
-// Throughput (output tokens/s) = x·Σ p·O / ITL. Closed loop (Little's law):
-//   C = (x/ITL)·Σ p·(TTFT + D·ITL + idle).
+// The GPU steps at T_gpu, the same step with every start's decode and prefill
+// (for a fixed batch the step a request sees), so requests complete at x/T_gpu
+// a second: throughput (output tokens/s) = x·Σ p·O / T_gpu. Closed loop
+// (Little's law): C = (x/T_gpu)·Σ p·(TTFT + D·ITL + idle).
 // Memory is the fluid occupancy, the time-average of what sessions hold, since
 // paged engines allocate KV as tokens arrive: decoding sequences hold S + O/2
 // on average, prefilling ones S_c + A/2, idle ones (hold) S + O. As engines
@@ -109,7 +111,6 @@ inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
     const bool slos = load.mode == LoadMode::best;
     LoadSpec c = load;
     c.mode = LoadMode::concurrency;
-    c.backlog = !slos;  // every request at once, or clients beyond memory: the rest wait
     auto at = [&](double clients) {
         c.value = clients;
         OperatingPoint p = unqueued_point(ps, c, f, ov);

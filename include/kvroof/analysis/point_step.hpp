@@ -14,47 +14,10 @@
 
 #include "kvroof/analysis/load_spec.hpp"
 #include "kvroof/analysis/mix_demand.hpp"
+#include "kvroof/analysis/point_result.hpp"
 #include "kvroof/analysis/resource.hpp"
 
 namespace kvroof {
-
-struct OperatingPoint {
-    double f = 0, ov = 0;
-    bool weights_fit = true;  // the weights fit in HBM
-    bool session_fits = true;  // one session at its longest (S + O) fits where its KV lives
-    bool fits = true;  // all of the above, and the fluid occupancy fits HBM and DRAM
-    bool prefill_bound = false;  // the chunk budget, not the load asked, limits the requests started per step
-    bool within_slo_tpot = true;  // ITL (or the bare step, --slo-tpot-bounds step) within --slo-tpot
-    bool within_slo_ttft = true;  // TTFT within --slo-ttft
-    // request_rate: more than the system serves; shown as full as memory allows (saturate)
-    bool saturated = false;
-    bool one_wave = false;  // a finite run sent at once runs in one wave (operating_point.hpp, one_wave)
-    bool memory_queued = false;  // concurrency: not every request is admitted at once (memory or max_seqs); the rest wait
-    double running = 0;  // requests in the engine, decoding or prefilling (not queued, not idle)
-    double batch = 0;  // B, sequences decoding (time average)
-    double concurrency = 0;  // C, requests in the system (decoding, prefilling, queued, idle)
-    double starts_per_step = 0;  // x
-    double prefill_tokens_per_step = 0;  // P (chunked), or prefill tokens per decode step (separate)
-    double step = 0;  // s, the step with its interleaved prefill (chunked) = ITL; the bare step (separate)
-    double step_bare = 0;  // s, the decode-only step a decoding request sees: itself beside the B_o others
-    double step_allreduce = 0;  // s, the tensor-parallel all-reduces in `step` (0 at one GPU)
-    double itl = 0;  // s, mean time between a user's tokens after the first
-    double ttft = 0;  // s, call-weighted mean
-    double queue_wait = 0;  // s, in TTFT: waiting for the chunk budget (concurrency, prefill-bound)
-    double e2e = 0;  // s, TTFT + D·ITL, call-weighted mean
-    double requests_per_s = 0;
-    double throughput = 0;  // output tokens/s, all GPUs (over the run when LoadSpec::requests is finite, finite_run)
-    double steady_throughput = 0;  // output tokens/s, all GPUs, in the steady state (throughput without the run's drain)
-    double throughput_per_gpu = 0;
-    double throughput_per_user = 0;  // 1 / ITL, tokens/s one decoding user sees
-    double kv_tokens = 0;  // KV tokens held (fluid occupancy; with window or linear layers, KV bytes held / kv per token)
-    double hbm_used = 0, hbm_capacity = 0;  // bytes, weights + GPU share of the KV; capacity minus reserve
-    double dram_used = 0, dram_capacity = 0;  // bytes
-    Resource binding = Resource::gpu_hbm;  // what sets the step: gpu_compute, gpu_hbm, or the offloaded path's busiest
-
-    // Requests decoding or prefilling (Little's law over a request's time in the engine).
-    [[nodiscard]] double in_engine() const noexcept { return requests_per_s * (e2e - queue_wait); }
-};
 
 namespace detail {
 // Per class, what one request asks: decode per token at its mean context,
@@ -289,37 +252,59 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     return phi * with + (1.0 - phi) * without;
 }
 
-// The others' starts per step that a decoding request shares its steps with,
-// when all requests start x per step (x = λ·ITL). Open loop: every other
-// request (Poisson arrivals see the time average), x. C clients: the other
-// C − 1 (the arrival theorem's system with one client fewer, taken at C's
-// occupancy), x·(C − 1)/C. A fixed batch B: the B − 1 others, x·(B − 1)/B
-// (x − 1/Σp·D). With a standing queue (LoadSpec::backlog) the starts are set
-// by the engine, not by the clients: every start is another's, x.
-[[nodiscard]] inline double others_per_step(const LoadSpec& load, double x) noexcept {
-    if (load.backlog || (load.mode != LoadMode::batch && load.mode != LoadMode::concurrency)) return x;
-    return load.value > 1.0 ? x * (load.value - 1.0) / load.value : 0.0;
+// Whose work is in the steps a decoding request sees, in starts per step
+// (x: the GPU's). A fixed batch B is B sequences in every step, their
+// replacements' prefill among them: the GPU's own mean step. Otherwise the
+// request's own decode token beside the others' x_o·Σp·D, and the others' x_o
+// prefills a step (its own is over before it decodes): an open loop x_o = x
+// (Poisson arrivals see the time average); C clients x·(C − 1)/C (the arrival
+// theorem's system with one client fewer, taken at C's occupancy; queued for
+// memory or --max-seqs, C is the clients that run); when the chunk budget
+// binds (LoadSpec::backlog) every step carries another's chunk, x.
+struct Sharing {
+    double decode = 0, prefill = 0;  // starts per step whose decode tokens, and whose prefill, the step carries
+};
+[[nodiscard]] inline Sharing seen_sharing(const PointInputs& in, const LoadSpec& load, double x) noexcept {
+    if (load.mode == LoadMode::batch) return {x, x};
+    double x_o = x;
+    if (load.mode == LoadMode::concurrency && !load.backlog) x_o = load.value > 1.0 ? x * (load.value - 1.0) / load.value : 0.0;
+    return {in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o, x_o};
 }
 
-// Everything at x starts per step; queue_wait added to every TTFT. The step a
-// user sees is a request's own: its decode token beside the others' B_o =
-// x_o·Σp·D, and only the others' prefill (x_o starts per step) — its own
-// prefill is over before it decodes. Where B is large this is the fluid
-// mean step; where it is small the two differ: one request alone decodes in
-// a batch of one, not of its time-average B < 1 (docs/model.md, "What one
-// request sees"). B = x·Σp·D stays the time-average decoding (Little's law).
+// The decode-only step and the step with its prefill (chunked: whole pieces;
+// separate: the prefill passes stall it) for that sharing, and what binds it.
+struct StepPair {
+    double bare = 0, with = 0;  // s
+    Resource binding = Resource::gpu_hbm;
+};
+[[nodiscard]] inline StepPair steps_of(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
+                                       double ov, Sharing s, double mean_tau) {
+    StepPair t;
+    Resource bare_b = Resource::gpu_hbm;
+    t.bare = step_time(ps, in, f, ov, s.decode, StepPrefill::none, 0, &bare_b);
+    if (load.prefill == PrefillMode::chunked) {
+        t.with = chunked_step_time(ps, in, f, ov, s.decode, s.prefill, load.chunk, t.bare, bare_b, &t.binding);
+    } else {
+        t.binding = bare_b;
+        t.with = t.bare + s.prefill * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
+    }
+    return t;
+}
+
+// Everything at x starts per step; queue_wait added to every TTFT. The GPU
+// steps at its fluid mean step T (every start's decode and prefill), so
+// requests complete at x/T a second; what a user sees is the step of its own
+// sharing (seen_sharing): ITL, the bare step, TTFT's chunk steps and so e2e.
+// Where B is large the two steps agree; where it is small they do not: one
+// request alone decodes in a batch of one, not of a mean B < 1 (docs/model.md,
+// "What one request sees"). B, the time average decoding, is (x/T)·Σp·D·ITL.
 [[nodiscard]] inline OperatingPoint point_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
                                              double ov, double x, double queue_wait) {
     OperatingPoint r;
     r.f = f;
     r.ov = ov;
     r.starts_per_step = x;
-    r.batch = x * in.sum_pD;
-    const bool chunked = load.prefill == PrefillMode::chunked;
-    const double x_o = others_per_step(load, x);  // the others' starts per step
-    const double x_seen = in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o;  // decoding in its steps, with itself
-    Resource bare_binding = Resource::gpu_hbm;
-    r.step_bare = step_time(ps, in, f, ov, x_seen, StepPrefill::none, 0, &bare_binding);
+    const bool chunked = load.prefill == PrefillMode::chunked, fixed = load.mode == LoadMode::batch;
     std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
     double mean_tau = 0;  // Σ p·τ
     for (std::size_t i = 0; i < in.n; ++i) {
@@ -328,28 +313,28 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         tau[i] = combine(Seconds(gpu), Seconds(in.cls[i].pre.offload_part), ov).raw();
         mean_tau += in.cls[i].p * tau[i];
     }
-    if (chunked) {
-        r.step = chunked_step_time(ps, in, f, ov, x_seen, x_o, load.chunk, r.step_bare, bare_binding, &r.binding);
-        r.itl = r.step;
-    } else {
-        r.binding = bare_binding;
-        r.step = r.step_bare;
-        r.itl = r.step_bare + x_o * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
-    }
+    const Sharing seen = seen_sharing(in, load, x);
+    const StepPair mine = steps_of(ps, in, load, f, ov, seen, mean_tau);
+    const double gpu_step = fixed ? mine.with : steps_of(ps, in, load, f, ov, {x, x}, mean_tau).with;
+    r.step_bare = mine.bare;
+    r.itl = mine.with;
+    r.step = chunked ? mine.with : mine.bare;
+    r.binding = mine.binding;
     r.prefill_tokens_per_step = x * in.sum_pA;
-    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, x_seen * in.sum_pD + (chunked ? x_o * in.sum_pA : 0.0));
+    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, seen.decode * in.sum_pD + (chunked ? seen.prefill * in.sum_pA : 0.0));
     r.queue_wait = queue_wait;
-    // A request waits for the step under way only when the others keep the GPU stepping: the chance
-    // that any of the n_o others in the engine (decoding, or prefilling over its chunks) is there.
-    double others = x_o * in.sum_pD;
-    for (std::size_t i = 0; i < in.n; ++i) others += x_o * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
-    const double busy = 1.0 - std::exp(-others);
+    // A request waits for the step under way only when the others keep the GPU stepping (a fixed batch always
+    // does): the chance that any of the n_o others in the engine (decoding, or prefilling over its chunks) is there.
+    double others = seen.prefill * in.sum_pD;
+    for (std::size_t i = 0; i < in.n; ++i) others += seen.prefill * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
+    const double busy = fixed ? 1.0 : 1.0 - std::exp(-others);
+    const double beside = fixed ? x : seen.prefill;  // starts per step whose decode tokens share its prefill's steps
     double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
         // Chunked: the step under way, then its chunks, each in a step with the others decoding.
         const double ttft =
-            queue_wait + (chunked ? 0.5 * busy * r.step + c.chunks * step_time(ps, in, f, ov, x_o, StepPrefill::own_chunk, i)
+            queue_wait + (chunked ? 0.5 * busy * r.step + c.chunks * step_time(ps, in, f, ov, beside, StepPrefill::own_chunk, i)
                                   : tau[i] + 0.5 * busy * r.step_bare);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
@@ -359,13 +344,14 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
         held_decode += c.p * c.D * kv_tokens_held(ps.mc, c.S + 0.5 * c.O);
         held_idle += c.p * c.idle * kv_tokens_held(ps.mc, c.S + c.O);
     }
-    r.requests_per_s = r.itl > 0 ? x / r.itl : 0.0;
+    r.requests_per_s = gpu_step > 0 ? x / gpu_step : 0.0;
+    r.batch = r.requests_per_s * in.sum_pD * r.itl;
     r.throughput = r.requests_per_s * in.sum_pO;
     r.throughput_per_gpu = r.throughput / replica_gpus(ps.scenario->hardware);
     r.throughput_per_user = r.itl > 0 ? 1.0 / r.itl : 0.0;
     r.concurrency = r.requests_per_s * (r.e2e + in.sum_p_idle);
     const double kv = ps.mc.kv_per_token.raw();
-    const double decoding = x * held_decode, prefilling = r.requests_per_s * held_prefill;
+    const double decoding = r.requests_per_s * r.itl * held_decode, prefilling = r.requests_per_s * held_prefill;
     const double idle = load.mode == LoadMode::concurrency ? r.requests_per_s * held_idle : 0.0;
     r.kv_tokens = decoding + prefilling + idle;
     const bool park = ps.idle == IdlePolicy::park;
