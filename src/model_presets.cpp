@@ -102,6 +102,7 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
                          "qk_nope_head_dim",
                          "v_head_dim",
                          "published_params_B",
+                         "max_context",
                          "index_topk",
                          "index_heads",
                          "index_head_dim",
@@ -133,6 +134,8 @@ ModelSpec model_from_json(std::string_view where, const json& m, std::string nam
     read_mlp_and_layer_kinds(where, m, s);
     s.published_params = number_or(where, m, "published_params_B", 0.0) * 1e9;
     check::in_range(fmt::format("{}: published_params_B", where), s.published_params / 1e9, 0.0, 1e9);
+    s.max_context = number_or(where, m, "max_context", 0.0);
+    check::in_range(fmt::format("{}: max_context", where), s.max_context, 0.0, 1e9);
     if (m.contains("checkpoint_weights")) {  // the released checkpoint's format (its quantization_config)
         s.checkpoint_weights = parse_dtype(fmt::format("{}: checkpoint_weights", where), string(where, m, "checkpoint_weights"));
         s.checkpoint_weights_from = "the released checkpoint";
@@ -303,6 +306,8 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     s.vocab = field(where, m, "vocab_size", "vocab");
     s.intermediate = field_or(where, m, "intermediate_size", "intermediate", 0);
     s.tied_embeddings = boolean_or(where, m, "tie_word_embeddings", false);
+    s.max_context = number_or(where, m, "max_position_embeddings", 0.0);
+    check::in_range(fmt::format("{}: max_position_embeddings", where), s.max_context, 0.0, 1e9);
     read_layer_kinds(where, in, m, s);
     if (m.contains("kv_lora_rank") && !m.at("kv_lora_rank").is_null()) {
         s.attention = Attention::mla;

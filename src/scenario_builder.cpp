@@ -155,6 +155,22 @@ std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const 
 }
 }  // namespace
 
+std::vector<std::string> context_warnings(const Scenario& s) {
+    std::vector<std::string> out;
+    const double window = s.model.max_context;
+    if (!(window > 0)) return out;
+    for (const MixEntry& e : s.mix.entries) {
+        const double end = e.cls.context() + e.cls.o_output;
+        if (end <= window) continue;
+        out.push_back(fmt::format(
+            "workload class '{}': its context at the end of a call, S + O = {:.0f} tokens, is longer than {}'s context "
+            "window of {:.0f} tokens (max_position_embeddings): an engine serves it only with RoPE scaling such as "
+            "YaRN, which the figures assume",
+            e.cls.name, end, s.model.name, window));
+    }
+    return out;
+}
+
 BuiltScenario build_scenario(const ScenarioInputs& in) {
     BuiltScenario out;
     assemble(decode_inputs(in), out.scenario);

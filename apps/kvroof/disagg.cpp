@@ -41,8 +41,7 @@ void run_gpu_pools(const DisaggOptionsText& o, const io::BuiltScenario& built) {
 void run_disagg(const DisaggOptionsText& o) {
     if (o.arch != "cpu-decode" && o.arch != "gpu-pools")
         throw InputError(fmt::format("--arch: must be cpu-decode or gpu-pools, got '{}'", o.arch));
-    io::BuiltScenario built = build_scenario_warning(o.scenario);
-    apply_benchmark_workload(o.bench, o.scenario, built);
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     if (o.arch == "gpu-pools") return run_gpu_pools(o, built);
     if (o.chunk) throw InputError("--prefill-chunk: needs --arch gpu-pools");
     PlotOutput plot(o.plot);

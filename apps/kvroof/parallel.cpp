@@ -31,8 +31,7 @@ LoadSpec parallel_load(const ParallelOptionsText& o) {
 }
 
 void run_parallel(const ParallelOptionsText& o) {
-    io::BuiltScenario built = build_scenario_warning(o.scenario);
-    apply_benchmark_workload(o.bench, o.scenario, built);
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const LoadSpec load = parallel_load(o);
     PlotOutput plot(o.plot);
     const io::ParallelReport r = io::parallel_report(built.scenario, load);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "kvroof/analysis/point_step.hpp"
 #include "kvroof/io/atomic_write.hpp"
@@ -128,9 +130,25 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
         "steady state");
 }
 
+namespace {
+// The built scenario's warnings and its workload's, on stderr.
+void print_warnings(const io::BuiltScenario& b) {
+    std::vector<std::string> all = b.warnings;
+    for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
+    for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s\n", w.c_str());
+}
+}  // namespace
+
 io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {
     io::BuiltScenario b = io::build_scenario(in);
-    for (const auto& w : b.warnings) std::fprintf(stderr, "kvroof: warning: %s\n", w.c_str());
+    print_warnings(b);
+    return b;
+}
+
+io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench) {
+    io::BuiltScenario b = io::build_scenario(in);
+    apply_benchmark_workload(bench, in, b);
+    print_warnings(b);
     return b;
 }
 

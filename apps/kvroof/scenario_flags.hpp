@@ -118,8 +118,11 @@ struct OutputOptions {
     bool json = false;
     std::string report;
 };
-// build_scenario, with each warning of the inputs (BuiltScenario::warnings) on stderr.
+// build_scenario, with each warning of the inputs (BuiltScenario::warnings, and
+// a workload longer than the model's context window) on stderr.
 [[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in);
+// The same with --isl/--osl/--prefix applied first (apply_benchmark_workload).
+[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench);
 void add_output_flags(CLI::App& app, OutputOptions& out);
 
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to

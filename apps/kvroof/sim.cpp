@@ -81,8 +81,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
 }
 
 void run_sim(const SimOptionsText& o) {
-    io::BuiltScenario built = io::build_scenario(o.scenario);
-    apply_benchmark_workload(o.bench, o.scenario, built);
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const SimSpec spec = sim_spec(o);
     if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
     const io::SimReport r = io::sim_report(built.scenario, spec);

@@ -77,8 +77,7 @@ void emit_calibrated(const VerdictOptionsText& o, const std::optional<io::Calibr
 }
 
 void run_verdict(const VerdictOptionsText& o) {
-    io::BuiltScenario built = build_scenario_warning(o.scenario);
-    apply_benchmark_workload(o.bench, o.scenario, built);
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const std::optional<io::CalibrationFile> cal = apply_calibration(o, built);
     const std::optional<LoadSpec> load = load_spec(o);
     if (load && load->mode == LoadMode::batch &&

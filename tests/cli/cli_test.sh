@@ -27,6 +27,11 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
 "$kvroof" verdict --hardware H200 --model Llama-3.1-8B | tail -n 1 | grep -q '^VERDICT: ' && ok || bad "preset names are case-insensitive"
 "$kvroof" verdict --hbm-cap 80TB 2>"$tmp/warn" >/dev/null && grep -q '^kvroof: warning: --hbm-cap 80TB per GPU is above every sourced GPU preset (the most: 288 GB, mi355x)' "$tmp/warn" \
     && ok || bad "a per-GPU capacity above every sourced GPU is warned about"
+"$kvroof" verdict --model llama-2-7b --isl 4000 --osl 200 --concurrency 4 2>"$tmp/warn" >/dev/null \
+    && grep -q "^kvroof: warning: workload class 'benchmark': its context at the end of a call, S + O = 4200 tokens, is longer than llama-2-7b's context window of 4096 tokens" "$tmp/warn" \
+    && ok || bad "a request longer than the model's context window is warned about"
+"$kvroof" verdict --model llama-2-7b --isl 100 --osl 100 --concurrency 4 2>"$tmp/warn" >/dev/null && ! grep -q "context window" "$tmp/warn" \
+    && ok || bad "--isl/--osl replace the default workload before its context is checked"
 "$kvroof" help terms | grep -q '^  MARGINAL$' && "$kvroof" help terms | grep -q '^  κ_crit$' && ok || bad "help terms"
 "$kvroof" verdict --help | grep -q -- '--cpus-per-gpu .*\[default: from --hardware; gb200: 0.5\]' && ok || bad "--help shows the preset's default value"
 "$kvroof" verdict --report "$tmp/a.md" >/dev/null && "$kvroof" verdict --report "$tmp/b.md" >/dev/null && cmp -s "$tmp/a.md" "$tmp/b.md" && ok || bad "--report not byte-identical on rerun"

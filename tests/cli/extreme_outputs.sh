@@ -15,7 +15,8 @@ check() {
     "$kvroof" "$@" >"$out" 2>"$err"
     rc=$?
     if [ $rc -ne 0 ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> exit $rc: $(head -c 300 "$err")"; return; fi
-    if [ -s "$err" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> wrote to stderr: $(head -c 300 "$err")"; return; fi
+    # Nothing on stderr but warnings (a context beyond the model's window is one, and is said).
+    if grep -qv '^kvroof: warning: ' "$err"; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> wrote to stderr: $(head -c 300 "$err")"; return; fi
     local hit
     hit=$(grep -nEi '(^|[^a-z_])(-?nan|-?inf|infinity)([^a-z_]|$)' "$out" | head -n 3)
     if [ -n "$hit" ]; then fail=$((fail + 1)); echo "FAIL: kvroof $* -> nan/inf in output: $hit"; return; fi

@@ -137,3 +137,29 @@ TEST_CASE("scenario overrides apply and are recorded", "[presets][scenario]") {
     both.set("workload", "codex");
     CHECK_THROWS_AS(io::build_scenario(both), InputError);
 }
+
+TEST_CASE("a model's context window is its config's max_position_embeddings, and a longer workload is said",
+          "[presets][context]") {
+    for (const auto& n : io::preset_names("models")) {
+        INFO(n);
+        CHECK(io::load_model("--model", n).max_context > 0);
+    }
+    const std::string dir = KVROOF_TEST_FIXTURES;
+    const ModelSpec llama = io::load_model("--model", dir + "/hf_llama_3_1_70b_config.json");
+    CHECK(llama.max_context == 131072);
+    CHECK(io::load_model("--model", "llama-3.1-70b").max_context == llama.max_context);
+    CHECK(io::load_model("--model", dir + "/hf_llama_2_70b_config.json").max_context == 4096);
+    // The default codex call holds S + O = 64,338 + 3,991 + 520 = 68,849 tokens at its end: within Llama-3.1's
+    // 131,072, beyond Qwen3-32B's 40,960 (served with YaRN).
+    io::ScenarioInputs in;
+    in.set("model", "llama-3.1-8b");
+    CHECK(io::context_warnings(io::build_scenario(in).scenario).empty());
+    in.set("model", "qwen3-32b");
+    const auto w = io::context_warnings(io::build_scenario(in).scenario);
+    REQUIRE(w.size() == 1);
+    CHECK(w[0].find("68849 tokens") != std::string::npos);
+    CHECK(w[0].find("qwen3-32b's context window of 40960 tokens") != std::string::npos);
+    // A short workload on the same model: nothing to say.
+    in.set("workload", "s_cached=0,a_append=30000,o_output=10960,idle_gap=0s");
+    CHECK(io::context_warnings(io::build_scenario(in).scenario).empty());
+}

@@ -76,6 +76,11 @@ void check_scenario(const Scenario& s);
 // decode_inputs + assemble + check_scenario. Throws InputError naming the flag on any bad value.
 [[nodiscard]] BuiltScenario build_scenario(const ScenarioInputs& in);
 
+// One line for each workload class whose context at the end of a call, S + O,
+// is longer than the model's context window (ModelSpec::max_context): allowed,
+// as engines serve such contexts with RoPE scaling, but said.
+[[nodiscard]] std::vector<std::string> context_warnings(const Scenario& s);
+
 // The decoders of the text knobs (rows of the table), each loading its preset once per process.
 [[nodiscard]] KnobValue decode_hardware(std::string_view flag, std::string_view text);
 [[nodiscard]] KnobValue decode_model(std::string_view flag, std::string_view text);

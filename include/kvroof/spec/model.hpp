@@ -142,6 +142,10 @@ struct ModelSpec {
     std::vector<int> mlp_widths;
     // Published total parameter count, if any (a cross-check, not used in the math).
     double published_params = 0.0;
+    // The context window its position embeddings cover, tokens (a Hugging Face
+    // config's max_position_embeddings; 0: not stated). A longer context is
+    // warned about, not refused: engines serve one with RoPE scaling (YaRN).
+    double max_context = 0.0;
     // The weights' precision the checkpoint itself declares (a Hugging Face
     // quantization_config), and where it was read: the scenario's weight dtype
     // unless --weight-dtype is given.
