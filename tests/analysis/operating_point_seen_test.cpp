@@ -90,7 +90,8 @@ TEST_CASE("a request shares its steps with the others: more clients or a larger 
             last_c = c.itl;
             last_b = b.itl;
         }
-        // A fixed batch of one keeps its replacements' prefill in the GPU's time: it serves no more than one client.
+        // A fixed batch of one keeps its replacements' prefill in the GPU's time: it serves about what one client does
+        // (its replacement's chunks share the one sequence's steps: +0.2 % here, +2.9 % at 100,000/1,000 tokens).
         const OperatingPoint b1 = operating_point(ps, load(LoadMode::batch, 1, m), 0.0, 0.0);
         const OperatingPoint c1 = operating_point(ps, load(LoadMode::concurrency, 1, m), 0.0, 0.0);
         CHECK(b1.throughput <= c1.throughput * 1.02);
