@@ -8,11 +8,22 @@
 #include <fstream>
 #include <string>
 
+#include "kvroof/analysis/load_spec.hpp"
 #include "kvroof/analysis/prefill_study.hpp"
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::test {
+
+// The load of an operating point: mode and value (B, C or R), prefill mode and chunk.
+inline LoadSpec point_load(LoadMode m, double v, PrefillMode p = PrefillMode::chunked, double chunk = 2048) {
+    LoadSpec l;
+    l.mode = m;
+    l.value = v;
+    l.prefill = p;
+    l.chunk = chunk;
+    return l;
+}
 
 inline Scenario default_scenario() { return io::build_scenario(io::ScenarioInputs{}).scenario; }
 

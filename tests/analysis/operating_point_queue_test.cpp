@@ -24,13 +24,6 @@ Scenario h200_8b(double isl, double osl, double prefix = 0) {
     return s;
 }
 
-LoadSpec load(LoadMode m, double v) {
-    LoadSpec l;
-    l.mode = m;
-    l.value = v;
-    return l;
-}
-
 }  // namespace
 
 TEST_CASE("an open loop whose steady state does not fit in memory saturates at the memory-full point", "[point]") {
@@ -38,15 +31,15 @@ TEST_CASE("an open loop whose steady state does not fit in memory saturates at t
     // requests up to about 10.6 req/s. Between the two the engine admits only what fits and the rest queue.
     const Scenario s = h200_8b(2000, 500);
     const PreparedScenario ps(s);
-    const OperatingPoint full = operating_point(ps, load(LoadMode::saturate, 0), 0.0, 0.0);
+    const OperatingPoint full = operating_point(ps, test::point_load(LoadMode::saturate, 0), 0.0, 0.0);
     REQUIRE(full.fits);
     const double r_mem = full.requests_per_s;
     CHECK(r_mem == Approx(10.5).margin(0.1));
-    const OperatingPoint under = operating_point(ps, load(LoadMode::request_rate, 0.95 * r_mem), 0.0, 0.0);
+    const OperatingPoint under = operating_point(ps, test::point_load(LoadMode::request_rate, 0.95 * r_mem), 0.0, 0.0);
     CHECK_FALSE(under.saturated);
     CHECK(under.fits);
     CHECK(under.requests_per_s == Approx(0.95 * r_mem));
-    const OperatingPoint over = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.0, 0.0);
+    const OperatingPoint over = operating_point(ps, test::point_load(LoadMode::request_rate, 1.001 * r_mem), 0.0, 0.0);
     CHECK(over.saturated);  // not a point that holds more KV than HBM, which offload would then seem to fix
     CHECK(over.fits);
     CHECK(over.hbm_used <= over.hbm_capacity);
@@ -55,8 +48,8 @@ TEST_CASE("an open loop whose steady state does not fit in memory saturates at t
     CHECK(over.throughput == Approx(full.throughput).epsilon(0.005));
     CHECK(over.throughput >= under.throughput);
     // At f = 0.01 too, the open loop is no faster than that f's memory-full point.
-    const OperatingPoint over_f = operating_point(ps, load(LoadMode::request_rate, 1.001 * r_mem), 0.01, 0.0);
-    const OperatingPoint full_f = operating_point(ps, load(LoadMode::saturate, 0), 0.01, 0.0);
+    const OperatingPoint over_f = operating_point(ps, test::point_load(LoadMode::request_rate, 1.001 * r_mem), 0.01, 0.0);
+    const OperatingPoint full_f = operating_point(ps, test::point_load(LoadMode::saturate, 0), 0.01, 0.0);
     CHECK(over_f.throughput <= full_f.throughput * (1 + 1e-6));  // two searches' tolerances apart
 }
 
@@ -66,11 +59,11 @@ TEST_CASE("a request waiting for the chunk budget holds no KV for its new tokens
     // used and the requests running are the same at 60, 100 and 200 clients.
     const Scenario s = h200_8b(8000, 200);
     const PreparedScenario ps(s);
-    const OperatingPoint c60 = operating_point(ps, load(LoadMode::concurrency, 60), 0.0, 0.0);
+    const OperatingPoint c60 = operating_point(ps, test::point_load(LoadMode::concurrency, 60), 0.0, 0.0);
     REQUIRE(c60.prefill_bound);
     CHECK(c60.running == Approx(52.31).margin(0.01));
     for (const double c : {100.0, 200.0}) {
-        const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, c), 0.0, 0.0);
+        const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::concurrency, c), 0.0, 0.0);
         CHECK(p.prefill_bound);
         CHECK_FALSE(p.memory_queued);  // memory is half empty: no request waits for it
         CHECK(p.running == Approx(c60.running));
@@ -87,8 +80,8 @@ TEST_CASE("a queued request holds its cached prefix, none of its new tokens", "[
     // 131,072 B a token, and nothing else changes.
     const Scenario s = h200_8b(16000, 100, 8000);
     const PreparedScenario ps(s);
-    const OperatingPoint c40 = operating_point(ps, load(LoadMode::concurrency, 40), 0.0, 0.0);
-    const OperatingPoint c60 = operating_point(ps, load(LoadMode::concurrency, 60), 0.0, 0.0);
+    const OperatingPoint c40 = operating_point(ps, test::point_load(LoadMode::concurrency, 40), 0.0, 0.0);
+    const OperatingPoint c60 = operating_point(ps, test::point_load(LoadMode::concurrency, 60), 0.0, 0.0);
     REQUIRE(c40.prefill_bound);
     REQUIRE(c60.prefill_bound);
     CHECK_FALSE(c60.memory_queued);
@@ -108,7 +101,7 @@ TEST_CASE("an open loop with idle sessions held serves its most past memory: thr
     int saturated = 0;
     for (int i = 0; i <= 50; ++i) {
         const double rate = 0.05 + 0.005 * i;
-        const OperatingPoint p = operating_point(ps, load(LoadMode::request_rate, rate), 0.0, 0.0);
+        const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::request_rate, rate), 0.0, 0.0);
         INFO("rate " << rate);
         CHECK(p.fits);
         CHECK(p.throughput >= last * (1 - 1e-9));

@@ -6,43 +6,19 @@
 
 #include "../test_support.hpp"
 #include "kvroof/analysis/operating_point.hpp"
+#include "sim_support.hpp"
 
 namespace kvroof {
-namespace {
-
-// One class in a benchmark's words on one GPU: isl input tokens, osl output.
-Scenario bench(const char* hardware, const char* model, double isl, double osl) {
-    io::ScenarioInputs in;
-    in.set("hardware", hardware);
-    in.set("model", model);
-    Scenario s = io::build_scenario(in).scenario;
-    CallClass c;
-    c.name = "bench";
-    c.a_append = isl;
-    c.o_output = osl;
-    s.mix = Mix{{MixEntry{c, 1.0}}};
-    return s;
-}
-
-LoadSpec load(LoadMode m, double v, PrefillMode p = PrefillMode::chunked) {
-    LoadSpec l;
-    l.mode = m;
-    l.value = v;
-    l.prefill = p;
-    return l;
-}
-
-}  // namespace
 
 TEST_CASE("one client alone decodes as one request sent alone: no other prefill in its steps", "[point][seen]") {
     // Llama-3.1-8B on one H200, 100,000/1,000 tokens. One request sent alone (a run of one, one wave) prefills,
     // then decodes in a batch of one. A closed loop of one client is that request again and again: its own
     // prefill is over before it decodes, so its ITL is the same step, not a mean over its own prefill steps
     // (the fluid mean gave 10.96 ms and 58 tok/s here, against 8.41 ms and 69 tok/s).
-    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const Scenario s = test::bench_scenario("h200", "llama-3.1-8b", 100000, 1000);
     const PreparedScenario ps(s);
-    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
-    LoadSpec alone_l = load(LoadMode::concurrency, 1);
+    const OperatingPoint one = operating_point(ps, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0);
+    LoadSpec alone_l = test::point_load(LoadMode::concurrency, 1);
     alone_l.requests = 1;
     const OperatingPoint alone = operating_point(ps, alone_l, 0.0, 0.0);
     REQUIRE(alone.one_wave);
@@ -58,19 +34,19 @@ TEST_CASE("one client alone decodes as one request sent alone: no other prefill 
 }
 
 TEST_CASE("an open loop at a light load: a request decodes at least alone, and ITL grows with the rate", "[point][seen]") {
-    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const Scenario s = test::bench_scenario("h200", "llama-3.1-8b", 100000, 1000);
     const PreparedScenario ps(s);
-    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    const OperatingPoint one = operating_point(ps, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0);
     // At 0.001 req/s the time-average batch is 0.008, but the one request there decodes in a batch of one
     // (the fluid mean step at B = 0.008 gave 5.23 ms, below the step of the request alone).
-    const OperatingPoint light = operating_point(ps, load(LoadMode::request_rate, 0.001), 0.0, 0.0);
+    const OperatingPoint light = operating_point(ps, test::point_load(LoadMode::request_rate, 0.001), 0.0, 0.0);
     CHECK(light.batch < 0.01);
     CHECK(light.itl >= one.itl);
     CHECK(light.itl == Approx(one.itl).epsilon(0.01));
     CHECK(light.ttft == Approx(one.ttft).epsilon(0.01));  // no step under way to wait for, almost always
     double last = 0;
     for (const double r : {0.001, 0.01, 0.03, 0.06}) {
-        const OperatingPoint p = operating_point(ps, load(LoadMode::request_rate, r), 0.0, 0.0);
+        const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::request_rate, r), 0.0, 0.0);
         REQUIRE_FALSE(p.saturated);
         CHECK(p.itl >= last);
         last = p.itl;
@@ -78,13 +54,13 @@ TEST_CASE("an open loop at a light load: a request decodes at least alone, and I
 }
 
 TEST_CASE("a request shares its steps with the others: more clients or a larger batch never shorten ITL", "[point][seen]") {
-    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const Scenario s = test::bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 500);
     const PreparedScenario ps(s);
     for (const PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
         double last_c = 0, last_b = 0;
         for (const double n : {1.0, 2.0, 4.0, 16.0, 64.0}) {
-            const OperatingPoint c = operating_point(ps, load(LoadMode::concurrency, n, m), 0.0, 0.0);
-            const OperatingPoint b = operating_point(ps, load(LoadMode::batch, n, m), 0.0, 0.0);
+            const OperatingPoint c = operating_point(ps, test::point_load(LoadMode::concurrency, n, m), 0.0, 0.0);
+            const OperatingPoint b = operating_point(ps, test::point_load(LoadMode::batch, n, m), 0.0, 0.0);
             CHECK(c.itl >= last_c);
             CHECK(b.itl >= last_b);
             last_c = c.itl;
@@ -92,26 +68,27 @@ TEST_CASE("a request shares its steps with the others: more clients or a larger 
         }
         // A fixed batch of one keeps its replacements' prefill in the GPU's time: it serves about what one client does
         // (its replacement's chunks share the one sequence's steps: +0.2 % here, +2.9 % at 100,000/1,000 tokens).
-        const OperatingPoint b1 = operating_point(ps, load(LoadMode::batch, 1, m), 0.0, 0.0);
-        const OperatingPoint c1 = operating_point(ps, load(LoadMode::concurrency, 1, m), 0.0, 0.0);
+        const OperatingPoint b1 = operating_point(ps, test::point_load(LoadMode::batch, 1, m), 0.0, 0.0);
+        const OperatingPoint c1 = operating_point(ps, test::point_load(LoadMode::concurrency, 1, m), 0.0, 0.0);
         CHECK(b1.throughput <= c1.throughput * 1.02);
         CHECK(b1.itl > b1.step_bare);
     }
 }
 
 TEST_CASE("clients queued for --max-seqs share a request's steps with the requests that run, no more", "[point][seen]") {
-    const Scenario s = bench("h200", "llama-3.1-8b", 100000, 1000);
+    const Scenario s = test::bench_scenario("h200", "llama-3.1-8b", 100000, 1000);
     const PreparedScenario ps(s);
-    const OperatingPoint one = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    const OperatingPoint one = operating_point(ps, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0);
     // Two clients, one request at a time: the one running decodes alone, the other waits.
-    LoadSpec two = load(LoadMode::concurrency, 2);
+    LoadSpec two = test::point_load(LoadMode::concurrency, 2);
     two.max_seqs = 1;
     const OperatingPoint q = operating_point(ps, two, 0.0, 0.0);
     CHECK(q.memory_queued);
     CHECK(q.itl == Approx(one.itl).epsilon(1e-9));
     CHECK(q.throughput == Approx(one.throughput).epsilon(1e-6));
     // One request sent at once with separate prefill (no wave): the request alone, however it is asked.
-    LoadSpec all = load(LoadMode::saturate, 0, PrefillMode::separate), c1 = load(LoadMode::concurrency, 1, PrefillMode::separate);
+    LoadSpec all = test::point_load(LoadMode::saturate, 0, PrefillMode::separate),
+             c1 = test::point_load(LoadMode::concurrency, 1, PrefillMode::separate);
     all.requests = c1.requests = 1;
     const OperatingPoint a = operating_point(ps, all, 0.0, 0.0), b = operating_point(ps, c1, 0.0, 0.0);
     CHECK(a.itl == Approx(b.itl).epsilon(1e-9));
@@ -130,31 +107,31 @@ TEST_CASE("more clients never lower throughput: across the chunk budget, --max-s
         }
     };
     // 8,000-token prompts, 20 tokens out: prefill-heavy, the chunk budget binds from about 7 clients.
-    const Scenario heavy_s = bench("h200", "llama-3.1-8b", 8000, 20);
+    const Scenario heavy_s = test::bench_scenario("h200", "llama-3.1-8b", 8000, 20);
     const PreparedScenario heavy(heavy_s);
-    rising(heavy, load(LoadMode::concurrency, 1), 1, 12, 1);
+    rising(heavy, test::point_load(LoadMode::concurrency, 1), 1, 12, 1);
     // The requests the engine runs capped at 4, and memory full at about 418 clients.
-    const Scenario s = bench("h200", "llama-3.1-8b", 2000, 500);
+    const Scenario s = test::bench_scenario("h200", "llama-3.1-8b", 2000, 500);
     const PreparedScenario ps(s);
     for (const PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
-        LoadSpec capped = load(LoadMode::concurrency, 1, m);
+        LoadSpec capped = test::point_load(LoadMode::concurrency, 1, m);
         capped.max_seqs = 4;
         rising(ps, capped, 1, 8, 0.5);
     }
-    rising(ps, load(LoadMode::concurrency, 1), 400, 440, 2);
+    rising(ps, test::point_load(LoadMode::concurrency, 1), 400, 440, 2);
 }
 
 TEST_CASE("separate prefill stalls decode: ITL = bare step + the prefill passes per step", "[point][seen]") {
-    const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 101);
+    const Scenario s = test::bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 101);
     const PreparedScenario ps(s);
-    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
+    const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::batch, 32, PrefillMode::separate), 0.0, 0.0);
     // τ: the per-call prefill pass (seed 000's) and its elementwise kernels, 2,000 tokens of them.
     const double tau = mix_demand(ps, 0.0).pre[0].ttft + 2000 * ps.mc.act_bytes_per_token / ps.sys.hbm_bandwidth.raw();
     // A fixed batch of 32 is 32 sequences in every step, their replacements' prefill passes among them.
     CHECK(p.itl == Approx(p.step_bare + (32.0 / 100.0) * tau).epsilon(1e-12));
     CHECK(p.ttft == Approx(tau + 0.5 * p.step_bare).epsilon(1e-12));
     // Chunked prefill reads the weights once per step for both: never slower here.
-    const OperatingPoint c = operating_point(ps, load(LoadMode::batch, 32), 0.0, 0.0);
+    const OperatingPoint c = operating_point(ps, test::point_load(LoadMode::batch, 32), 0.0, 0.0);
     CHECK(c.itl < p.itl);
 }
 

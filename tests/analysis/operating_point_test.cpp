@@ -27,15 +27,6 @@ Scenario bench(const char* hardware, const char* model, double isl, double osl, 
     return s;
 }
 
-LoadSpec load(LoadMode m, double v, PrefillMode p = PrefillMode::chunked, double chunk = 2048) {
-    LoadSpec l;
-    l.mode = m;
-    l.value = v;
-    l.prefill = p;
-    l.chunk = chunk;
-    return l;
-}
-
 }  // namespace
 
 TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: the step is the hand roofline", "[point]") {
@@ -51,7 +42,7 @@ TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: th
         Scenario g = s;
         g.hardware.deployment.gpus = gpus;
         const PreparedScenario ps(g);
-        const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 8, PrefillMode::separate), 0.0, 0.0);
+        const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::batch, 8, PrefillMode::separate), 0.0, 0.0);
         const double weights = 2.0 * (68.98e9 - 32000.0 * 8192.0);
         const double hand = (weights + 8 * 4096 * 327680.0) / (gpus * 3.35e12);
         // TP2 adds 2 all-reduces per layer of 8 tokens · 8192 · 2 B, each
@@ -72,7 +63,7 @@ TEST_CASE("peer case: Llama-2-70B fp16, batch 8, context 4096, H100 at eta 1: th
 TEST_CASE("a fixed batch's bare step: weights once, every sequence's KV at its mean context, plus the overhead", "[point]") {
     const Scenario s = bench("h200", "llama-3.1-8b", 1000, 201);
     const PreparedScenario ps(s);
-    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 16), 0.0, 0.0);
+    const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::batch, 16), 0.0, 0.0);
     // Decode token j reads S + j keys: mean S + O/2 = 1100.5, plus the token written.
     const double kv = 131072, bw = 0.85 * 4.8e12;
     const double w = ps.mc.weights_read(16).raw() / bw;
@@ -92,7 +83,7 @@ TEST_CASE("closed loop: Little's law holds and more clients never lower throughp
     double last = 0;
     for (double c : {1.0, 4.0, 32.0, 128.0, 512.0}) {
         for (PrefillMode m : {PrefillMode::chunked, PrefillMode::separate}) {
-            const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, c, m), 0.0, 0.0);
+            const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::concurrency, c, m), 0.0, 0.0);
             // C = requests/s × (TTFT + (O − 1)·ITL): every client is in one request.
             CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(c).epsilon(1e-6));
             CHECK(p.batch < c);
@@ -109,7 +100,7 @@ TEST_CASE("one client sees the bare roofline: batch below one, TTFT of a lone pr
     const Scenario s =
         bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("weight-dtype", "fp8"); });
     const PreparedScenario ps(s);
-    const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, 1), 0.0, 0.0);
+    const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0);
     CHECK(p.batch < 1.0);
     CHECK(p.batch > 0.9);
     // Prefill of 2,000 tokens: 2·(8.03B − 0.53B embedding) FLOP each at the FP8 peak 0.7·1978.9 TFLOP/s,
@@ -126,7 +117,7 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
         in.set("kv-dtype", "fp8");
     });
     const PreparedScenario ps(s);
-    const LoadSpec l = load(LoadMode::batch, 16);
+    const LoadSpec l = test::point_load(LoadMode::batch, 16);
     const OperatingPoint p = operating_point(ps, l, 0.0, 0.0);
     const detail::PointInputs in = detail::point_inputs(ps, 0.0, l);
     // 16 sequences each decoding 1,999 steps start x = 16/1999 requests per step, P = 20,000·x prefill tokens per
@@ -144,12 +135,12 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
     // A short prompt at one sequence: one step in 199 carries the whole 100-token prompt.
     const Scenario one_s = bench("h200", "llama-3.1-8b", 100, 200);
     const PreparedScenario one(one_s);
-    const LoadSpec l1 = load(LoadMode::batch, 1);
+    const LoadSpec l1 = test::point_load(LoadMode::batch, 1);
     CHECK(detail::prefill_step_share(detail::point_inputs(one, 0.0, l1), 1.0 / 199.0, 2048) == Approx(1.0 / 199.0));
     // When every step carries prefill (the budget binds), the step is the mean step: nothing changes.
     const Scenario full_s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
     const PreparedScenario full(full_s);
-    const LoadSpec lf = load(LoadMode::batch, 64, PrefillMode::chunked, 512);
+    const LoadSpec lf = test::point_load(LoadMode::batch, 64, PrefillMode::chunked, 512);
     const OperatingPoint b = operating_point(full, lf, 0.0, 0.0);
     const detail::PointInputs inf = detail::point_inputs(full, 0.0, lf);
     CHECK(detail::prefill_step_share(inf, b.starts_per_step, 512) == Approx(1.0));
@@ -160,12 +151,13 @@ TEST_CASE("the chunk budget caps the starts: prefill-bound points queue, fixed b
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
     const PreparedScenario ps(s);
     // 8,000 prompt tokens per request and 512 per step: at most 1/15.6 starts per step.
-    const OperatingPoint c = operating_point(ps, load(LoadMode::concurrency, 64, PrefillMode::chunked, 512), 0.0, 0.0);
+    const OperatingPoint c =
+        operating_point(ps, test::point_load(LoadMode::concurrency, 64, PrefillMode::chunked, 512), 0.0, 0.0);
     CHECK(c.prefill_bound);
     CHECK(c.starts_per_step == Approx(512.0 / 8000.0));
     CHECK(c.queue_wait > 0);
     CHECK(c.requests_per_s * (c.ttft + c.itl) == Approx(64).epsilon(1e-6));
-    const OperatingPoint b = operating_point(ps, load(LoadMode::batch, 64, PrefillMode::chunked, 512), 0.0, 0.0);
+    const OperatingPoint b = operating_point(ps, test::point_load(LoadMode::batch, 64, PrefillMode::chunked, 512), 0.0, 0.0);
     CHECK(b.prefill_bound);
     CHECK(b.batch == Approx(512.0 / 8000.0));
 }
@@ -174,15 +166,15 @@ TEST_CASE("memory is the fluid occupancy, a point that does not fit says so and 
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 100000, 1000);
     const PreparedScenario ps(s);
     // 1,024 sequences of ~100k tokens hold ~13 TB of KV: far beyond 78 GB of HBM.
-    const OperatingPoint p = operating_point(ps, load(LoadMode::batch, 1024), 0.0, 0.0);
+    const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::batch, 1024), 0.0, 0.0);
     CHECK_FALSE(p.fits);
     CHECK(p.hbm_used > p.hbm_capacity);
-    const PointStudy st = point_study(s, load(LoadMode::batch, 4));
+    const PointStudy st = point_study(s, test::point_load(LoadMode::batch, 4));
     // Decoding sequences hold S + O/2 tokens on average, prefilling ones S_c + A/2 (fluid occupancy).
     CHECK(st.baseline.conservative.kv_tokens ==
           Approx(4 * (100000 + 500.0) + st.baseline.conservative.requests_per_s * st.baseline.conservative.ttft * 50000)
               .epsilon(1e-9));
-    const PointStudy big = point_study(s, load(LoadMode::batch, 12));
+    const PointStudy big = point_study(s, test::point_load(LoadMode::batch, 12));
     REQUIRE_FALSE(big.baseline.conservative.fits);
     if (big.smallest_f_that_fits) {
         CHECK(*big.smallest_f_that_fits > 0);
@@ -195,7 +187,7 @@ TEST_CASE("memory is the fluid occupancy, a point that does not fit says so and 
 TEST_CASE("clients beyond memory queue, as engines admit them: the point fits and Little's law still holds", "[point]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
     const PreparedScenario ps(s);
-    const OperatingPoint p = operating_point(ps, load(LoadMode::concurrency, 256), 0.0, 0.0);
+    const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::concurrency, 256), 0.0, 0.0);
     CHECK(p.memory_queued);
     CHECK(p.fits);
     CHECK(p.hbm_used <= p.hbm_capacity);
@@ -204,7 +196,7 @@ TEST_CASE("clients beyond memory queue, as engines admit them: the point fits an
     CHECK(p.concurrency == 256);
     CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(256).epsilon(1e-6));
     // The engine runs as full as memory allows: the same as --concurrency max.
-    const OperatingPoint m = operating_point(ps, load(LoadMode::saturate, 0), 0.0, 0.0);
+    const OperatingPoint m = operating_point(ps, test::point_load(LoadMode::saturate, 0), 0.0, 0.0);
     CHECK(p.throughput == Approx(m.throughput).epsilon(1e-12));
     CHECK(p.running == Approx(m.running).epsilon(1e-12));
 }
@@ -213,42 +205,42 @@ TEST_CASE("the solved mode under engine physics: the most clients that fit and m
     const Scenario s =
         bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("slo-tpot", "30ms"); });
     const PreparedScenario ps(s);
-    LoadSpec best = load(LoadMode::best, 0);
+    LoadSpec best = test::point_load(LoadMode::best, 0);
     const OperatingPoint b = operating_point(ps, best, 0.0, 0.0);
     CHECK(b.fits);
     CHECK(b.within_slo_tpot);
     CHECK(b.itl <= 0.030);
     // One client more breaks a constraint: here the 30 ms ITL.
-    const OperatingPoint more = operating_point(ps, load(LoadMode::concurrency, b.running * 1.01), 0.0, 0.0);
+    const OperatingPoint more = operating_point(ps, test::point_load(LoadMode::concurrency, b.running * 1.01), 0.0, 0.0);
     CHECK_FALSE(more.within_slo_tpot);
     // Without an SLO the best load is as full as memory allows: --concurrency max.
     const Scenario free =
         bench("h100-sxm", "llama-3.1-8b", 2000, 500, 0, [](io::ScenarioInputs& in) { in.set("slo-tpot", "none"); });
     const PreparedScenario pf(free);
     CHECK(operating_point(pf, best, 0.0, 0.0).throughput ==
-          Approx(operating_point(pf, load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
+          Approx(operating_point(pf, test::point_load(LoadMode::saturate, 0), 0.0, 0.0).throughput).epsilon(1e-12));
 }
 
 TEST_CASE("max_seqs caps the requests the engine runs, the rest queue, and a rate beyond it saturates", "[point]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
     const PreparedScenario ps(s);
-    LoadSpec c = load(LoadMode::concurrency, 256);
+    LoadSpec c = test::point_load(LoadMode::concurrency, 256);
     c.max_seqs = 64;
     const OperatingPoint p = operating_point(ps, c, 0.0, 0.0);
     CHECK(p.memory_queued);
     CHECK(p.running == Approx(64).epsilon(1e-4));
     CHECK(p.requests_per_s * (p.ttft + 499 * p.itl) == Approx(256).epsilon(1e-6));
-    LoadSpec m = load(LoadMode::saturate, 0);
+    LoadSpec m = test::point_load(LoadMode::saturate, 0);
     m.max_seqs = 64;
     const OperatingPoint full = operating_point(ps, m, 0.0, 0.0);
     CHECK(full.running == Approx(64).epsilon(1e-4));
     CHECK(full.throughput == Approx(p.throughput).epsilon(1e-9));
     // Below the cap nothing changes; a rate above what 64 running serve saturates.
-    LoadSpec few = load(LoadMode::concurrency, 16);
+    LoadSpec few = test::point_load(LoadMode::concurrency, 16);
     const double free_tput = operating_point(ps, few, 0.0, 0.0).throughput;
     few.max_seqs = 64;
     CHECK(operating_point(ps, few, 0.0, 0.0).throughput == free_tput);
-    LoadSpec r = load(LoadMode::request_rate, 2 * full.requests_per_s);
+    LoadSpec r = test::point_load(LoadMode::request_rate, 2 * full.requests_per_s);
     r.max_seqs = 64;
     const OperatingPoint over = operating_point(ps, r, 0.0, 0.0);
     CHECK(over.saturated);
@@ -288,13 +280,13 @@ TEST_CASE("GEMMs run at the peak of their precision, INT4 weights compute in BF1
 TEST_CASE("a finite open-loop run: its throughput counts the drain of the last requests", "[point][run]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 467, 256);
     const PreparedScenario ps(s);
-    const LoadSpec steady_load = load(LoadMode::request_rate, 32);
+    const LoadSpec steady_load = test::point_load(LoadMode::request_rate, 32);
     const OperatingPoint steady = operating_point(ps, steady_load, 0.0, 0.0);
     REQUIRE_FALSE(steady.saturated);
     CHECK(steady.throughput == Approx(32 * 256).epsilon(1e-9));  // below saturation the rate asked comes out
     CHECK(steady.steady_throughput == steady.throughput);
     auto run = [&](double n, double rate = 32) {
-        LoadSpec l = load(LoadMode::request_rate, rate);
+        LoadSpec l = test::point_load(LoadMode::request_rate, rate);
         l.requests = n;
         return operating_point(ps, l, 0.0, 0.0);
     };
@@ -317,16 +309,16 @@ TEST_CASE("a finite open-loop run: its throughput counts the drain of the last r
     CHECK(over.saturated);
     CHECK(over.running == Approx(500).epsilon(1e-4));
     CHECK(over.throughput < 500 * 256 / std::max(499 / 1e5 + over.e2e, 500 / over.requests_per_s));
-    LoadSpec at_once = load(LoadMode::saturate, 0);
+    LoadSpec at_once = test::point_load(LoadMode::saturate, 0);
     at_once.requests = 500;
     CHECK(over.throughput == Approx(operating_point(ps, at_once, 0.0, 0.0).throughput).epsilon(1e-12));
     // Closed loop: a run of N requests has no more than N clients; N clients with a request each send them at once.
-    LoadSpec few = load(LoadMode::concurrency, 16), cut = load(LoadMode::concurrency, 256);
+    LoadSpec few = test::point_load(LoadMode::concurrency, 16), cut = test::point_load(LoadMode::concurrency, 256);
     few.requests = 64;
     cut.requests = at_once.requests = 64;
     const OperatingPoint a = operating_point(ps, few, 0.0, 0.0), b = operating_point(ps, cut, 0.0, 0.0);
     CHECK_FALSE(a.one_wave);  // fewer clients than requests: the steady closed loop
-    CHECK(a.throughput == operating_point(ps, load(LoadMode::concurrency, 16), 0.0, 0.0).throughput);
+    CHECK(a.throughput == operating_point(ps, test::point_load(LoadMode::concurrency, 16), 0.0, 0.0).throughput);
     CHECK(b.one_wave);
     CHECK(b.throughput == operating_point(ps, at_once, 0.0, 0.0).throughput);
 }
@@ -334,13 +326,13 @@ TEST_CASE("a finite open-loop run: its throughput counts the drain of the last r
 TEST_CASE("every request of a run sent at once runs in one wave: prefill first, then decode together", "[point][run]") {
     const Scenario s = bench("h100-sxm", "llama-3.1-8b", 467, 256);
     const PreparedScenario ps(s);
-    LoadSpec all = load(LoadMode::saturate, 0);
+    LoadSpec all = test::point_load(LoadMode::saturate, 0);
     const OperatingPoint steady = operating_point(ps, all, 0.0, 0.0);
     CHECK_FALSE(steady.one_wave);
     all.requests = 500;  // 500 fit at once here: 500 × 467 prefill tokens, 2048 a step
     const OperatingPoint w = operating_point(ps, all, 0.0, 0.0);
     REQUIRE(w.one_wave);
-    LoadSpec capped = load(LoadMode::saturate, 0);
+    LoadSpec capped = test::point_load(LoadMode::saturate, 0);
     capped.max_seqs = 500;  // the steady state of as many running (more would fit: the run caps them)
     CHECK(w.steady_throughput == Approx(operating_point(ps, capped, 0.0, 0.0).throughput).epsilon(1e-9));
     CHECK(w.steady_throughput < steady.throughput);
@@ -359,7 +351,7 @@ TEST_CASE("every request of a run sent at once runs in one wave: prefill first, 
     CHECK(one.itl == one.step_bare);
     CHECK(one.throughput == Approx(256 / (one.ttft + D * one.step_bare)).epsilon(1e-9));
     // As many clients as requests, or an open loop at a rate without limit, send them all at once too.
-    LoadSpec clients = load(LoadMode::concurrency, 800), flood = load(LoadMode::request_rate, 1e9);
+    LoadSpec clients = test::point_load(LoadMode::concurrency, 800), flood = test::point_load(LoadMode::request_rate, 1e9);
     clients.requests = flood.requests = 500;
     const OperatingPoint c500 = operating_point(ps, clients, 0.0, 0.0);
     CHECK(c500.one_wave);
@@ -374,7 +366,7 @@ TEST_CASE("every request of a run sent at once runs in one wave: prefill first, 
     REQUIRE(lone.one_wave);
     CHECK(lone.ttft == Approx(lone.e2e - D * lone.step_bare).epsilon(1e-9));
     CHECK(lone.throughput == Approx(256 / lone.e2e).epsilon(1e-9));
-    CHECK(lone.ttft == Approx(operating_point(pl, load(LoadMode::concurrency, 1), 0.0, 0.0).ttft).epsilon(0.05));
+    CHECK(lone.ttft == Approx(operating_point(pl, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0).ttft).epsilon(0.05));
     // More than fit at once (every request's KV at its end, S + O): waves blend into the steady state.
     all.requests = 1e6;
     CHECK_FALSE(operating_point(ps, all, 0.0, 0.0).one_wave);
