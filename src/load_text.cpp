@@ -88,8 +88,7 @@ ParsedLoad parse_load(const LoadText& t) {
             l.value = parse_number(r.flag, text);
         }
         if (l.mode != LoadMode::saturate) {
-            check::positive(r.flag, l.value);
-            check::in_range(r.flag, l.value, 0.0, limits::kMaxLoad);
+            check::above_up_to(r.flag, l.value, 0.0, limits::kMaxLoad);
         }
         if (prefill) l.prefill = *prefill;
         if (t.chunk && l.prefill == PrefillMode::separate) throw InputError("--prefill-chunk: needs --prefill chunked");

@@ -64,8 +64,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
     if (o.concurrency) s.load.value = whole("--concurrency", *o.concurrency, 1, limits::kMaxSimClients);
     if (o.rate) {
         s.load.value = io::parse_number("--request-rate", *o.rate);
-        check::positive("--request-rate", s.load.value);
-        check::in_range("--request-rate", s.load.value, 0.0, limits::kMaxLoad);
+        check::above_up_to("--request-rate", s.load.value, 0.0, limits::kMaxLoad);
     }
     if (o.chunk) s.load.chunk = prefill_chunk(*o.chunk);
     if (o.max_seqs) s.load.max_seqs = max_seqs(*o.max_seqs);

@@ -46,8 +46,7 @@ std::string target_text(const SolveSpec& s) {
 
 double target_value(std::string_view flag, std::string_view text) {
     const double v = parse_number(flag, text);
-    check::positive(flag, v);
-    check::in_range(flag, v, 0.0, 1e15);
+    check::above_up_to(flag, v, 0.0, 1e15);
     return v;
 }
 

@@ -103,8 +103,7 @@ void check_f_and_ov(const SweepSpec& spec) {
                 if (is_f_or_ov(a)) {
                     check::unit_interval(a.knob, a.number(v));
                 } else {
-                    check::positive(a.knob, a.number(v));
-                    check::in_range(a.knob, a.number(v), 0.0, limits::kMaxLoad);
+                    check::above_up_to(a.knob, a.number(v), 0.0, limits::kMaxLoad);
                 }
             } catch (const InputError& e) {
                 throw InputError(fmt::format("--grid {}={}: {}", a.knob, a.value(v), e.what()));

@@ -60,8 +60,7 @@ struct LoadSpec {
 
     void check_validity() const {
         if (mode != LoadMode::saturate && mode != LoadMode::best) {
-            check::positive(name(mode), value);
-            check::in_range(name(mode), value, 0.0, limits::kMaxLoad);
+            check::above_up_to(name(mode), value, 0.0, limits::kMaxLoad);
         }
         check::in_range("prefill-chunk", chunk, limits::kMinChunk, limits::kMaxChunk);
         if (max_seqs != std::numeric_limits<double>::infinity()) check::in_range("max-seqs", max_seqs, 1.0, limits::kMaxLoad);

@@ -51,6 +51,12 @@ inline void in_range(std::string_view field, double v, double lo, double hi) {
     if (v < lo || v > hi)
         throw InputError(std::string(field) + ": must be in [" + show(lo) + ", " + show(hi) + "], got " + show(v));
 }
+// (lo, hi]: a quantity that must be positive, with its documented upper end.
+inline void above_up_to(std::string_view field, double v, double lo, double hi) {
+    finite(field, v);
+    if (!(v > lo) || v > hi)
+        throw InputError(std::string(field) + ": must be in (" + show(lo) + ", " + show(hi) + "], got " + show(v));
+}
 // A whole number in [lo, hi], checked before any conversion to int.
 inline int whole_in_range(std::string_view field, double v, int lo, int hi) {
     in_range(field, v, lo, hi);

@@ -34,8 +34,7 @@ struct CallClass {
         const std::string at(where);
         check::in_range(at + ": s_cached", s_cached, 0.0, limits::kMaxTokens);
         check::in_range(at + ": a_append", a_append, 0.0, limits::kMaxTokens);
-        check::positive(at + ": o_output", o_output);
-        check::in_range(at + ": o_output", o_output, 0.0, limits::kMaxTokens);
+        check::above_up_to(at + ": o_output", o_output, 0.0, limits::kMaxTokens);
         check::in_range(at + ": idle_gap", idle_gap.raw(), 0.0, limits::kMaxIdleGapS);
     }
     void check_validity() const { check_validity(name); }
