@@ -42,7 +42,7 @@
 #include <cmath>
 #include <optional>
 
-#include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/point_seen.hpp"
 #include "kvroof/physics/monotone_root.hpp"
 
 namespace kvroof {

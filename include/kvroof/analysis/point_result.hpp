@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// What an operating point states (point_step.hpp computes it, operating_point.hpp
+// What an operating point states (point_seen.hpp computes it, operating_point.hpp
 // finds it for a load): its rates, latencies, memory and what sets its step.
 
 #include "kvroof/analysis/resource.hpp"

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 #pragma once
-// One operating point's physics at a given number x of requests started per
-// step: the step (GEMMs and attention on their own rooflines, prefill chunked
-// in or run apart), ITL, TTFT, throughput and memory. operating_point.hpp
-// finds the x a load implies; its header comment and docs/model.md
-// ("Operating points") give the equations.
+// One operating point's step at a given number x of requests started per
+// step: what it carries and its time (GEMMs and attention on their own
+// rooflines, prefill chunked in or run apart, a pipeline's micro-batches).
+// point_seen.hpp builds ITL, TTFT, throughput and memory from it;
+// operating_point.hpp finds the x a load implies; its header comment and
+// docs/model.md ("Operating points") give the equations.
 
 #include <algorithm>
 #include <array>
@@ -172,6 +173,43 @@ struct GemmTerms {
     return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
 }
 
+// The content scaled by a: a share of its sequences, with their tokens and seconds.
+[[nodiscard]] inline StepContent scaled(const StepContent& s, double a) noexcept {
+    return {s.decode_tokens * a, s.prefill_tokens * a, s.attn_c * a, s.attn_m * a,
+            s.cpu_c * a,         s.cpu_d * a,          s.h2d * a,    s.d2h * a};
+}
+[[nodiscard]] inline StepContent operator+(const StepContent& a, const StepContent& b) noexcept {
+    return {a.decode_tokens + b.decode_tokens,
+            a.prefill_tokens + b.prefill_tokens,
+            a.attn_c + b.attn_c,
+            a.attn_m + b.attn_m,
+            a.cpu_c + b.cpu_c,
+            a.cpu_d + b.cpu_d,
+            a.h2d + b.h2d,
+            a.d2h + b.d2h};
+}
+
+// A pipeline's cycle when its prefill comes in whole pieces (docs/model.md,
+// "Pipeline parallelism"): a request's piece rides in one micro-batch, not
+// split over the m of them, so the busiest holds g = max(1/m, min(1, piece/P))
+// of the P prefill tokens beside its 1/m of the decode content `dec`, and the
+// other m − 1 share the rest. That micro-batch's trip through every stage,
+// T(big), or the busiest stage serving all m, ι/pp·(T(big) + (m − 1)·T(other)),
+// whichever is longer, is the cycle. At g = 1/m it is step_time's σ·T(s/m).
+[[nodiscard]] inline double piece_step_time(const PreparedScenario& ps, const StepContent& dec, const StepContent& pre,
+                                            double piece, double f, double ov, Resource* binding) {
+    const Pipeline& p = ps.pipe;
+    const double m = std::clamp(dec.decode_tokens, 1.0, p.microbatches), P = pre.prefill_tokens;
+    const double g = P > 0 ? std::max(1.0 / m, std::min(1.0, piece / P)) : 1.0 / m;
+    if (p.pp <= 1 || g <= 1.0 / m) return step_time(ps, dec + pre, f, ov, binding);
+    const StepContent share = scaled(dec, 1.0 / m);
+    const double big = group_step_time(ps, share + scaled(pre, g), f, ov, binding);
+    const double other = group_step_time(ps, share + scaled(pre, (1.0 - g) / (m - 1.0)), f, ov, nullptr);
+    const double cycle = std::max(big, p.imbalance / p.pp * (big + (m - 1.0) * other));
+    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // as step_time's
+    return cycle + p.transfer_latency + (dec.decode_tokens + P) * transfer + ps.step_overhead;
+}
+
 // Adds `calls` of class c's chunked prefill to a step (a fraction: part of
 // one call's prefill, in proportion to its tokens); lin = s of GEMM per token.
 inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double lin) noexcept {
@@ -218,155 +256,26 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
     return step_time(ps, step_content(ps, in, x, with, own), f, ov, binding);
 }
 
-// The share φ of steps that carry prefill (chunked). An engine fills a step's
-// token budget with prefill while some waits, so prefill comes in whole
-// pieces: one request's chunk min(A, chunk), or the budget when prefills
-// queue. A step with prefill carries K = min(chunk, max(P, ū)) tokens, where
-// P = x·Σp·A is the mean prefill per step and ū the token-weighted mean piece
-// Σp·A·min(A, chunk) / Σp·A; φ = P / K (1 when every step carries some).
-[[nodiscard]] inline double prefill_step_share(const PointInputs& in, double x, double chunk) noexcept {
-    const double P = x * in.sum_pA;
-    if (!(P > 0)) return 0.0;
+// The token-weighted mean piece a request's prefill comes in, Σp·A·min(A, chunk) / Σp·A.
+[[nodiscard]] inline double mean_piece(const PointInputs& in, double chunk) noexcept {
     double piece = 0;
     for (std::size_t i = 0; i < in.n; ++i) piece += in.cls[i].p * in.cls[i].A * std::min(in.cls[i].A, chunk);
-    piece /= in.sum_pA;
-    return std::min(1.0, P / std::min(chunk, std::max(P, piece)));
+    return in.sum_pA > 0 ? piece / in.sum_pA : 0.0;
 }
 
-// The chunked step: the mean of the steps that carry prefill (1/φ of the mean
-// prefill each) and those that do not, φ·T(prefill step) + (1 − φ)·T(decode
-// step) — not T of the mean step: a roofline is a max, so the mean step would
-// hide prefill FLOP under a memory-bound decode that no real step offers.
-// x decodes and x_pre starts prefill per step (the step a decoding request
-// sees: itself and the others decoding, the others' prefill; point_at).
-// `without` is the decode-only step at x and `without_b` what binds it (the
-// caller has them already); `binding` gets what sets the kind of step that
-// takes more of the time.
-[[nodiscard]] inline double chunked_step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
-                                              double x_pre, double chunk, double without, Resource without_b, Resource* binding) {
-    const double phi = prefill_step_share(in, x_pre, chunk);
-    Resource with_b = Resource::gpu_hbm;
-    const double with = phi > 0 ? step_time(ps, step_content(ps, in, x, StepPrefill::mean, 0, x_pre / phi), f, ov, &with_b) : 0.0;
-    if (phi >= 1) without = 0.0;
-    if (binding) *binding = phi * with >= (1.0 - phi) * without ? with_b : without_b;
-    return phi * with + (1.0 - phi) * without;
+// step_time of x decoding beside prefill in whole pieces of `piece` tokens: the
+// mean's x_pre prefills, or one chunk of a request of class `own` (one piece).
+// Without a pipeline it is step_time of step_content, the same numbers.
+[[nodiscard]] inline double step_time_in_pieces(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
+                                                StepPrefill with, std::size_t own, double x_pre, double piece,
+                                                Resource* binding = nullptr) {
+    const StepContent all = step_content(ps, in, x, with, own, x_pre);
+    if (ps.pipe.pp <= 1) return step_time(ps, all, f, ov, binding);
+    const StepContent dec = step_content(ps, in, x, StepPrefill::none);
+    const StepContent pre = all + scaled(dec, -1.0);
+    return piece_step_time(ps, dec, pre, with == StepPrefill::own_chunk ? pre.prefill_tokens : piece, f, ov, binding);
 }
 
-// Whose work is in the steps a decoding request sees, in starts per step
-// (x: the GPU's). A fixed batch B is B sequences in every step, their
-// replacements' prefill among them: the GPU's own mean step. Otherwise the
-// request's own decode token beside the others' x_o·Σp·D, and the others' x_o
-// prefills a step (its own is over before it decodes): an open loop x_o = x
-// (Poisson arrivals see the time average); C clients x·(C − 1)/C (the arrival
-// theorem's system with one client fewer, taken at C's occupancy; queued for
-// memory or --max-seqs, C is the clients that run); when the chunk budget
-// binds (LoadSpec::backlog) every step carries another's chunk, x.
-struct Sharing {
-    double decode = 0, prefill = 0;  // starts per step whose decode tokens, and whose prefill, the step carries
-};
-[[nodiscard]] inline Sharing seen_sharing(const PointInputs& in, const LoadSpec& load, double x) noexcept {
-    if (load.mode == LoadMode::batch) return {x, x};
-    double x_o = x;
-    if (load.mode == LoadMode::concurrency && !load.backlog) x_o = load.value > 1.0 ? x * (load.value - 1.0) / load.value : 0.0;
-    return {in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o, x_o};
-}
-
-// The decode-only step and the step with its prefill (chunked: whole pieces;
-// separate: the prefill passes stall it) for that sharing, and what binds it.
-struct StepPair {
-    double bare = 0, with = 0;  // s
-    Resource binding = Resource::gpu_hbm;
-};
-[[nodiscard]] inline StepPair steps_of(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
-                                       double ov, Sharing s, double mean_tau) {
-    StepPair t;
-    Resource bare_b = Resource::gpu_hbm;
-    t.bare = step_time(ps, in, f, ov, s.decode, StepPrefill::none, 0, &bare_b);
-    if (load.prefill == PrefillMode::chunked) {
-        t.with = chunked_step_time(ps, in, f, ov, s.decode, s.prefill, load.chunk, t.bare, bare_b, &t.binding);
-    } else {
-        t.binding = bare_b;
-        t.with = t.bare + s.prefill * mean_tau * ps.pipe.per_sequence;  // a pipeline's share of each prefill trip
-    }
-    return t;
-}
-
-// Everything at x starts per step; queue_wait added to every TTFT. The GPU
-// steps at its fluid mean step T (every start's decode and prefill), so
-// requests complete at x/T a second; what a user sees is the step of its own
-// sharing (seen_sharing): ITL, the bare step, TTFT's chunk steps and so e2e.
-// Where B is large the two steps agree; where it is small they do not: one
-// request alone decodes in a batch of one, not of a mean B < 1 (docs/model.md,
-// "What one request sees"). B, the time average decoding, is (x/T)·Σp·D·ITL.
-[[nodiscard]] inline OperatingPoint point_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
-                                             double ov, double x, double queue_wait) {
-    OperatingPoint r;
-    r.f = f;
-    r.ov = ov;
-    r.starts_per_step = x;
-    const bool chunked = load.prefill == PrefillMode::chunked, fixed = load.mode == LoadMode::batch;
-    std::array<double, kMaxClasses> tau{};  // each class's prefill as its own pass (separate)
-    double mean_tau = 0;  // Σ p·τ
-    for (std::size_t i = 0; i < in.n; ++i) {
-        // Its elementwise kernels after its rooflines (as gemm_terms); a pipeline's pp − 1 crossings (mix_demand.hpp).
-        const double gpu = in.cls[i].pre.gpu_part + ps.activation_time(in.cls[i].A) + prefill_transfer(ps.pipe, in.cls[i].A);
-        tau[i] = combine(Seconds(gpu), Seconds(in.cls[i].pre.offload_part), ov).raw();
-        mean_tau += in.cls[i].p * tau[i];
-    }
-    const Sharing seen = seen_sharing(in, load, x);
-    const StepPair mine = steps_of(ps, in, load, f, ov, seen, mean_tau);
-    const double gpu_step = fixed ? mine.with : steps_of(ps, in, load, f, ov, {x, x}, mean_tau).with;
-    r.step_bare = mine.bare;
-    r.itl = mine.with;
-    r.step = chunked ? mine.with : mine.bare;
-    r.binding = mine.binding;
-    r.prefill_tokens_per_step = x * in.sum_pA;
-    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, seen.decode * in.sum_pD + (chunked ? seen.prefill * in.sum_pA : 0.0));
-    r.queue_wait = queue_wait;
-    // A request waits for the step under way only when the others keep the GPU stepping (a fixed batch always
-    // does): the chance that any of the n_o others in the engine (decoding, or prefilling over its chunks) is there.
-    double others = seen.prefill * in.sum_pD;
-    for (std::size_t i = 0; i < in.n; ++i) others += seen.prefill * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
-    const double busy = fixed ? 1.0 : 1.0 - std::exp(-others);
-    const double beside = fixed ? x : seen.prefill;  // starts per step whose decode tokens share its prefill's steps
-    double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
-    for (std::size_t i = 0; i < in.n; ++i) {
-        const ClassLoad& c = in.cls[i];
-        // Chunked: the step under way, then its chunks, each in a step with the others decoding.
-        const double ttft =
-            queue_wait + (chunked ? 0.5 * busy * r.step + c.chunks * step_time(ps, in, f, ov, beside, StepPrefill::own_chunk, i)
-                                  : tau[i] + 0.5 * busy * r.step_bare);
-        r.ttft += c.p * ttft;
-        r.e2e += c.p * (ttft + c.D * r.itl);
-        // Queued, a request holds its cached prefix only; prefilling, half its new tokens besides.
-        held_prefill +=
-            c.p * ((ttft - queue_wait) * kv_tokens_held(ps.mc, c.Sc + 0.5 * c.A) + queue_wait * kv_tokens_held(ps.mc, c.Sc));
-        held_decode += c.p * c.D * kv_tokens_held(ps.mc, c.S + 0.5 * c.O);
-        held_idle += c.p * c.idle * kv_tokens_held(ps.mc, c.S + c.O);
-    }
-    r.requests_per_s = gpu_step > 0 ? x / gpu_step : 0.0;
-    r.batch = r.requests_per_s * in.sum_pD * r.itl;
-    r.throughput = r.requests_per_s * in.sum_pO;
-    r.throughput_per_gpu = r.throughput / replica_gpus(ps.scenario->hardware);
-    r.throughput_per_user = r.itl > 0 ? 1.0 / r.itl : 0.0;
-    r.concurrency = r.requests_per_s * (r.e2e + in.sum_p_idle);
-    const double kv = ps.mc.kv_per_token.raw();
-    const double decoding = r.requests_per_s * r.itl * held_decode, prefilling = r.requests_per_s * held_prefill;
-    const double idle = load.mode == LoadMode::concurrency ? r.requests_per_s * held_idle : 0.0;
-    r.kv_tokens = decoding + prefilling + idle;
-    const bool park = ps.idle == IdlePolicy::park;
-    r.hbm_capacity = ps.sys.hbm_capacity.raw();
-    r.dram_capacity = ps.sys.cpu_memory.raw();
-    r.hbm_used = ps.mc.weights.raw() + (1.0 - f) * ps.mc.kv_gpu_per_token.raw() * (decoding + prefilling + (park ? 0.0 : idle));
-    r.dram_used = kv * (f * (decoding + prefilling) + (park ? idle : f * idle));
-    return r;
-}
-
-// Requests in the system at x starts per step (closed loop), without a queue.
-[[nodiscard]] inline double clients_at(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f,
-                                       double ov, double x) {
-    return point_at(ps, in, load, f, ov, x, 0.0).concurrency;
-}
 }  // namespace detail
 
 }  // namespace kvroof

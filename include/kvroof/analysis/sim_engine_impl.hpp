@@ -232,6 +232,9 @@ inline void SimEngine::step() {
     if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
     chunks_.clear();
     auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
+    const bool pipeline = ps_.pipe.pp > 1 && !dynamic;
+    StepContent pre;  // a pipeline's: the prefill alone, in pieces of at most `piece` tokens (piece_step_time)
+    double piece = 0;
     for (const std::uint32_t id : prefilling_) {
         const SimCall& c = calls_[id];
         const std::int64_t take = std::min(c.prefill_left, budget);
@@ -239,6 +242,10 @@ inline void SimEngine::step() {
         const ClassLoad& load = c.recompute ? recompute_[id] : in_.cls[c.cls];
         const auto A = c.recompute ? load.A : static_cast<double>(cls_[c.cls].a_append);
         add_prefill(s, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
+        if (pipeline) {
+            add_prefill(pre, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
+            piece = std::max(piece, static_cast<double>(take));
+        }
         chunks_.emplace_back(id, take);
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
@@ -251,6 +258,8 @@ inline void SimEngine::step() {
         s = k.split.content;
         t_step = k.split.time;
         time_bin = k.time_bin;
+    } else if (pipeline && pre.prefill_tokens > 0) {  // a call's chunk rides in one micro-batch
+        t_step = piece_step_time(ps_, s + scaled(pre, -1.0), pre, piece, f, spec_.ov, nullptr);
     } else {
         t_step = step_time(ps_, s, f, spec_.ov);
     }
