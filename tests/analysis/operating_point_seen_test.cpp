@@ -155,6 +155,17 @@ TEST_CASE("a pipeline carries a request's prefill chunk in one micro-batch, whoe
         last_itl = c.itl;
         last_b_itl = b.itl;
     }
+    // Four stages of H100 x4 over the network, a 20,000-token prompt: the chunks' transfers are those of the
+    // micro-batch that carries them, not a 1/m share (which made TTFT fall from 2 to 2.7 clients).
+    const Scenario s4 = test::bench_scenario("h100-sxm", "llama-3.1-70b", 20000, 500, 4, 4);
+    const PreparedScenario ps4(s4);
+    double last4 = 0;
+    for (const double n : {1.0, 1.5, 2.0, 2.7, 3.0, 4.0, 8.0}) {
+        const OperatingPoint c = operating_point(ps4, test::point_load(LoadMode::concurrency, n), 0.0, 0.0);
+        CAPTURE(n, c.ttft);
+        CHECK(c.ttft >= last4);
+        last4 = c.ttft;
+    }
     // One client's TTFT is its chunk's trip: no micro-batch to share it with.
     const OperatingPoint one = operating_point(ps, test::point_load(LoadMode::concurrency, 1), 0.0, 0.0);
     CHECK(one.ttft == Approx(0.1364).margin(0.001));

@@ -190,12 +190,14 @@ struct GemmTerms {
 }
 
 // A pipeline's cycle when its prefill comes in whole pieces (docs/model.md,
-// "Pipeline parallelism"): a request's piece rides in one micro-batch, not
-// split over the m of them, so the busiest holds g = max(1/m, min(1, piece/P))
-// of the P prefill tokens beside its 1/m of the decode content `dec`, and the
-// other m − 1 share the rest. That micro-batch's trip through every stage,
-// T(big), or the busiest stage serving all m, ι/pp·(T(big) + (m − 1)·T(other)),
-// whichever is longer, is the cycle. At g = 1/m it is step_time's σ·T(s/m).
+// "Pipeline parallelism and replicas", "Prefill in whole pieces"): a
+// request's piece rides in one micro-batch, not split over the m of them, so
+// the busiest holds g = max(1/m, min(1, piece/P)) of the P prefill tokens
+// beside its 1/m of the decode content `dec`, and the other m − 1 share the
+// rest. That micro-batch's trip through every stage, T(big), or the busiest
+// stage serving all m, ι/pp·(T(big) + (m − 1)·T(other)), whichever is longer,
+// is the cycle, plus the transfers of that micro-batch's tokens. At g = 1/m it
+// is step_time's σ·T(s/m) with its transfers.
 [[nodiscard]] inline double piece_step_time(const PreparedScenario& ps, const StepContent& dec, const StepContent& pre,
                                             double piece, double f, double ov, Resource* binding) {
     const Pipeline& p = ps.pipe;
@@ -206,8 +208,9 @@ struct GemmTerms {
     const double big = group_step_time(ps, share + scaled(pre, g), f, ov, binding);
     const double other = group_step_time(ps, share + scaled(pre, (1.0 - g) / (m - 1.0)), f, ov, nullptr);
     const double cycle = std::max(big, p.imbalance / p.pp * (big + (m - 1.0) * other));
-    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // as step_time's
-    return cycle + p.transfer_latency + (dec.decode_tokens + P) * transfer + ps.step_overhead;
+    // The transfers of the busiest micro-batch's tokens over every boundary (step_time's at g = 1/m).
+    const double per_token = p.transfer_per_sequence * p.microbatches;
+    return cycle + p.transfer_latency + (dec.decode_tokens / m + g * P) * per_token + ps.step_overhead;
 }
 
 // Adds `calls` of class c's chunked prefill to a step (a fraction: part of
