@@ -199,6 +199,7 @@ private:
     void loaded();
     [[nodiscard]] double step_link(double dt, const StepContent& s);
     void account(double dt);
+    [[nodiscard]] double gather_prefill(StepContent& into);
     void step();
     void start_decoding(std::uint32_t id);
     void resume_decoding(std::uint32_t id);
@@ -217,3 +218,4 @@ private:
 
 #include "kvroof/analysis/sim_engine_impl.hpp"
 #include "kvroof/analysis/sim_engine_preempt.hpp"
+#include "kvroof/analysis/sim_engine_run.hpp"

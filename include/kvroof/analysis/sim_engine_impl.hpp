@@ -221,45 +221,49 @@ inline void SimEngine::start_window() {
     tally.t_start = now;
 }
 
-// One step: every decoding call's next token and the prefill chunks the
-// budget allows, FIFO; its time is step_time of that content.
-inline void SimEngine::step() {
-    ++steps;
-    ++events;
-    const auto n = static_cast<double>(decoding_);
-    const bool dynamic = spec_.f_policy == FPolicy::dynamic;
-    StepContent s;
-    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
+// The prefill chunks the budget allows this step, FIFO, added to `into`; the
+// largest chunk (a call's piece of the step: piece_step_time).
+inline double SimEngine::gather_prefill(StepContent& into) {
     chunks_.clear();
     auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
-    const bool pipeline = ps_.pipe.pp > 1 && !dynamic;
-    StepContent pre;  // a pipeline's: the prefill alone, in pieces of at most `piece` tokens (piece_step_time)
-    double piece = 0;
+    std::int64_t piece = 0;
     for (const std::uint32_t id : prefilling_) {
         const SimCall& c = calls_[id];
         const std::int64_t take = std::min(c.prefill_left, budget);
         if (take == 0 && c.prefill_left > 0) break;
         const ClassLoad& load = c.recompute ? recompute_[id] : in_.cls[c.cls];
         const auto A = c.recompute ? load.A : static_cast<double>(cls_[c.cls].a_append);
-        add_prefill(s, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
-        if (pipeline) {
-            add_prefill(pre, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
-            piece = std::max(piece, static_cast<double>(take));
-        }
+        add_prefill(into, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
+        piece = std::max(piece, take);
         chunks_.emplace_back(id, take);
         budget -= take;
         if (take < c.prefill_left) break;  // the budget is spent inside this call
     }
+    return static_cast<double>(piece);
+}
+
+// One step: every decoding call's next token and the prefill chunks the
+// budget allows, FIFO; its time is step_time of that content (in a pipeline,
+// piece_step_time: a call's chunk rides in one micro-batch).
+inline void SimEngine::step() {
+    ++steps;
+    ++events;
+    const auto n = static_cast<double>(decoding_);
+    const bool dynamic = spec_.f_policy == FPolicy::dynamic, pieces = ps_.pipe.pp > 1;
+    StepContent s, pre;  // a static pipeline's: the decode in s, the prefill in pre, until timed
+    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
+    const double piece = gather_prefill(pieces && !dynamic ? pre : s);
     double f = spec_.f, t_step = 0;
     std::size_t time_bin = SplitMemo::kNoBin;  // t_step's ITL bin, when the memo kept it
     if (dynamic) {  // a step without prefill is one the memo may have solved already
-        const SplitMemo::Kept& k = memo_.split(ps_, split_, s, n, sum_context_, lin_, spec_.ov);
+        const SplitMemo::Kept& k = memo_.split(ps_, split_, s, n, sum_context_, lin_, spec_.ov, pieces ? piece : 0.0);
         f = k.split.f;
         s = k.split.content;
         t_step = k.split.time;
         time_bin = k.time_bin;
-    } else if (pipeline && pre.prefill_tokens > 0) {  // a call's chunk rides in one micro-batch
-        t_step = piece_step_time(ps_, s + scaled(pre, -1.0), pre, piece, f, spec_.ov, nullptr);
+    } else if (pieces && pre.prefill_tokens > 0) {
+        t_step = piece_step_time(ps_, s, pre, piece, f, spec_.ov, nullptr);
+        s = s + pre;
     } else {
         t_step = step_time(ps_, s, f, spec_.ov);
     }
@@ -348,52 +352,6 @@ inline void SimEngine::complete(std::uint32_t id) {
     }
     free_.push_back(id);
     if (!measuring_ && !window_closed_ && completed_ == warmup_calls_) start_window();
-}
-
-inline void SimEngine::run(double first_cycle) {
-    warmup_calls_ = static_cast<std::uint64_t>(std::floor(spec_.warmup * spec_.calls));
-    if (warmup_calls_ == 0) start_window();
-    const auto total = static_cast<std::uint64_t>(spec_.calls);
-    if (spec_.load.mode == LoadMode::concurrency) {
-        const auto clients = static_cast<std::size_t>(spec_.load.value);
-        holds_.assign(clients, Hold{});
-        saved_.assign(clients, LinkPair::kNone);
-        // Clients start spread over one cycle of the closed form, near its steady state.
-        for (std::size_t k = 0; k < clients && scheduled_ < total; ++k) {
-            const double u =
-                spec_.gaps == GapDist::deterministic ? static_cast<double>(k) / static_cast<double>(clients) : rng_.uniform();
-            schedule(first_cycle * u, static_cast<std::int32_t>(k));
-        }
-    } else {
-        schedule(rng_.gap(1.0 / spec_.load.value, spec_.gaps), -1);
-    }
-    while (true) {
-        while (!arrivals_.empty() && arrivals_.top().time <= now) {
-            const Arrival a = arrivals_.top();
-            arrivals_.pop();
-            arrive(a);
-        }
-        admit();
-        loaded();
-        if (active() > 0 && (spec_.preempt == Preempt::none || make_room())) {
-            step();
-            continue;
-        }
-        if (arrivals_.empty() && loading_.empty()) {
-            if (active() > 0) throw std::logic_error("sim: a running call cannot grow and nothing will free HBM");
-            if (!queue_.empty()) throw std::logic_error("sim: a queued call can never be admitted");
-            break;
-        }
-        const double loaded_at = loading_.empty() ? 0.0 : link.end_of(LinkPair::h2d, loading_.front().first);
-        const double t = loading_.empty()    ? arrivals_.top().time
-                         : arrivals_.empty() ? loaded_at
-                                             : std::min(arrivals_.top().time, loaded_at);
-        if (!(t > now)) throw std::logic_error("sim: the link's next end is not ahead of the engine");
-        account(t - now);
-        now = t;
-    }
-    if (measuring_) tally.t_end = now;
-    link.drain(timeline);  // the last saves: their waits and busy time count, as queued
 }
 
 }  // namespace kvroof::detail

@@ -187,13 +187,24 @@ struct Split {
 // the smaller f, so f = 0 wins when offloading does not shorten the step. A
 // pipeline's group runs 1/m of the step (group_share); its stretch and
 // transfers are the same at every f, so the split compares the group's paths.
-// The split comes with its step_time, the time the engine charges.
+// The split comes with the time the engine charges: step_time, or in a
+// pipeline whose base is prefill in whole pieces of at most `piece` tokens
+// (piece > 0), piece_step_time, as the static policy's step. The f is still
+// chosen on the evenly shared step (docs/model.md, "Discrete-event simulation").
 [[nodiscard]] inline Split choose_split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
-                                        double sum_context, double lin, double ov) {
+                                        double sum_context, double lin, double ov, double piece = 0) {
     Split best{0.0, base};
     add_decode(best.content, l.zero, n, sum_context, lin);
+    const auto charge = [&] {
+        if (!(ps.pipe.pp > 1 && piece > 0 && base.prefill_tokens > 0)) return step_time(ps, best.content, best.f, ov);
+        StepContent zero, half, one;  // the decode alone, beside the prefill's pieces
+        add_decode(zero, l.zero, n, sum_context, lin);
+        add_decode(half, l.half, n, sum_context, lin);
+        add_decode(one, l.one, n, sum_context, lin);
+        return piece_step_time(ps, content_at(half, one, zero, best.f), base, piece, best.f, ov, nullptr);
+    };
     if (!(l.f_max > 0) || !(n > 0)) {
-        best.time = step_time(ps, best.content, 0.0, ov);
+        best.time = charge();
         return best;
     }
     StepContent half = base, one = base;
@@ -208,7 +219,7 @@ struct Split {
         best.f = s.f;
         best.content = content_at(half, one, best.content, s.f);
     }
-    best.time = step_time(ps, best.content, best.f, ov);
+    best.time = charge();
     return best;
 }
 
@@ -254,12 +265,13 @@ public:
     }
 
     // A step's split, base being what the step holds besides its decoding
-    // calls: from decode_only when that is nothing; else solved, not kept. The
-    // reference holds until the next call.
+    // calls (prefill, in pieces of at most `piece` tokens): from decode_only
+    // when that is nothing; else solved, not kept. The reference holds until
+    // the next call.
     [[nodiscard]] const Kept& split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
-                                    double sum_context, double lin, double ov) {
+                                    double sum_context, double lin, double ov, double piece = 0) {
         if (empty(base)) return decode_only(ps, l, n, sum_context, lin, ov);
-        other_.split = choose_split(ps, l, base, n, sum_context, lin, ov);
+        other_.split = choose_split(ps, l, base, n, sum_context, lin, ov, piece);
         return other_;
     }
 
