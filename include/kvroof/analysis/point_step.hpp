@@ -272,10 +272,9 @@ inline void add_prefill(StepContent& s, const ClassLoad& c, double calls, double
 [[nodiscard]] inline double step_time_in_pieces(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
                                                 StepPrefill with, std::size_t own, double x_pre, double piece,
                                                 Resource* binding = nullptr) {
-    const StepContent all = step_content(ps, in, x, with, own, x_pre);
-    if (ps.pipe.pp <= 1) return step_time(ps, all, f, ov, binding);
+    if (ps.pipe.pp <= 1) return step_time(ps, step_content(ps, in, x, with, own, x_pre), f, ov, binding);
     const StepContent dec = step_content(ps, in, x, StepPrefill::none);
-    const StepContent pre = all + scaled(dec, -1.0);
+    const StepContent pre = step_content(ps, in, 0.0, with, own, x_pre < 0 ? x : x_pre);  // the prefill alone
     return piece_step_time(ps, dec, pre, with == StepPrefill::own_chunk ? pre.prefill_tokens : piece, f, ov, binding);
 }
 
