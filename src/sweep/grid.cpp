@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/sweep.hpp"
@@ -81,8 +82,11 @@ GridAxis parse_grid_entry(std::string_view entry) {
     } else {
         for (const auto& v : split(rest, k->list_sep)) {
             if (v.empty()) throw InputError(fmt::format("{}: empty value in the list", where));
-            if (k->numeric()) a.numbers.push_back(knob_si(*k, where, v) * a.to_column);
-            if (k->type == KnobType::whole && a.numbers.back() != std::floor(a.numbers.back()))
+            // "none" (an SLO's) is a value as on the command line: an empty CSV cell, null in JSON.
+            const bool none = !k->none_text.empty() && trim(v) == k->none_text;
+            if (k->numeric())
+                a.numbers.push_back(none ? std::numeric_limits<double>::quiet_NaN() : knob_si(*k, where, v) * a.to_column);
+            if (k->type == KnobType::whole && !none && a.numbers.back() != std::floor(a.numbers.back()))
                 throw InputError(fmt::format("{}: {} takes whole numbers, got '{}'", where, name, v));
             a.values.push_back(v);
         }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -131,6 +132,28 @@ TEST_CASE("a sweep point without an f grid is the verdict for the same inputs", 
         CHECK(std::stod(row[col("tps_con_tok_per_s")]) == Approx(v.at_f.conservative.throughput).epsilon(1e-5));
         CHECK(row[col("binding_con")] == std::string(name(v.at_f.conservative.headline)));
     }
+}
+
+TEST_CASE("an SLO axis takes none as --slo-tpot does: an empty cell, and the verdict without that SLO", "[sweep][grid]") {
+    const GridAxis a = parse_grid_entry("slo-tpot=20ms,none");
+    REQUIRE(a.size() == 2);
+    CHECK(a.number(0) == Approx(20));
+    CHECK(std::isnan(a.number(1)));
+    CHECK(a.value(1) == "none");
+    const auto lines = split_lines(run_to_string(spec_of({"slo-tpot=20ms,none"})));
+    REQUIRE(lines.size() == 3);
+    const auto header = cells(lines[0]);
+    const auto at = std::find(header.begin(), header.end(), "tps_con_tok_per_s") - header.begin();
+    REQUIRE(header[0] == "slo_tpot_ms");
+    const auto tight = cells(lines[1]), none = cells(lines[2]);
+    CHECK(tight[0] == "20");
+    CHECK(none[0].empty());
+    ScenarioInputs in;
+    in.set("slo-tpot", "none");
+    const Verdict v = make_verdict(build_scenario(in).scenario);
+    CHECK(std::stod(none[static_cast<size_t>(at)]) == Approx(v.at_f.conservative.throughput).epsilon(1e-5));
+    CHECK(std::stod(none[static_cast<size_t>(at)]) >= std::stod(tight[static_cast<size_t>(at)]));  // no SLO caps no batch
+    CHECK_THROWS_WITH(parse_grid_entry("slo-tpot=20ms,nothing"), Catch::Contains("slo-tpot"));
 }
 
 TEST_CASE("a sweep point with an f grid is the band at that f", "[sweep][verdict]") {
