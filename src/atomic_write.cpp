@@ -75,8 +75,8 @@ bool under_proc(const fs::path& p) {
     return s.rfind("/proc/", 0) == 0;
 }
 
-// Where output for `path` really goes: symbolic links followed to the file
-// they name (which may not exist yet). `direct` when that file cannot be
+// Where output for `path` really goes: "-" is standard output; symbolic links
+// followed to the file they name (which may not exist yet). `direct` when that file cannot be
 // replaced by a rename: not a regular file, or reached through /proc
 // (/dev/stdout is a link to /proc/self/fd/1, whose target text is not a path
 // to rename over).
@@ -87,6 +87,7 @@ struct OutputTarget {
 };
 
 OutputTarget resolve_output(const std::string& path) {
+    if (path == "-") return {"/dev/stdout", true, true};  // the shell's convention: standard output
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("cannot write '{}': it is a folder", path));
@@ -165,7 +166,7 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     const OutputTarget t = resolve_output(path_);
     if (t.direct) {
-        fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | (t.append ? O_APPEND : 0));
+        fd_ = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC | (t.append ? O_APPEND : 0));
         if (fd_ < 0) throw std::runtime_error(fmt::format("cannot write '{}': {}", path_, errno_text()));
         return;
     }

@@ -203,8 +203,8 @@ Action setup_sweep(CLI::App& app) {
                     "verdict");
     sub->add_option("--format", o->format, with_default("csv (header with units) or jsonl", o->format))->group("Sweep");
     sub->add_option("--out", o->out,
-                    with_default("write to FILE instead of stdout: atomically, through a link to its target, directly to a "
-                                 "device (/dev/stdout)",
+                    with_default("write to FILE instead of stdout (- is stdout): atomically, through a link to its target, "
+                                 "directly to a device (/dev/stdout)",
                                  "stdout"))
         ->type_name("FILE")
         ->group("Sweep");

@@ -120,7 +120,10 @@ done
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out /dev/null && [ -c /dev/null ] && ok || bad "sweep --out /dev/null"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --plot "$d/p.svg" --x f --y gain_con --out /dev/stdout >"$d/plot.csv" &&
     cmp -s "$d/plot.csv" "$d/want.csv" && grep -q '<svg' "$d/p.svg" && ok || bad "sweep --plot --out /dev/stdout"
-[ -z "$(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json file.csv pipe.csv plot.csv p.svg)" ] && ok || bad "sweep --out devices left files"
+# "-" is standard output, as in most tools: no file named "-" (or "-.meta.json") appears.
+(cd "$d" && "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0,0.5,1" --out - >"$d/dash.csv") && cmp -s "$d/dash.csv" "$d/want.csv" &&
+    [ ! -e "$d/-" ] && [ ! -e "$d/-.meta.json" ] && ok || bad "sweep --out - is not stdout"
+[ -z "$(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json file.csv pipe.csv plot.csv p.svg dash.csv)" ] && ok || bad "sweep --out devices left files"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

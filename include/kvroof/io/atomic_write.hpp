@@ -44,7 +44,8 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // A symbolic link at `path` is followed: the file it points to is replaced and
 // the link kept. A target that is not a regular file (a terminal, a pipe,
 // /dev/stdout, /dev/null) cannot be replaced, so it is written directly
-// (appending when /dev/stdout is redirected to a file).
+// (appending when /dev/stdout is redirected to a file). A path of "-" is
+// /dev/stdout.
 class AtomicFile {
 public:
     explicit AtomicFile(std::string path);
