@@ -68,12 +68,23 @@ const Row kRows[] = {
     {"DRAM used, GB", [](const OperatingPoint& p) { return p.dram_used; }, "{:.1f}", 1e-9},
 };
 
+// Columns a cell takes on a terminal: its code points (UTF-8 lead bytes), as fmt's width counts them.
+std::size_t columns(std::string_view t) {
+    return static_cast<std::size_t>(std::count_if(t.begin(), t.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// A text row: the label, then the two cells right-aligned in 22 and 26 columns,
+// each wider where it must be so that a space always parts it from the one before.
+std::string text_row(std::string_view label, std::string_view a, std::string_view b) {
+    return fmt::format("  {:<24}{:>{}}{:>{}}\n", label, a, std::max<std::size_t>(22, columns(a) + 1), b,
+                       std::max<std::size_t>(26, columns(b) + 1));
+}
+
 std::string table(const PointStudy& s, bool markdown) {
     const std::string head = s.f_fixed ? fmt::format("f = {:.2f} (given)", s.f) : fmt::format("best f = {:.2f}", s.f);
-    std::string out = markdown ? fmt::format("| | f = 0 | {} |\n|---|---|---|\n", head)
-                               : fmt::format("  {:<24}{:>22}{:>26}\n", "", "f = 0", head);
+    std::string out = markdown ? fmt::format("| | f = 0 | {} |\n|---|---|---|\n", head) : text_row("", "f = 0", head);
     auto row = [&](const char* label, const std::string& a, const std::string& b) {
-        out += markdown ? fmt::format("| {} | {} | {} |\n", label, a, b) : fmt::format("  {:<24}{:>22}{:>26}\n", label, a, b);
+        out += markdown ? fmt::format("| {} | {} | {} |\n", label, a, b) : text_row(label, a, b);
     };
     for (const Row& r : kRows) {
         if (&r == &kRows[4] && s.baseline.conservative.step_allreduce > 0) {  // after the steps: what TP adds to them
@@ -93,14 +104,13 @@ std::string table(const PointStudy& s, bool markdown) {
     // At the chosen f each row gives both ends of the band where they differ (at f = 0 they are one point).
     auto ends = [](const std::string& con, const std::string& opt) { return con == opt ? con : con + " – " + opt; };
     const std::string sa = slo(s.baseline.conservative), sb = ends(slo(s.at_f.conservative), slo(s.at_f.optimistic));
-    out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb)
-                    : fmt::format("  {:<24}{:>22}{:>26}\n", "within the SLOs", sa, sb);
+    out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb) : text_row("within the SLOs", sa, sb);
     const std::string fa = fits_text(s.baseline.conservative),
                       fb = ends(fits_text(s.at_f.conservative), fits_text(s.at_f.optimistic));
     const std::string ba(name(s.baseline.conservative.binding)),
         bb = ends(std::string(name(s.at_f.conservative.binding)), std::string(name(s.at_f.optimistic.binding)));
     out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
-                    : fmt::format("  {:<24}{:>22}{:>26}\n  {:<24}{:>22}{:>26}\n", "fits", fa, fb, "step bound by", ba, bb);
+                    : text_row("fits", fa, fb) + text_row("step bound by", ba, bb);
     return out;
 }
 
@@ -130,7 +140,8 @@ std::string notes(const PointReport& r) {
             s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
     if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
         out += fmt::format(
-            "Not every request is admitted at once (memory{}): {:.0f} run at f = 0{}; the rest wait their turn (in TTFT).\n",
+            "Not every request is admitted at once (memory{}): {:.0f} run at f = 0{}; the rest wait their turn (in "
+            "TTFT).\n",
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
             s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
@@ -156,7 +167,8 @@ std::string notes(const PointReport& r) {
             s.load.requests, s.load.requests == 1 ? "" : "s", s.baseline.conservative.steady_throughput);
     const StatedError& e = s.stated_error;
     out += fmt::format(
-        "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput {:.0f} %{} "
+        "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput "
+        "{:.0f} %{} "
         "over public vLLM, TensorRT-LLM, SGLang and LMDeploy points{}.\n",
         e.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
         std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),

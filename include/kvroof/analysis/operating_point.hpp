@@ -95,9 +95,13 @@ namespace detail {
 
 namespace detail {
 // Whether a point meets the policy's SLOs: the ITL (or the bare step) and TTFT.
+// Requests of one output token have no inter-token latency to bound.
 inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
     const PolicySpec& pol = ps.scenario->policy;
-    if (pol.slo_tpot) r.within_slo_tpot = (pol.slo_tpot_bounds == SloTarget::itl ? r.itl : r.step_bare) <= pol.slo_tpot->raw();
+    const auto& entries = ps.scenario->mix.entries;
+    const bool second_token = std::any_of(entries.begin(), entries.end(), [](const MixEntry& e) { return e.cls.o_output > 1; });
+    if (pol.slo_tpot && second_token)
+        r.within_slo_tpot = (pol.slo_tpot_bounds == SloTarget::itl ? r.itl : r.step_bare) <= pol.slo_tpot->raw();
     if (pol.slo_ttft) r.within_slo_ttft = r.ttft <= pol.slo_ttft->raw();
 }
 
@@ -245,7 +249,8 @@ namespace detail {
 // The last request ends the run at T_p + D·t_d: throughput = N·Ō / that. The
 // decode steps carry the N·g still decoding, g = c/L (1 at L = 0), taken as
 // they start though the batch thins as requests end (a lower bound); the
-// prefill steps carry K prefill tokens and the N·g·(1 − g/2)·L/T_p requests
+// prefill steps carry K prefill tokens (in a pipeline in whole pieces,
+// piece_step_time, as the steady state's) and the N·g·(1 − g/2)·L/T_p requests
 // decoding on average. Contexts are the classes' means, D and Ō the mix's.
 struct Wave {
     double duration = 0, throughput = 0, ttft = 0, decode = 0, itl = 0;  // s (tok/s); decode: the mean of D·ITL
@@ -271,8 +276,11 @@ struct Wave {
     const double g = steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
     StepContent with = step_content(ps, in, n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D), StepPrefill::none);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    for (std::size_t i = 0; i < in.n; ++i) add_prefill(with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
-    const double t_p = step_time(ps, with, f, ov);
+    const bool pieces = ps.pipe.pp > 1;  // a pipeline's: each request's chunk rides in one micro-batch
+    StepContent pre;
+    for (std::size_t i = 0; i < in.n; ++i) add_prefill(pieces ? pre : with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
+    const double t_p =
+        pieces ? piece_step_time(ps, with, pre, mean_piece(in, load.chunk), f, ov, nullptr) : step_time(ps, with, f, ov);
     const double t_d = step_time(ps, in, f, ov, n * g / D, StepPrefill::none);
     const double L = (steps - first) * t_p, c = std::min(L, D * t_p);
     const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
