@@ -86,6 +86,10 @@ void run_compare(const CompareOptionsText& o) {
             throw InputError(fmt::format("--across: '{}': f and ov are what the verdict chooses; compare scenarios", e));
         if (a.row->grid_only)
             throw InputError(fmt::format("--across: '{}': a load is a sweep's axis (kvroof sweep --grid); compare scenarios", e));
+        for (const io::GridAxis& b : axes)
+            if (b.knob == a.knob)
+                throw InputError(fmt::format("--across: '{}': {} is already varied by '{}'; give its values in one --across", e,
+                                             a.knob, b.entry));
         n *= a.size();
         if (n > kMaxVariants) throw InputError(fmt::format("--across: at most {} scenarios, got more", kMaxVariants));
         axes.push_back(std::move(a));

@@ -28,6 +28,10 @@ void run_ladder(const LadderOptionsText& o) {
         const double g = io::parse_number("--max-gpus", *o.max_gpus);
         check::in_range("--max-gpus", g, 1.0, limits::kMaxGpus);
         if (g != static_cast<int>(g)) throw InputError(fmt::format("--max-gpus: must be a whole number, got '{}'", *o.max_gpus));
+        const int gpus = built.scenario.hardware.deployment.gpus;
+        if (g < gpus)
+            throw InputError(fmt::format("--max-gpus: must be at least --gpus ({}), the group the ladder starts from, got '{}'",
+                                         gpus, *o.max_gpus));
         lo.max_gpus = static_cast<int>(g);
     }
     if (o.sparse) {

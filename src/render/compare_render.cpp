@@ -32,11 +32,12 @@ Cells cells(const CompareRow& r) {
     const ServingPoint& b = v.baseline.conservative;
     const BestGains g = best_gains(v);
     const bool served = b.throughput > 0;
+    const double dp = r.scenario.hardware.deployment.dp;  // the verdict's tok/s are one replica's
     const std::string none = "—";
     auto best = [&](const ServingPoint& p, double gn) {
-        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, p.throughput, gain(gn)) : none;
+        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, p.throughput * dp, gain(gn)) : none;
     };
-    return {served ? fmt::format("{:.1f}", b.throughput) : none,
+    return {served ? fmt::format("{:.1f}", b.throughput * dp) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_user) : none,
             best(v.best_conservative, g.conservative),
@@ -67,7 +68,8 @@ std::string table(const CompareStudy& s, bool markdown) {
 }
 
 const char* kNote =
-    "Each row is `kvroof verdict` for that scenario: tok/s at f = 0 (all GPUs, per GPU, and per user: 1 / the inter-token "
+    "Each row is `kvroof verdict` for that scenario: tok/s at f = 0 (all GPUs, --tp x --pp x --dp; per GPU; and per user: 1 / "
+    "the inter-token "
     "time a user sees), the best f and its throughput and gain at each end of the band (ov = 0: no overlap, bankable; "
     "ov = 1: a perfect layer-ahead pipeline), parking idle sessions alone (f = 0, ov = 0), the best single lever (its flag "
     "and per-GPU gain at ov = 0, as `kvroof verdict` lists them), what bounds the step's time and what limits the batch at "
@@ -100,20 +102,23 @@ json compare_json(const CompareStudy& s, const std::string& base_flags) {
     json rows = json::array();
     for (const CompareRow& r : s.rows) {
         const Verdict& v = r.verdict;
-        rows.push_back({{"scenario", r.label},
-                        {"gpus", r.scenario.hardware.deployment.gpus},
-                        {"verdict", name(v.kind)},
-                        {"baseline", point_json(v.baseline.conservative)},
-                        {"best_conservative", point_json(v.best_conservative)},
-                        {"best_optimistic", point_json(v.best_optimistic)},
-                        {"baseline_per_gpu_tok_s", r.baseline_per_gpu},
-                        {"best_per_gpu_tok_s", r.best_per_gpu},
-                        {"baseline_per_user_tok_s", r.baseline_per_user},
-                        {"best_lever", r.levers.empty() || !(r.levers.front().gain > 1.0)
-                                           ? json(nullptr)
-                                           : json{{"flag", rung_flag(r.levers.front())},
-                                                  {"gain_per_gpu", render::finite_or_null(r.levers.front().gain)}}},
-                        {"parking_gain_conservative", render::finite_or_null(v.parking_gain_conservative)}});
+        rows.push_back(
+            {{"scenario", r.label},
+             {"gpus", deployment_gpus(r.scenario.hardware)},  // every replica's; "baseline" and the best are one replica's
+             {"gpus_per_replica", replica_gpus(r.scenario.hardware)},
+             {"dp", r.scenario.hardware.deployment.dp},
+             {"verdict", name(v.kind)},
+             {"baseline", point_json(v.baseline.conservative)},
+             {"best_conservative", point_json(v.best_conservative)},
+             {"best_optimistic", point_json(v.best_optimistic)},
+             {"baseline_per_gpu_tok_s", r.baseline_per_gpu},
+             {"best_per_gpu_tok_s", r.best_per_gpu},
+             {"baseline_per_user_tok_s", r.baseline_per_user},
+             {"best_lever",
+              r.levers.empty() || !(r.levers.front().gain > 1.0)
+                  ? json(nullptr)
+                  : json{{"flag", rung_flag(r.levers.front())}, {"gain_per_gpu", render::finite_or_null(r.levers.front().gain)}}},
+             {"parking_gain_conservative", render::finite_or_null(v.parking_gain_conservative)}});
     }
     const std::string l = compare_line(s);
     return json{{"base_flags", base_flags}, {"rows", std::move(rows)}, {"best", s.best}, {"compare", l.substr(9, l.size() - 10)}};

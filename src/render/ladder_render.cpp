@@ -95,6 +95,10 @@ std::string ladder_line(const LadderStudy& s) {
     const LadderRung &a = s.rungs.front(), &b = s.rungs.back();
     std::string steps;
     for (std::size_t i = 1; i < s.rungs.size(); ++i) steps += (i > 1 ? ", " : "") + rung_flag(s.rungs[i]);
+    if (s.rungs.size() == 1 && !(a.band.conservative.throughput > 0))
+        return fmt::format(
+            "LADDER: 0 tok/s; nothing is served on up to {} GPU{} (--max-gpus): the weights or one session do not fit\n",
+            s.options.max_gpus, s.options.max_gpus == 1 ? "" : "s");
     if (s.rungs.size() == 1)
         return fmt::format("LADDER: {:.1f} tok/s; no lever gains {:.0f} % per GPU{}\n", a.band.conservative.throughput,
                            (kGainThreshold - 1) * 100, s.compute_bound ? " (GPU-compute-bound)" : "");

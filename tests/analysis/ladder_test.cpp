@@ -79,3 +79,31 @@ TEST_CASE("levers are used up: TP at the GPU limit, sparse at its target, KV at 
     REQUIRE(tp);
     CHECK(tp->scenario.hardware.deployment.gpus == 2 * bf16.scenario.hardware.deployment.gpus);
 }
+
+TEST_CASE("a scenario that serves nothing grows its group until it serves, and a lever that makes it serve most wins",
+          "[ladder]") {
+    // Llama-3.1-70B in BF16 on H100s: 141 GB of weights. One GPU holds none of them, two hold the weights but no
+    // codex session beside them, four serve. The ladder used to stop at 0 tok/s: TP2 alone served nothing, so
+    // no lever was kept.
+    LadderOptions o;
+    o.max_gpus = 8;
+    const LadderStudy s = ladder_study(scenario({{"hardware", "h100-sxm"}, {"model", "llama-3.1-70b"}, {"gpus", "1"}}), o);
+    REQUIRE(s.rungs.size() >= 3);
+    CHECK(s.rungs[0].band.conservative.throughput == 0);
+    CHECK(s.rungs[1].lever == LeverKind::tensor_parallel);
+    CHECK(s.rungs[1].gain == 1.0);  // taken though it serves nothing yet
+    CHECK(s.rungs[2].band.conservative.throughput > 0);
+    CHECK(s.rungs.back().band.conservative.throughput > 0);
+    // Nowhere to grow: no rung of growth that never fit is left behind.
+    o.max_gpus = 1;
+    const LadderStudy none = ladder_study(scenario({{"hardware", "h100-sxm"}, {"model", "llama-3.1-70b"}, {"gpus", "1"}}), o);
+    CHECK(none.rungs.size() == 1);
+    // On two H100s the weights fit but no session does: fp8 KV and TP4 each make it serve (gain kUnbounded
+    // both); TP4 serves about three times more per GPU, so it ranks first.
+    o.max_gpus = 8;
+    const Scenario two = scenario({{"hardware", "h100-sxm"}, {"model", "llama-3.1-70b"}, {"gpus", "2"}});
+    const std::vector<LadderRung> levers = single_levers(two, make_verdict(two), o);
+    REQUIRE(levers.size() >= 2);
+    CHECK(levers[0].lever == LeverKind::tensor_parallel);
+    CHECK(levers[0].per_gpu_conservative > 2 * levers[1].per_gpu_conservative);
+}

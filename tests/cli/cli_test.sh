@@ -325,6 +325,12 @@ out=$("$kvroof" compare --across hardware=h100-sxm,b200)
 echo "$out" | grep -E '^  hardware=h100-sxm ' | grep -q '—' && ok || bad "compare: a row that does not fit prints numbers"
 echo "$out" | grep -E '^  hardware=b200 ' | grep -qE -- '--[a-z-]+ [a-z0-9.-]+ [0-9.]+×' && ok || bad "compare: no best lever on a row that fits"
 "$kvroof" compare --across kv-dtype=bf16,fp8 --json | grep -q '"rows": \[' && ok || bad "compare --json lacks its rows"
+# Under --dp the verdict's tok/s are one replica's: a row's tok/s at f = 0 is every replica's, and its GPUs all of them.
+out=$("$kvroof" compare --across dp=1,2 --hardware h200 --gpus 2)
+one=$(echo "$out" | awk '$1 == "dp=1" { print $2 }')
+two=$(echo "$out" | awk '$1 == "dp=2" { print $2 }')
+awk -v a="$one" -v b="$two" 'BEGIN { exit !(a > 0 && b > 1.99 * a && b < 2.01 * a) }' && ok || bad "compare --across dp: tok/s $one and $two are not one replica's and twice it"
+"$kvroof" compare --across dp=1,2 --hardware h200 --gpus 2 --json | grep -q '"gpus": 4' && ok || bad "compare --json: dp 2 of 2 GPUs is not 4 GPUs"
 # compare --config: one row per file, named by its stem, the same numbers as the same scenarios given by flags;
 # the command line overrides every file.
 cdata=$(cd "$(dirname "$0")/../data/compare" && pwd)

@@ -99,6 +99,12 @@ namespace detail {
     r.gain = from.per_gpu_conservative > 0 ? r.per_gpu_conservative / from.per_gpu_conservative : kUnbounded;
     return r;
 }
+
+// Whether rung a gains more than b: by gain, then, where both make a scenario
+// that served nothing serve (gain kUnbounded each), by what each serves per GPU.
+[[nodiscard]] inline bool gains_more(const LadderRung& a, const LadderRung& b) noexcept {
+    return a.gain > b.gain || (a.gain == b.gain && a.per_gpu_conservative > b.per_gpu_conservative);
+}
 }  // namespace detail
 
 // The ladder's first round for the VERDICT: each lever alone on the scenario
@@ -129,7 +135,7 @@ namespace detail {
         off.gain = v.gain_bankable;
         out.push_back(std::move(off));
     }
-    std::stable_sort(out.begin(), out.end(), [](const LadderRung& a, const LadderRung& b) { return a.gain > b.gain; });
+    std::stable_sort(out.begin(), out.end(), detail::gains_more);
     return out;
 }
 
@@ -144,11 +150,19 @@ namespace detail {
         std::optional<LadderRung> best;
         for (LeverKind k : kLevers) {
             auto r = detail::take_lever(k, s.rungs.back(), o);
-            if (r && r->band.conservative.throughput > 0 && (!best || r->gain > best->gain)) best = std::move(r);
+            if (r && r->band.conservative.throughput > 0 && (!best || detail::gains_more(*r, *best))) best = std::move(r);
         }
-        if (!best || !(best->gain >= kGainThreshold)) break;
+        const bool grow = !best && !(s.rungs.back().per_gpu_conservative > 0);
+        if (grow) {
+            // Nothing serves yet and no lever alone makes it serve: twice the GPUs hold more, and a
+            // later round may fit (Llama-3.1-70B in BF16 on one H100 needs four). Taken at gain 1.
+            best = detail::take_lever(LeverKind::tensor_parallel, s.rungs.back(), o);
+            if (best) best->gain = 1.0;
+        }
+        if (!best || !(grow || best->gain >= kGainThreshold)) break;
         s.rungs.push_back(std::move(*best));
     }
+    while (s.rungs.size() > 1 && !(s.rungs.back().per_gpu_conservative > 0)) s.rungs.pop_back();  // growth that never fit
     const LadderRung& last = s.rungs.back();
     s.compute_bound = last.band.conservative.headline == Resource::gpu_compute;
     if (!last.offload) {
