@@ -193,31 +193,28 @@ struct Split {
 // chosen on the evenly shared step (docs/model.md, "Discrete-event simulation").
 [[nodiscard]] inline Split choose_split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
                                         double sum_context, double lin, double ov, double piece = 0) {
-    Split best{0.0, base};
-    add_decode(best.content, l.zero, n, sum_context, lin);
-    const auto charge = [&] {
+    StepContent zero, half, one;  // the decode alone at f = 0, 1/2 and 1 (the last two once needed)
+    add_decode(zero, l.zero, n, sum_context, lin);
+    Split best{0.0, base + zero};
+    const auto charge = [&] {  // half and one are set whenever best.f > 0
         if (!(ps.pipe.pp > 1 && piece > 0 && base.prefill_tokens > 0)) return step_time(ps, best.content, best.f, ov);
-        StepContent zero, half, one;  // the decode alone, beside the prefill's pieces
-        add_decode(zero, l.zero, n, sum_context, lin);
-        add_decode(half, l.half, n, sum_context, lin);
-        add_decode(one, l.one, n, sum_context, lin);
         return piece_step_time(ps, content_at(half, one, zero, best.f), base, piece, best.f, ov, nullptr);
     };
     if (!(l.f_max > 0) || !(n > 0)) {
         best.time = charge();
         return best;
     }
-    StepContent half = base, one = base;
     add_decode(half, l.half, n, sum_context, lin);
     add_decode(one, l.one, n, sum_context, lin);
-    const StepContent zero = group_share(ps.pipe, best.content);
-    const GemmTerms g = gemm_terms(ps, zero.decode_tokens + zero.prefill_tokens);
-    const GroupPaths p0 = group_paths(ps, g, zero, 0.0, nullptr);
+    const StepContent step_half = base + half, step_one = base + one;
+    const StepContent at0 = group_share(ps.pipe, best.content);
+    const GemmTerms g = gemm_terms(ps, at0.decode_tokens + at0.prefill_tokens);
+    const GroupPaths p0 = group_paths(ps, g, at0, 0.0, nullptr);
     const double t0 = combine(Seconds(p0.gpu), Seconds(p0.offload), ov).raw();
-    const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, half), group_share(ps.pipe, one), ov, l.f_max);
+    const SplitPoint s = shortest_split(ps, g, group_share(ps.pipe, step_half), group_share(ps.pipe, step_one), ov, l.f_max);
     if (s.value < t0) {
         best.f = s.f;
-        best.content = content_at(half, one, best.content, s.f);
+        best.content = content_at(step_half, step_one, best.content, s.f);
     }
     best.time = charge();
     return best;
