@@ -52,8 +52,8 @@ const std::vector<std::string>& grid_knobs() {
     return names;
 }
 
-GridAxis parse_grid_entry(std::string_view entry) {
-    const std::string where = fmt::format("--grid '{}'", entry);
+GridAxis parse_grid_entry(std::string_view entry, std::string_view flag) {
+    const std::string where = fmt::format("{} '{}'", flag, entry);
     const size_t eq = entry.find('=');
     if (eq == std::string_view::npos) throw InputError(where + ": expected knob=values, e.g. f=0:1:0.05 or sparse=0.1,1");
     const std::string name = trim(entry.substr(0, eq));
@@ -133,8 +133,15 @@ void TypedGrid::update(const std::vector<std::uint64_t>& idx, std::vector<std::u
         s = Scenario{};
         first = 0;
     } else {
+        // A preset sets figures of knobs after it (a link preset's latency, a checkpoint's weight format) that
+        // not every preset names; the next one would inherit them, so a preset change assembles afresh.
+        bool preset = false;
         for (const TypedAxis& t : axes_)
-            if (idx[t.axis] != last[t.axis]) first = std::min(first, knob_index(*t.knob));
+            if (idx[t.axis] != last[t.axis]) {
+                first = std::min(first, knob_index(*t.knob));
+                preset = preset || t.knob->type == KnobType::text;
+            }
+        if (preset) s = Scenario{}, first = 0;
     }
     apply_from(first, idx, s);
     last = idx;

@@ -289,3 +289,20 @@ TEST_CASE("sweep numbers have six significant digits and round like printf's %.6
         CHECK(std::stod(f6(v)) == std::stod(ref));
     }
 }
+
+TEST_CASE("a row does not inherit the row before it: the same model gives the same row", "[sweep][grid]") {
+    // deepseek-v3's checkpoint is FP8; qwen3-235b-a22b has no format of its own (BF16). A worker
+    // updating its scenario in place kept the FP8 for the second qwen row (κ_crit halved).
+    for (const char* analysis : {"verdict", "prefill", "layers"}) {
+        SweepSpec s;
+        s.axes.push_back(parse_grid_entry("model=qwen3-235b-a22b,deepseek-v3,qwen3-235b-a22b"));
+        s.fixed.set("hardware", "h200");
+        s.fixed.set("gpus", "8");
+        s.analysis = parse_sweep_analysis("--analysis", analysis);
+        validate_sweep(s);
+        const auto lines = split_lines(run_to_string(s));
+        REQUIRE(lines.size() == 4);
+        CHECK(lines[1] == lines[3]);
+        CHECK(lines[1] != lines[2]);
+    }
+}

@@ -47,7 +47,7 @@ struct GridAxis {
 // "hbm-bw=3.35TB/s,4.8TB/s", "f=0:1:0.05", "model=llama-3.1-70b,qwen3-235b-a22b".
 // Throws InputError naming the entry on unknown knobs, empty lists, steps <= 0,
 // values that do not parse or fractions for a whole-number knob (gpus=1.5).
-[[nodiscard]] GridAxis parse_grid_entry(std::string_view entry);
+[[nodiscard]] GridAxis parse_grid_entry(std::string_view entry, std::string_view flag = "--grid");
 
 // The knobs a grid may vary (every row of the knob table), in table order.
 [[nodiscard]] const std::vector<std::string>& grid_knobs();
