@@ -92,8 +92,9 @@ std::vector<Knob> scenario_rows() {
          .help = "model preset, JSON file, or a Hugging Face config.json", .group = kScenario, .decode = io::decode_model,
          .access = {[](Scenario& s, const KnobValue& v) {
                         s.model = *std::get<std::shared_ptr<const ModelSpec>>(v);
-                        // A quantised checkpoint's own precision; --weight-dtype (a later row) overrides it.
-                        if (s.model.checkpoint_weights) s.policy.weight_dtype = *s.model.checkpoint_weights;
+                        // A quantised checkpoint's own precision, else the default; --weight-dtype (a later row)
+                        // overrides it. Always assigned, so no model inherits another's format.
+                        s.policy.weight_dtype = s.model.checkpoint_weights.value_or(PolicySpec{}.weight_dtype);
                     }, nullptr}},
         {.name = "workload", .column = "workload", .type = KnobType::text, .fallback = io::kDefaultWorkload,
          .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\" (without idle_gap: the "
@@ -116,7 +117,11 @@ std::vector<Knob> hardware_rows() {
         {.name = "link", .column = "link", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "GPU<->CPU link preset: pcie-gen3|4|5[-measured], nvlink-c2c[-measured]; sets every figure the preset has",
          .group = kHardware, .decode = io::decode_link,
-         .access = on_link_preset<&HardwareSpec::link, &LinkSpec::name>()},
+         .access = {[](Scenario& s, const KnobValue& v) {
+                        on_link_preset<&HardwareSpec::link, &LinkSpec::name>().apply(s, v);
+                        HardwareSpec& hw = s.hardware;  // the board's own link keeps its per-GPU share
+                        if (hw.link.name == hw.board_link) hw.link.bandwidth = hw.link.bandwidth / hw.board_link_shared_by;
+                    }, nullptr}},
         {.name = "host", .column = "host", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "CPU host preset (see `kvroof presets`) or a host JSON file, e.g. from `kvroof probe --cpu --out FILE` (a value "
                  "with '/' or ending in .json is a file); sets every host figure, replacing the hardware preset's host",

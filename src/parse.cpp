@@ -44,6 +44,15 @@ constexpr std::array kUnits = {
     Unit{"TiB/s", UnitKind::bandwidth, 1099511627776.0},
     Unit{"GBps", UnitKind::bandwidth, 1e9},
     Unit{"TBps", UnitKind::bandwidth, 1e12},
+    // Bits per second, as NICs and links are sold: 400Gb/s = 50 GB/s.
+    Unit{"Mb/s", UnitKind::bandwidth, 1e6 / 8},
+    Unit{"Gb/s", UnitKind::bandwidth, 1e9 / 8},
+    Unit{"Tb/s", UnitKind::bandwidth, 1e12 / 8},
+    Unit{"Mbps", UnitKind::bandwidth, 1e6 / 8},
+    Unit{"Gbps", UnitKind::bandwidth, 1e9 / 8},
+    Unit{"Tbps", UnitKind::bandwidth, 1e12 / 8},
+    Unit{"Gbit/s", UnitKind::bandwidth, 1e9 / 8},
+    Unit{"Tbit/s", UnitKind::bandwidth, 1e12 / 8},
     Unit{"FLOPS", UnitKind::flop_rate, 1.0},
     Unit{"GFLOPS", UnitKind::flop_rate, 1e9},
     Unit{"TFLOPS", UnitKind::flop_rate, 1e12},
@@ -78,14 +87,16 @@ bool leading_number(const std::string& s, double& value, std::string& rest) {
     return true;
 }
 
+// Equal but for letter case, except b and B: bits and bytes are never guessed ("gbps" is Gbps, "80gb" no unit).
 bool iequals(std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               if (x == 'b' || x == 'B' || y == 'b' || y == 'B') return x == y;
                return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
            });
 }
 
 const Unit* find_unit(std::string_view text, UnitKind kind) {
-    // Exact case first (so "MB" and "mb" never mean milli-bits), then case-insensitive.
+    // Exact case first, then case-insensitive but for b and B (iequals).
     for (const auto& u : kUnits)
         if (u.kind == kind && u.name == text) return &u;
     for (const auto& u : kUnits)

@@ -214,8 +214,9 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     const std::string link = string(where, h, "link");
     const double shared = number_or(where, h, "link_shared_by_gpus", 1.0);
     check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
+    hw.board_link = link;
+    hw.board_link_shared_by = shared;
     knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
-    hw.link.bandwidth = hw.link.bandwidth / shared;
     knob("host").access.apply(s, load_host_preset(fmt::format("{}: host", where), string(where, h, "host")));
     // The scale-out network: the preset's, else the spec's default (a 400 Gb/s NIC per GPU).
     if (h.contains("net")) knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, h, "net")));

@@ -35,8 +35,11 @@ constexpr double kNv = 1.0 / (0.8 * 450e9), kBytes = 2 * 8192 * 2.0;
 constexpr double kTp2PerSeq = kBytes / 2 * kNv + kBytes / 2 * kNv;
 }  // namespace
 
-TEST_CASE("pp 1 is the single group bit for bit, whatever the micro-batch knob and dp say", "[pp]") {
-    const Scenario a = on("h100-sxm", "llama-3.1-70b", 2, 1), b = on("h100-sxm", "llama-3.1-70b", 2, 1, 7, 3);
+TEST_CASE("pp 1 is the single group bit for bit, whatever dp says, and refuses more micro-batches", "[pp]") {
+    const Scenario a = on("h100-sxm", "llama-3.1-70b", 2, 1), b = on("h100-sxm", "llama-3.1-70b", 2, 1, 1, 3);
+    // One stage has nothing to overlap, so a micro-batch count would change no number: refused, not ignored.
+    CHECK_THROWS_WITH(on("h100-sxm", "llama-3.1-70b", 2, 1, 7),
+                      "--pp-microbatches: with pp 1 (one stage) only 0 or 1 is allowed, got 7");
     const PreparedScenario pa(a), pb(b);
     CHECK(pb.pipe.sigma == 1.0);
     CHECK(pb.pipe.per_sequence == 1.0);

@@ -20,6 +20,18 @@ TEST_CASE("quantities parse with units and bare numbers", "[parse]") {
     CHECK(parse_quantity("--slo-tpot", "2 s", UnitKind::time, "ms") == 2.0);
 }
 
+TEST_CASE("bits per second are an eighth of bytes, and the case of b is never guessed", "[parse]") {
+    // "400Gb/s" read as 400 GB/s (8x) through the case-insensitive fallback.
+    CHECK(parse_quantity("--net-bw", "400Gb/s", UnitKind::bandwidth, "GB/s") == 50e9);
+    CHECK(parse_quantity("--net-bw", "400Gbps", UnitKind::bandwidth, "GB/s") == 50e9);
+    CHECK(parse_quantity("--net-bw", "400gbps", UnitKind::bandwidth, "GB/s") == 50e9);
+    CHECK(parse_quantity("--net-bw", "0.8Tbit/s", UnitKind::bandwidth, "GB/s") == Approx(100e9));
+    CHECK(parse_quantity("--c2c-bw", "64gB/s", UnitKind::bandwidth, "GB/s") == 64e9);
+    CHECK(parse_quantity("--c2c-bw", "64GBPS", UnitKind::bandwidth, "GB/s") == 64e9);
+    CHECK_THROWS_WITH(parse_quantity("--hbm-cap", "80gb", UnitKind::bytes, "GB"), Catch::Contains("unknown unit 'gb'"));
+    CHECK_THROWS_WITH(parse_quantity("--hbm-cap", "80Gb", UnitKind::bytes, "GB"), Catch::Contains("unknown unit 'Gb'"));
+}
+
 TEST_CASE("bad quantities name the flag and the text", "[parse]") {
     CHECK_THROWS_WITH(parse_quantity("--hbm-bw", "fast", UnitKind::bandwidth, "TB/s"),
                       Catch::Contains("--hbm-bw") && Catch::Contains("fast"));

@@ -163,3 +163,17 @@ TEST_CASE("a model's context window is its config's max_position_embeddings, and
     in.set("workload", "s_cached=0,a_append=30000,o_output=10960,idle_gap=0s");
     CHECK(io::context_warnings(io::build_scenario(in).scenario).empty());
 }
+
+TEST_CASE("naming the board's own shared link keeps each GPU's share, and another link is each GPU's own", "[presets]") {
+    auto link_bw = [](const char* hardware, const char* link) {
+        io::ScenarioInputs in;
+        in.set("hardware", hardware);
+        if (link) in.set("link", link);
+        return io::build_scenario(in).scenario.hardware.link.bandwidth.raw();
+    };
+    // GB200: one 450 GB/s NVLink-C2C per two GPUs. `--link nvlink-c2c` gave 450 GB/s per GPU (κ_crit doubled).
+    CHECK(link_bw("gb200", nullptr) == 225e9);
+    CHECK(link_bw("gb200", "nvlink-c2c") == 225e9);
+    CHECK(link_bw("gh200", "nvlink-c2c") == 450e9);  // one GPU per C2C
+    CHECK(link_bw("gb200", "pcie-gen5") == link_bw("h100-sxm", "pcie-gen5"));
+}

@@ -129,6 +129,10 @@ struct HardwareSpec {
     HostSpec host;
     LinkSpec link;
     NetSpec net;
+    // The board's own GPU<->CPU link and how many GPUs share it (GB200: one NVLink-C2C per two GPUs).
+    // Naming that link again (--link nvlink-c2c) gives each GPU the same share; another link is each GPU's own.
+    std::string board_link;
+    double board_link_shared_by = 1.0;
 
     // Every figure within its documented range (limits below, docs/model.md
     // "Input ranges"); errors name the knob.
@@ -167,6 +171,9 @@ inline void HardwareSpec::check_validity() const {
     if (d.pp < 1 || d.pp_microbatches < 0 || d.dp < 1 || static_cast<double>(d.gpus) * d.pp * d.dp > kMaxGpus)
         throw InputError("dp: gpus x pp x dp must be at most " + std::to_string(kMaxGpus) + " GPUs, got " +
                          std::to_string(d.gpus) + " x " + std::to_string(d.pp) + " x " + std::to_string(d.dp));
+    if (d.pp == 1 && d.pp_microbatches > 1)  // one stage has nothing to overlap: the flag would change no number
+        throw InputError("pp-microbatches: with pp 1 (one stage) only 0 or 1 is allowed, got " +
+                         std::to_string(d.pp_microbatches));
     rate("net-bw", net.bandwidth.raw(), kMinBandwidth, kMaxBandwidth);
     check::non_negative("net-latency", net.latency.raw());
     check::in_range("net-latency", net.latency.raw(), 0.0, kMaxLinkLatency);
