@@ -108,6 +108,15 @@ TEST_CASE("seed 002: decode >= 5 tok/s is refuted by bandwidth", "[layers][seed0
     CHECK(prints_as(r.copy_s, "2.57"));
     CHECK(prints_as(r.overlap_tps, "0.39"));
     CHECK(5.0 / r.overlap_tps == Approx(13).margin(0.5));  // "13x short"
+    // A split the 22 GiB card cannot hold (33.87 GiB of layers, none offloaded) is refused, not answered.
+    CHECK_THROWS_WITH(layer_offload(c, h, 1, 0), Catch::Contains("offload-layers: at TP1 the card holds"));
+    CHECK_NOTHROW(layer_offload(c, h, 1, c.layers - layer_offload(c, h, 1).resident));
+    // A measured copy time per layer sets what the target allows: 1 ms a layer moves 200 layers in 1/5 s, all 80.
+    LayerHost copy = h;
+    copy.copy_per_layer = Seconds(1e-3);
+    CHECK(decode_target(c, copy, 1, 5.0).max_offloaded == 80);
+    copy.copy_per_layer = Seconds(0.06);  // 3.3 layers in 0.2 s
+    CHECK(decode_target(c, copy, 1, 5.0).max_offloaded == 3);
 }
 
 TEST_CASE("seed 002: move amplification of a GLM-5.2 MoE block is 14.6x, dense layers 1x", "[layers][seed002]") {
@@ -125,7 +134,7 @@ TEST_CASE("seed 002 Result 4: max hideable = compute / copy", "[layers][seed002]
     const Checkpoint llama = io::load_checkpoint("--checkpoint", "llama-70b-fp4");
     auto hideable = [](const Checkpoint& c, double compute_ms, double copy_ms) {
         LayerHost h{gibibytes(22), BytesPerSecond(1e9), milliseconds(compute_ms), milliseconds(copy_ms)};
-        return 100 * layer_offload(c, h, 1, 1).max_hideable;
+        return 100 * layer_offload(c, h, 1, c.layers).max_hideable;  // a ratio per layer: any split the card holds
     };
     CHECK(prints_as(hideable(glm, 1.18, 540.48), "0.22"));
     CHECK(prints_as(hideable(glm, 6.26, 540.24), "1.16"));

@@ -126,8 +126,10 @@ TEST_CASE("layers study: a forced split replaces the budget's, its errors name t
     LayersSetup s = hand_layers();
     s.checkpoints.resize(1);
     s.tp = {1};
-    s.offload_layers = 3;
-    CHECK(layers_study(s).cells.front().row.offloaded == 3);
+    s.offload_layers = 7;  // the budget's choice is 6 (4 of 10 layers resident)
+    CHECK(layers_study(s).cells.front().row.offloaded == 7);
+    s.offload_layers = 3;  // 7 resident: more than the card holds
+    CHECK_THROWS_WITH(layers_study(s), Catch::Contains("offload-layers: at TP1 the card holds 4 of the 10 layers"));
     s.offload_layers = 11;
     CHECK_THROWS_WITH(layers_study(s), "offload-layers: must be <= the checkpoint's 10 layers, got 11");
 }

@@ -137,7 +137,12 @@ struct LayerOffloadRow {
     r.layer_rank = group.shard(c.layer_bytes);
     const double room = h.card_budget.raw() - c.non_layer_bytes.raw();
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
-    r.resident = forced_offloaded >= 0 ? c.layers - forced_offloaded : static_cast<int>(std::min<double>(c.layers, fit));
+    const int most = static_cast<int>(std::min<double>(c.layers, fit));
+    if (forced_offloaded >= 0 && c.layers - forced_offloaded > most)  // a split the card cannot hold is not an answer
+        throw InputError("offload-layers: at TP" + std::to_string(tp) + " the card holds " + std::to_string(most) + " of the " +
+                         std::to_string(c.layers) + " layers beside the non-layer tensors, so at least " +
+                         std::to_string(c.layers - most) + " must be offloaded, got " + std::to_string(forced_offloaded));
+    r.resident = forced_offloaded >= 0 ? c.layers - forced_offloaded : most;
     r.offloaded = c.layers - r.resident;
     r.transfer_per_token = r.layer_rank * static_cast<double>(r.offloaded);
     const double copy_scale = h.copy_per_layer ? h.copy_per_layer->raw() / r.layer_rank.raw() : 1.0 / h.link.raw();
@@ -188,8 +193,10 @@ struct DecodeTarget {
     group.check_validity("tp");
     DecodeTarget d;
     d.target_tps = target_tps;
-    d.movable_per_token = h.link * Seconds(1.0 / target_tps);
     const Bytes rank = group.shard(c.layer_bytes);
+    // A measured copy time per layer is the link's effective rate for a layer, as in layer_offload.
+    const double rate = h.copy_per_layer ? rank.raw() / h.copy_per_layer->raw() : h.link.raw();
+    d.movable_per_token = Bytes(rate / target_tps);
     // Clamped in double before the conversion: a slow target moves more than every layer.
     d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
     d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);
