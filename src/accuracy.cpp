@@ -14,85 +14,6 @@
 
 namespace kvroof::io {
 namespace {
-using nlohmann::json;
-
-std::optional<double> number(const json& m, const char* key) {
-    if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
-    return m.at(key).get<double>();
-}
-std::optional<double> ms(const json& m, const char* key) {
-    const auto v = number(m, key);
-    return v ? std::optional<double>(*v * 1e-3) : std::nullopt;
-}
-
-void decode_limits(const json& p, MeasuredPoint& m) {
-    m.num_requests = number(p.at("load"), "num_requests");
-    if (!p.contains("engine_limits") || p.at("engine_limits").is_null()) return;
-    const json& e = p.at("engine_limits");
-    m.max_seqs = number(e, "max_seqs");
-    m.max_num_tokens = number(e, "max_num_tokens");
-    m.peak_admission = e.value("admission", json()).is_string() && e.at("admission").get<std::string>() == "peak";
-    if (!e.contains("kv_memory") || e.at("kv_memory").is_null()) return;
-    const json& k = e.at("kv_memory");
-    m.kv_mem_fraction = k.at("fraction").get<double>();
-    const auto of = k.at("of").get<std::string>();
-    if (of != "free" && of != "total")
-        throw InputError(fmt::format("engine_limits.kv_memory.of: must be free or total, got '{}'", of));
-    m.kv_mem_of_total = of == "total";
-}
-
-MeasuredPoint decode_point(const json& p) {
-    MeasuredPoint m;
-    m.id = p.at("id").get<std::string>();
-    m.source_key = p.at("source").at("key").get<std::string>();
-    m.source_url = p.at("source").at("url").get<std::string>();
-    m.engine = p.at("engine").get<std::string>();
-    m.engine_version = p.at("engine_version").is_null() ? "" : p.at("engine_version").get<std::string>();
-    m.gpu = p.at("gpu").get<std::string>();
-    m.gpus = p.at("gpus").get<int>();
-    m.model = p.at("model").get<std::string>();
-    m.weight_dtype = p.at("weight_dtype").get<std::string>();
-    m.kv_dtype = p.at("kv_dtype").is_null() ? "" : p.at("kv_dtype").get<std::string>();
-    m.isl = p.at("isl").get<double>();
-    m.osl = p.at("osl").get<double>();
-    m.prefix = p.at("prefix").get<double>();
-    const json& l = p.at("load");
-    m.load = l.at("mode").get<std::string>();
-    if (m.load == "batch") m.load_value = l.at("batch").get<double>();
-    if (m.load == "concurrency") m.load_value = l.at("concurrency").get<double>();
-    if (m.load == "request_rate") m.load_value = l.at("rate").get<double>();
-    const json& x = p.at("measured");
-    m.itl = ms(x, "itl_ms");
-    if (!m.itl) m.itl = ms(x, "tpot_ms");
-    m.ttft = ms(x, "ttft_ms");
-    if (x.contains("throughput_tok_s") && !x.at("throughput_tok_s").is_null())
-        m.throughput = x.at("throughput_tok_s").get<double>();
-    decode_limits(p, m);
-    return m;
-}
-
-// The ranges a point's numbers must be in (names as in the file).
-MeasuredPoint checked(MeasuredPoint m) {
-    auto need = [](bool ok, const char* field, const char* rule) {
-        if (!ok) throw InputError(fmt::format("{}: {}", field, rule));
-    };
-    need(m.gpus >= 1, "gpus", "must be >= 1");
-    need(m.isl >= 1 && m.osl >= 1, "isl/osl", "must be >= 1");
-    need(m.prefix >= 0 && m.prefix < m.isl, "prefix", "must be in [0, isl)");
-    need(m.load == "batch" || m.load == "concurrency" || m.load == "request_rate" || m.load == "max_throughput", "load.mode",
-         "must be batch, concurrency, request_rate or max_throughput");
-    need(m.load == "max_throughput" || m.load_value > 0, "load", "batch, concurrency or rate must be > 0");
-    for (const auto& [v, field] :
-         {std::pair{m.itl, "measured.itl_ms"}, {m.ttft, "measured.ttft_ms"}, {m.throughput, "measured.throughput_tok_s"}})
-        need(!v || *v > 0, field, "must be > 0 or null");
-    need(m.itl || m.ttft || m.throughput, "measured", "needs at least one of itl_ms, tpot_ms, ttft_ms, throughput_tok_s");
-    need(!m.kv_mem_fraction || (*m.kv_mem_fraction > 0 && *m.kv_mem_fraction <= 1), "engine_limits.kv_memory.fraction",
-         "must be in (0, 1]");
-    return m;
-}
-}  // namespace
-
-namespace {
 // The engine's KV memory share, as the per-GPU reserve that leaves it:
 //   of free  (TensorRT-LLM):  KV = φ·(M − r − W/g)  ⇒  r' = r + (1 − φ)·(M − r − W/g)
 //   of total (vLLM):          KV = φ·M − W/g − r   ⇒  r' = r + (1 − φ)·M
@@ -113,7 +34,9 @@ void apply_kv_memory(const MeasuredPoint& m, Scenario& s) {
 Scenario point_scenario(const MeasuredPoint& m) {
     ScenarioInputs in;
     in.set("hardware", m.gpu);
-    in.set("gpus", std::to_string(m.gpus));
+    in.set("gpus", std::to_string(m.tp));
+    in.set("pp", std::to_string(m.pp));
+    in.set("ep", std::to_string(m.ep));
     in.set("model", m.model);
     in.set("weight-dtype", m.weight_dtype);
     if (!m.kv_dtype.empty()) in.set("kv-dtype", m.kv_dtype);
@@ -239,87 +162,6 @@ RatioError ratio_error(const std::vector<AccuracyRow>& rows) {
 }
 
 }  // namespace
-
-namespace {
-// A point's or rule's id for an error message, whatever its type (a bad id must not throw here).
-std::string point_id(const json& p) {
-    if (!p.is_object() || !p.contains("id")) return "?";
-    return p.at("id").is_string() ? p.at("id").get<std::string>() : p.at("id").dump();
-}
-
-EngineKernel decode_kernel(const json& k) {
-    EngineKernel e;
-    e.id = k.at("id").get<std::string>();
-    e.engine = k.at("engine").get<std::string>();
-    e.weight_dtype = k.at("weight_dtype").get<std::string>();
-    e.gpus = k.at("gpus").get<std::vector<std::string>>();
-    e.kernel = k.at("kernel").get<std::string>();
-    e.source = k.at("source").get<std::string>();
-    e.eta_moe_gemm = k.at("eta_moe_gemm").get<double>();
-    const auto range = k.at("range").get<std::vector<double>>();
-    if (range.size() != 2) throw InputError("range: must be [low, high]");
-    e.lo = range[0];
-    e.hi = range[1];
-    if (!(e.eta_moe_gemm >= 0.001 && e.eta_moe_gemm <= 1)) throw InputError("eta_moe_gemm: must be in [0.001, 1]");
-    if (!(e.lo >= 0.001 && e.hi <= 1)) throw InputError("range: both ends must be in [0.001, 1]");
-    if (!(e.lo <= e.eta_moe_gemm && e.eta_moe_gemm <= e.hi)) throw InputError("range: must hold eta_moe_gemm");
-    if (e.gpus.empty()) throw InputError("gpus: must name at least one GPU preset");
-    (void)parse_dtype("weight_dtype", e.weight_dtype);  // a misspelt dtype would match nothing, silently
-    const auto known = preset_names("hardware");
-    for (const std::string& g : e.gpus)
-        if (std::find(known.begin(), known.end(), g) == known.end())
-            throw InputError(fmt::format("gpus: unknown hardware preset '{}'", g));
-    return e;
-}
-
-bool covers(const EngineKernel& k, const MeasuredPoint& m) {
-    return k.engine == m.engine && parse_dtype("weight_dtype", k.weight_dtype) == parse_dtype("weight_dtype", m.weight_dtype) &&
-           std::find(k.gpus.begin(), k.gpus.end(), m.gpu) != k.gpus.end();
-}
-}  // namespace
-
-std::vector<EngineKernel> engine_kernels_from(const std::string& where, const json& doc) {
-    std::vector<EngineKernel> out;
-    if (!doc.is_object() || !doc.contains("engine_kernels")) return out;
-    if (!doc.at("engine_kernels").is_array())
-        throw InputError(fmt::format("{}: engine_kernels: must be an array of engine MoE kernel rules", where));
-    for (const json& k : doc.at("engine_kernels")) {
-        try {
-            out.push_back(decode_kernel(k));
-            for (std::size_t i = 0; i + 1 < out.size(); ++i)
-                if (out[i].id == out.back().id) throw InputError("id: used by an earlier rule");
-        } catch (const json::exception& e) {
-            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
-        } catch (const InputError& e) {
-            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
-        }
-    }
-    return out;
-}
-
-std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
-    if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
-        throw InputError(fmt::format("{}: points: must be an array of measured points", where));
-    const std::vector<EngineKernel> kernels = engine_kernels_from(where, doc);
-    std::vector<MeasuredPoint> out;
-    for (const json& p : doc.at("points")) {
-        try {
-            out.push_back(checked(decode_point(p)));
-            for (const EngineKernel& k : kernels) {
-                if (!covers(k, out.back()) || !load_model("model", out.back().model).is_moe()) continue;  // MoE only
-                if (out.back().eta_moe_gemm)
-                    throw InputError(fmt::format("engine kernels {} and {} both match", out.back().moe_kernel, k.id));
-                out.back().eta_moe_gemm = k.eta_moe_gemm;
-                out.back().moe_kernel = k.id;
-            }
-        } catch (const json::exception& e) {
-            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
-        } catch (const InputError& e) {
-            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
-        }
-    }
-    return out;
-}
 
 namespace {
 std::vector<MeasuredPoint> points_of(const char* stem) {

@@ -237,7 +237,8 @@ FloorCheck floor_check(const MeasuredPoint& m, const Scenario& s, const Accuracy
     const double B = m.load == "batch" ? m.load_value : 1.0;
     c.itl_floor = itl_floor(B);
     c.ttft_floor = std::max(2 * P * std::max(m.isl - m.prefix, 1.0) / F, W / BW);
-    c.throughput_ceiling = F / (2 * P);  // every output token passes the weights once
+    // Every output token passes the weights once; the pp stages of a pipeline compute side by side.
+    c.throughput_ceiling = h.deployment.pp * F / (2 * P);
     if ((m.load == "batch" || m.load == "concurrency") && m.osl >= 2)  // at most C decoding, one token each per step
         c.throughput_ceiling = std::min(c.throughput_ceiling, m.load_value * m.osl / (m.osl - 1) / itl_floor(1.0));
     auto below = [](std::vector<std::string>& out, const char* what, double x, double bound, bool ceiling) {

@@ -48,6 +48,15 @@ std::optional<LoadSpec> load_spec(const VerdictOptionsText& o) {
 std::optional<io::CalibrationFile> apply_calibration(const VerdictOptionsText& o, io::BuiltScenario& built) {
     if (!o.calibration) return std::nullopt;
     const std::string where = "--calibration " + *o.calibration;
+    // The fit's intervals hold at its own values: a flag that moves a fitted knob would void them silently.
+    for (std::string_view name : io::kFitKnobs) {
+        const std::string_view flag = o.scenario.given(name)                                   ? name
+                                      : name.substr(0, 4) == "eta-" && o.scenario.given("eta") ? "eta"  // sets every η
+                                                                                               : "";
+        if (!flag.empty())
+            throw InputError(
+                fmt::format("{}: sets --{} from its fit, so --{} may not be given too; drop one", where, name, flag));
+    }
     io::CalibrationFile c = io::read_calibration(where, io::read_json_file("--calibration", *o.calibration));
     io::apply_fit(built.scenario, c.values);
     return c;

@@ -129,6 +129,23 @@ TEST_CASE("an engine kernel rule sets the expert GEMMs' efficiency of the points
     CHECK(by_id(dense, "trt10-qwen3-235b-h200-fp8-tp8-1000-1000").moe_kernel == "d");
 }
 
+TEST_CASE("a point's tp, pp and ep are its deployment: gpus is tp x pp", "[accuracy]") {
+    // They were read by no one: a pipelined or expert-parallel run was modelled as one TP group of all its GPUs.
+    nlohmann::json doc = nlohmann::json::parse(R"({"points":[{"id":"a","source":{"key":"k","url":"u"},"engine":"e",
+        "engine_version":null,"gpu":"h200","gpus":8,"tp":4,"pp":2,"ep":2,"model":"qwen3-235b-a22b","weight_dtype":"fp8",
+        "kv_dtype":null,"isl":1000,"osl":1000,"prefix":0,"load":{"mode":"concurrency","concurrency":8},
+        "measured":{"throughput_tok_s":100}}]})");
+    const MeasuredPoint m = measured_points_from("f", doc).front();
+    const DeploymentSpec d = point_scenario(m).hardware.deployment;
+    CHECK(d.gpus == 4);
+    CHECK(d.pp == 2);
+    CHECK(d.ep == 2);
+    doc["points"][0]["tp"] = 8;  // 8 x 2 is not the 8 GPUs
+    CHECK_THROWS_WITH(measured_points_from("f", doc), "f: point a: tp/pp: tp x pp must be gpus (one replica's GPUs)");
+    doc["points"][0].erase("tp");  // tp defaults to gpus / pp
+    CHECK(point_scenario(measured_points_from("f", doc).front()).hardware.deployment.gpus == 4);
+}
+
 TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accuracy]") {
     auto fails_in = [](const nlohmann::json& doc, const std::string& what) {
         try {

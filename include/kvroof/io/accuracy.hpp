@@ -17,7 +17,8 @@ namespace kvroof::io {
 struct MeasuredPoint {
     std::string id, source_key, source_url, engine, engine_version;
     std::string gpu, model, weight_dtype, kv_dtype;  // kv_dtype empty: not stated
-    int gpus = 1;
+    int gpus = 1;  // one replica's GPUs: tp x pp
+    int tp = 1, pp = 1, ep = 1;
     double isl = 0, osl = 0, prefix = 0;
     std::string load;  // batch, concurrency, request_rate, max_throughput
     double load_value = 0;  // B, C or R; 0 for max_throughput

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+// Measured serving points and engine kernel rules read from their JSON schema (data/measurements/README.md):
+// every field checked, every error naming the point and the field.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kvroof/io/accuracy.hpp"
+#include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
+
+namespace kvroof::io {
+namespace {
+using nlohmann::json;
+
+// A field of the point by name; a missing or mistyped one is an InputError naming it.
+const json& field(const json& j, const char* key) {
+    if (!j.is_object() || !j.contains(key)) throw InputError(fmt::format("{}: missing", key));
+    return j.at(key);
+}
+std::string text(const json& j, const char* key) {
+    const json& v = field(j, key);
+    if (!v.is_string()) throw InputError(fmt::format("{}: must be a string, got {}", key, v.dump()));
+    return v.get<std::string>();
+}
+double real(const json& j, const char* key) {
+    const json& v = field(j, key);
+    if (!v.is_number()) throw InputError(fmt::format("{}: must be a number, got {}", key, v.dump()));
+    return v.get<double>();
+}
+std::optional<double> number(const json& m, const char* key) {
+    if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
+    return real(m, key);
+}
+// A whole number >= 1, or nothing when absent or null.
+std::optional<int> count(const json& m, const char* key) {
+    const auto v = number(m, key);
+    if (!v) return std::nullopt;
+    if (!(*v >= 1 && *v <= 1e9 && std::floor(*v) == *v))
+        throw InputError(fmt::format("{}: must be a whole number >= 1 or null, got {}", key, m.at(key).dump()));
+    return static_cast<int>(*v);
+}
+std::optional<double> ms(const json& m, const char* key) {
+    const auto v = number(m, key);
+    return v ? std::optional<double>(*v * 1e-3) : std::nullopt;
+}
+
+void decode_limits(const json& p, MeasuredPoint& m) {
+    if (const auto n = count(field(p, "load"), "num_requests")) m.num_requests = *n;
+    if (!p.contains("engine_limits") || p.at("engine_limits").is_null()) return;
+    const json& e = p.at("engine_limits");
+    if (const auto n = count(e, "max_seqs")) m.max_seqs = *n;
+    if (const auto n = count(e, "max_num_tokens")) m.max_num_tokens = *n;
+    if (e.contains("admission") && !e.at("admission").is_null()) {
+        const std::string a = text(e, "admission");
+        if (a != "peak" && a != "current")
+            throw InputError(fmt::format("engine_limits.admission: must be peak, current or null, got '{}'", a));
+        m.peak_admission = a == "peak";
+    }
+    if (!e.contains("kv_memory") || e.at("kv_memory").is_null()) return;
+    const json& k = e.at("kv_memory");
+    m.kv_mem_fraction = real(k, "fraction");
+    const auto of = text(k, "of");
+    if (of != "free" && of != "total")
+        throw InputError(fmt::format("engine_limits.kv_memory.of: must be free or total, got '{}'", of));
+    m.kv_mem_of_total = of == "total";
+}
+
+MeasuredPoint decode_point(const json& p) {
+    MeasuredPoint m;
+    m.id = text(p, "id");
+    m.source_key = text(field(p, "source"), "key");
+    m.source_url = text(field(p, "source"), "url");
+    m.engine = text(p, "engine");
+    m.engine_version = field(p, "engine_version").is_null() ? "" : text(p, "engine_version");
+    m.gpu = text(p, "gpu");
+    m.gpus = count(p, "gpus").value_or(0);
+    // The deployment: gpus = tp x pp (one replica); ep shards the experts within the tp group.
+    m.pp = count(p, "pp").value_or(1);
+    m.tp = count(p, "tp").value_or(m.gpus / m.pp);
+    m.ep = count(p, "ep").value_or(1);
+    m.model = text(p, "model");
+    m.weight_dtype = text(p, "weight_dtype");
+    m.kv_dtype = field(p, "kv_dtype").is_null() ? "" : text(p, "kv_dtype");
+    m.isl = real(p, "isl");
+    m.osl = real(p, "osl");
+    m.prefix = real(p, "prefix");
+    const json& l = field(p, "load");
+    m.load = text(l, "mode");
+    if (m.load == "batch") m.load_value = real(l, "batch");
+    if (m.load == "concurrency") m.load_value = real(l, "concurrency");
+    if (m.load == "request_rate") m.load_value = real(l, "rate");
+    const json& x = field(p, "measured");
+    m.itl = ms(x, "itl_ms");
+    if (!m.itl) m.itl = ms(x, "tpot_ms");
+    m.ttft = ms(x, "ttft_ms");
+    m.throughput = number(x, "throughput_tok_s");
+    decode_limits(p, m);
+    return m;
+}
+
+// The ranges a point's numbers must be in (names as in the file).
+MeasuredPoint checked(MeasuredPoint m) {
+    auto need = [](bool ok, const char* field, const char* rule) {
+        if (!ok) throw InputError(fmt::format("{}: {}", field, rule));
+    };
+    need(m.gpus >= 1, "gpus", "must be a whole number >= 1");
+    need(m.tp * m.pp == m.gpus, "tp/pp", "tp x pp must be gpus (one replica's GPUs)");
+    need(m.ep <= m.tp && m.tp % m.ep == 0, "ep", "must divide tp");
+    need(m.isl >= 1 && m.osl >= 1, "isl/osl", "must be >= 1");
+    need(m.prefix >= 0 && m.prefix < m.isl, "prefix", "must be in [0, isl)");
+    need(m.load == "batch" || m.load == "concurrency" || m.load == "request_rate" || m.load == "max_throughput", "load.mode",
+         "must be batch, concurrency, request_rate or max_throughput");
+    need(m.load == "max_throughput" || m.load_value > 0, "load", "batch, concurrency or rate must be > 0");
+    for (const auto& [v, field] :
+         {std::pair{m.itl, "measured.itl_ms"}, {m.ttft, "measured.ttft_ms"}, {m.throughput, "measured.throughput_tok_s"}})
+        need(!v || *v > 0, field, "must be > 0 or null");
+    need(m.itl || m.ttft || m.throughput, "measured", "needs at least one of itl_ms, tpot_ms, ttft_ms, throughput_tok_s");
+    need(!m.kv_mem_fraction || (*m.kv_mem_fraction > 0 && *m.kv_mem_fraction <= 1), "engine_limits.kv_memory.fraction",
+         "must be in (0, 1]");
+    return m;
+}
+}  // namespace
+
+namespace {
+// A point's or rule's id for an error message, whatever its type (a bad id must not throw here).
+std::string point_id(const json& p) {
+    if (!p.is_object() || !p.contains("id")) return "?";
+    return p.at("id").is_string() ? p.at("id").get<std::string>() : p.at("id").dump();
+}
+
+EngineKernel decode_kernel(const json& k) {
+    EngineKernel e;
+    e.id = k.at("id").get<std::string>();
+    e.engine = k.at("engine").get<std::string>();
+    e.weight_dtype = k.at("weight_dtype").get<std::string>();
+    e.gpus = k.at("gpus").get<std::vector<std::string>>();
+    e.kernel = k.at("kernel").get<std::string>();
+    e.source = k.at("source").get<std::string>();
+    e.eta_moe_gemm = k.at("eta_moe_gemm").get<double>();
+    const auto range = k.at("range").get<std::vector<double>>();
+    if (range.size() != 2) throw InputError("range: must be [low, high]");
+    e.lo = range[0];
+    e.hi = range[1];
+    if (!(e.eta_moe_gemm >= 0.001 && e.eta_moe_gemm <= 1)) throw InputError("eta_moe_gemm: must be in [0.001, 1]");
+    if (!(e.lo >= 0.001 && e.hi <= 1)) throw InputError("range: both ends must be in [0.001, 1]");
+    if (!(e.lo <= e.eta_moe_gemm && e.eta_moe_gemm <= e.hi)) throw InputError("range: must hold eta_moe_gemm");
+    if (e.gpus.empty()) throw InputError("gpus: must name at least one GPU preset");
+    (void)parse_dtype("weight_dtype", e.weight_dtype);  // a misspelt dtype would match nothing, silently
+    const auto known = preset_names("hardware");
+    for (const std::string& g : e.gpus)
+        if (std::find(known.begin(), known.end(), g) == known.end())
+            throw InputError(fmt::format("gpus: unknown hardware preset '{}'", g));
+    return e;
+}
+
+bool covers(const EngineKernel& k, const MeasuredPoint& m) {
+    return k.engine == m.engine && parse_dtype("weight_dtype", k.weight_dtype) == parse_dtype("weight_dtype", m.weight_dtype) &&
+           std::find(k.gpus.begin(), k.gpus.end(), m.gpu) != k.gpus.end();
+}
+}  // namespace
+
+std::vector<EngineKernel> engine_kernels_from(const std::string& where, const json& doc) {
+    std::vector<EngineKernel> out;
+    if (!doc.is_object() || !doc.contains("engine_kernels")) return out;
+    if (!doc.at("engine_kernels").is_array())
+        throw InputError(fmt::format("{}: engine_kernels: must be an array of engine MoE kernel rules", where));
+    for (const json& k : doc.at("engine_kernels")) {
+        try {
+            out.push_back(decode_kernel(k));
+            for (std::size_t i = 0; i + 1 < out.size(); ++i)
+                if (out[i].id == out.back().id) throw InputError("id: used by an earlier rule");
+        } catch (const json::exception& e) {
+            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: engine kernel {}: {}", where, point_id(k), e.what()));
+        }
+    }
+    return out;
+}
+
+std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
+    if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
+        throw InputError(fmt::format("{}: points: must be an array of measured points", where));
+    const std::vector<EngineKernel> kernels = engine_kernels_from(where, doc);
+    std::vector<MeasuredPoint> out;
+    for (const json& p : doc.at("points")) {
+        try {
+            out.push_back(checked(decode_point(p)));
+            for (std::size_t i = 0; i + 1 < out.size(); ++i)
+                if (out[i].id == out.back().id) throw InputError("id: used by an earlier point");
+            for (const EngineKernel& k : kernels) {
+                if (!covers(k, out.back()) || !load_model("model", out.back().model).is_moe()) continue;  // MoE only
+                if (out.back().eta_moe_gemm)
+                    throw InputError(fmt::format("engine kernels {} and {} both match", out.back().moe_kernel, k.id));
+                out.back().eta_moe_gemm = k.eta_moe_gemm;
+                out.back().moe_kernel = k.id;
+            }
+        } catch (const json::exception& e) {
+            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
+        } catch (const InputError& e) {
+            throw InputError(fmt::format("{}: point {}: {}", where, point_id(p), e.what()));
+        }
+    }
+    return out;
+}
+
+}  // namespace kvroof::io
