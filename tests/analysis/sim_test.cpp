@@ -174,4 +174,26 @@ TEST_CASE("offload with the CPU binding the step: the limiting case still agrees
     CHECK(g.cpu_utilisation == 0);
 }
 
+TEST_CASE("no more calls in the system than clients, and no rate over an empty window", "[sim]") {
+    // 32 clients, one-token calls: arrivals handled just after the window opened counted the time before it
+    // (35.7 calls in the system for 32 clients).
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 100, 1);
+    const SimResult r = simulate(sc, closed_loop(32, 150));
+    CHECK(r.in_system <= 32.0 * (1 + 1e-9));
+    // Every call at once (a huge request rate): every call ends in the same step as the warm-up, the window
+    // was 0 s and the rates counts over a made-up second. Now refused, naming the way to measure it.
+    SimSpec burst = closed_loop(32, 20);
+    burst.load.mode = LoadMode::request_rate;
+    burst.load.value = 1e9;
+    const Scenario wave = test::bench_scenario("h200", "llama-3.1-8b", 100, 10);
+    CHECK_THROWS_WITH(simulate(wave, burst), Catch::Contains("use --warmup 0 to measure the whole run"));
+    burst.warmup = 0;
+    const SimResult b = simulate(wave, burst);
+    CHECK(b.window > 1e-3);
+    CHECK(b.requests_per_s * b.window == Approx(b.measured_calls));
+    // A call makes at least one token: a fluid mean below one is the closed form's alone.
+    CHECK_THROWS_WITH(simulate(test::bench_scenario("h200", "llama-3.1-8b", 100, 0.5), closed_loop(4, 10)),
+                      "workload: class 'bench': the simulator needs o_output >= 1 token, got 0.5");
+}
+
 }  // namespace kvroof

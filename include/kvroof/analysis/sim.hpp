@@ -143,7 +143,13 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     const SimTally& t = e.tally;
     r.window = t.t_end - t.t_start;
     r.measured_calls = t.completed;
-    const double T = r.window > 0 ? r.window : 1.0;
+    // One wave of identical calls ends together: the warm-up's last call and every measured one at one
+    // instant. No rate exists over that window; the whole run (no warm-up) has one.
+    if (!(r.window > 0))
+        throw InputError(
+            "warmup: every measured call completed at the instant the warm-up ended (one wave of identical calls), so the "
+            "window is empty; use --warmup 0 to measure the whole run");
+    const double T = r.window;
     r.throughput = t.tokens_out / T;
     r.throughput_per_gpu = r.throughput / gpus;
     r.requests_per_s = t.completed / T;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "kvroof/analysis/sim_engine.hpp"
+#include "kvroof/spec/check.hpp"
 
 namespace kvroof::detail {
 
@@ -45,6 +46,10 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     double cum = 0;
     for (std::size_t i = 0; i < sc.mix.entries.size(); ++i) {
         const MixEntry& e = sc.mix.entries[i];
+        // A simulated call makes whole tokens, at least one: a mean below that is the closed form's (a fluid) alone.
+        if (e.cls.o_output < 1)
+            throw InputError("workload: class '" + e.cls.name + "': the simulator needs o_output >= 1 token, got " +
+                             check::show(e.cls.o_output));
         SimClass c;
         c.s_cached = std::llround(e.cls.s_cached);
         c.a_append = std::llround(e.cls.a_append);
@@ -113,9 +118,10 @@ inline void SimEngine::arrive(const Arrival& a) {
     queue_.push_back(id);
     // In the system since its arrival, inside the step that just ended. Not yet queued: it waited for the
     // step to end, not for admission (the queue's statistics are the wait for HBM, DRAM or the running cap).
-    if (measuring_) tally.in_system += now - a.time;
-    // The last call: the window ends, unless no call has completed in it yet (then it runs to the end).
-    if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0) {
+    if (measuring_) tally.in_system += now - std::max(a.time, tally.t_start);  // only the part inside the window
+    // The last call: the window ends, unless no call has completed in it yet or no time has passed in it
+    // (every call arriving at once): then it runs to the end, so no rate is over an empty window.
+    if (++issued_ == static_cast<std::uint64_t>(spec_.calls) && measuring_ && tally.completed > 0 && now > tally.t_start) {
         tally.t_end = now;
         measuring_ = false;
         window_closed_ = true;
