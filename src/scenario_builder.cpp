@@ -157,6 +157,14 @@ std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const 
 
 std::vector<std::string> context_warnings(const Scenario& s) {
     std::vector<std::string> out;
+    // Engines shard the attention heads over the tensor-parallel group (vLLM refuses a TP that does not
+    // divide them); `parallel` and `ladder` try only such groups. A verdict still answers, split evenly.
+    const int tp = s.hardware.deployment.gpus;
+    if (s.hardware.deployment.attention_dp == 0 && s.model.heads > 0 && s.model.heads % tp != 0)
+        out.push_back(
+            fmt::format("--gpus {}: {}'s {} attention heads do not split evenly over a tensor-parallel "
+                        "group of {}, which engines refuse; the figures assume an even split",
+                        tp, s.model.name, s.model.heads, tp));
     const double window = s.model.max_context;
     if (!(window > 0)) return out;
     for (const MixEntry& e : s.mix.entries) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `kvroof compare`: the verdict of several scenarios side by side, e.g. --across hardware=h100-sxm,h200,b200,
 // or --config a.json --config b.json (one scenario per file).
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -65,14 +66,19 @@ std::vector<ScenarioFile> base_scenarios(const CompareOptionsText& o) {
     return out;
 }
 
-// The scenario of one column; a file's bad value names the file.
-Scenario build_column(const ScenarioFile& base, const io::ScenarioInputs& in, const std::string& path) {
-    if (base.label.empty()) return io::build_scenario(in).scenario;
+// The scenario of one column, its warnings on stderr under its label; a file's bad value names the file.
+Scenario build_column(const ScenarioFile& base, const io::ScenarioInputs& in, const std::string& path, const std::string& label) {
+    io::BuiltScenario b;
     try {
-        return io::build_scenario(in).scenario;
+        b = io::build_scenario(in);
     } catch (const InputError& e) {
+        if (base.label.empty()) throw;
         throw InputError(fmt::format("--config {}: {}", path, e.what()));
     }
+    std::vector<std::string> all = b.warnings;
+    for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
+    for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s: %s\n", label.c_str(), w.c_str());
+    return std::move(b.scenario);
 }
 
 void run_compare(const CompareOptionsText& o) {
@@ -81,7 +87,7 @@ void run_compare(const CompareOptionsText& o) {
     std::vector<io::GridAxis> axes;
     std::uint64_t n = 1;
     for (const std::string& e : o.across) {
-        io::GridAxis a = io::parse_grid_entry(e);
+        io::GridAxis a = io::parse_grid_entry(e, "--across");
         if (a.knob == "f" || a.knob == "ov")
             throw InputError(fmt::format("--across: '{}': f and ov are what the verdict chooses; compare scenarios", e));
         if (a.row->grid_only)
@@ -112,7 +118,7 @@ void run_compare(const CompareOptionsText& o) {
                 in.set(a.knob, v);
                 label += fmt::format("{}{}={}", label.empty() ? "" : ", ", a.knob, v);
             }
-            scenarios.emplace_back(label, build_column(bases[b], in, o.configs.empty() ? "" : o.configs[b]));
+            scenarios.emplace_back(label, build_column(bases[b], in, o.configs.empty() ? "" : o.configs[b], label));
         }
     const CompareStudy s = compare_study(scenarios);
     emit_lazy(
