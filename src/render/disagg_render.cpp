@@ -41,9 +41,13 @@ std::string facts_text(const DisaggReport& r, bool markdown) {
             "{}No CPU batch meets the TPOT SLO ({:.0f} ms): even one sequence's step is {:.0f} ms; shown "
             "without it\n",
             item, r.facts.scenario.policy.slo_tpot->raw() * 1e3, s.cpu_step_one * 1e3);
-    return out + fmt::format("{}Balance: {:.1f} CPU sockets per GPU match the prefill feed -> {:.1f} tok/s, {} the baseline\n",
-                             item, s.balance_cpus_per_gpu, s.max_throughput,
-                             gain_text(s.baseline > 0 ? s.max_throughput / s.baseline : kUnbounded));
+    if (!s.prefill_meets_ttft)
+        out += fmt::format("{}No prefill meets the TTFT SLO ({:.0f} ms): one call's prefill takes {:.0f} ms; shown without it\n",
+                           item, r.facts.scenario.policy.slo_ttft->raw() * 1e3, s.prefill_latency_s * 1e3);
+    return out + fmt::format("{}Balance: {:.1f} CPU sockets per GPU match the prefill feed -> {:.1f} tok/s, {}\n", item,
+                             s.balance_cpus_per_gpu, s.max_throughput,
+                             s.baseline > 0 ? gain_text(s.max_throughput / s.baseline) + " the baseline"
+                                            : std::string("where the baseline serves nothing"));
 }
 
 std::string curve(const DisaggStudy& s, bool markdown) {
@@ -52,7 +56,8 @@ std::string curve(const DisaggStudy& s, bool markdown) {
     for (const DisaggPoint& x : s.curve) {
         const char* by = x.cpu_bound ? "CPU decode pool" : "GPU prefill feed";
         out += markdown ? fmt::format("| {:g} | {:.1f} | {} | {} |\n", x.cpus_per_gpu, x.throughput, gain_text(x.gain), by)
-                        : fmt::format("  {:>20g}{:>12.1f}{:>10}  {}\n", x.cpus_per_gpu, x.throughput, gain_text(x.gain), by);
+                        : fmt::format("  {:>20g}{:>12.1f}{:>10}  {}\n", x.cpus_per_gpu, x.throughput,
+                                      std::isfinite(x.gain) ? gain_text(x.gain) : "—", by);  // the column is 10 wide
     }
     return out;
 }
@@ -64,12 +69,19 @@ std::string disagg_line(const DisaggReport& r) {
     const DisaggStudy& s = r.study;
     if (!s.weights_fit_dram || !(s.cpu_calls_per_s > 0))
         return "DISAGG: NOT POSSIBLE — one CPU socket cannot hold the weights and a session\n";
+    const std::string slos =
+        std::string(s.cpu_meets_slo ? "" : fmt::format("; CPU decode steps of {:.0f} ms break the TPOT SLO", s.cpu_step * 1e3)) +
+        (s.prefill_meets_ttft ? "" : fmt::format("; a prefill of {:.0f} ms breaks the TTFT SLO", s.prefill_latency_s * 1e3));
+    if (!(s.baseline > 0))  // no ratio to state
+        return fmt::format(
+            "DISAGG: the baseline serves nothing; {:.1f} tok/s with {:.1f} CPU sockets per GPU, {:.1f} tok/s at this machine's "
+            "{:g}{}\n",
+            s.max_throughput, s.balance_cpus_per_gpu, s.at_machine.throughput, s.at_machine.cpus_per_gpu, slos);
     return fmt::format(
         "DISAGG: {} over the baseline with {:.1f} CPU sockets per GPU ({:.1f} tok/s); {} at this machine's {:g} ({:.1f} "
         "tok/s){}\n",
-        gain_text(s.baseline > 0 ? s.max_throughput / s.baseline : kUnbounded), s.balance_cpus_per_gpu, s.max_throughput,
-        gain_text(s.at_machine.gain), s.at_machine.cpus_per_gpu, s.at_machine.throughput,
-        s.cpu_meets_slo ? "" : fmt::format("; CPU decode steps of {:.0f} ms break the TPOT SLO", s.cpu_step * 1e3));
+        gain_text(s.max_throughput / s.baseline), s.balance_cpus_per_gpu, s.max_throughput, gain_text(s.at_machine.gain),
+        s.at_machine.cpus_per_gpu, s.at_machine.throughput, slos);
 }
 
 std::string disagg_body_markdown(const DisaggReport& r) { return facts_text(r, true) + "\n" + curve(r.study, true); }
@@ -107,6 +119,8 @@ json disagg_json(const DisaggReport& r, const BuiltScenario& built) {
                 {"cpu_step_s", s.cpu_step},
                 {"cpu_calls_per_s", s.cpu_calls_per_s},
                 {"cpu_meets_slo_tpot", s.cpu_meets_slo},
+                {"prefill_latency_s", s.prefill_latency_s},
+                {"prefill_meets_slo_ttft", s.prefill_meets_ttft},
                 {"balance_cpus_per_gpu", render::finite_or_null(s.balance_cpus_per_gpu)},
                 {"max_throughput_tok_s", s.max_throughput},
                 {"at_machine", {{"cpus_per_gpu", s.at_machine.cpus_per_gpu}, {"throughput_tok_s", s.at_machine.throughput}}},

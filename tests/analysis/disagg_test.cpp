@@ -68,6 +68,23 @@ TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode, an SLO no 
     const DisaggStudy slo = disagg_study(io::build_scenario(io::ScenarioInputs{}).scenario);  // SLO TPOT 50 ms
     CHECK_FALSE(slo.cpu_meets_slo);
     CHECK(slo.cpu_step_one > 0.050);
+    // Twice the DRAM bandwidth meets the SLO only at a fluid batch below one (one sequence's step is still over
+    // 50 ms): that is no SLO met either, not a batch of 0.2 at a sixth of the throughput of the slower machine.
+    in = io::ScenarioInputs{};
+    in.set("model", "llama-3.1-8b");
+    in.set("cpu-dram-bw", "200GB/s");
+    const DisaggStudy slow = disagg_study(io::build_scenario(in).scenario);
+    in.set("cpu-dram-bw", "400GB/s");
+    const DisaggStudy fast = disagg_study(io::build_scenario(in).scenario);
+    CHECK(fast.cpu_step_one > 0.050);
+    CHECK_FALSE(fast.cpu_meets_slo);
+    CHECK(fast.cpu_calls_per_s >= slow.cpu_calls_per_s);
+    // A TTFT SLO below one call's prefill is flagged, as the baseline is held to it.
+    CHECK(slow.prefill_meets_ttft);
+    in.set("slo-ttft", "1ms");
+    const DisaggStudy ttft = disagg_study(io::build_scenario(in).scenario);
+    CHECK_FALSE(ttft.prefill_meets_ttft);
+    CHECK(ttft.prefill_latency_s > 0.001);
 }
 
 TEST_CASE("GPU pools: each pool's rate from its own step, the split that balances them, against aggregated", "[disagg]") {

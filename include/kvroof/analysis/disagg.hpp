@@ -62,6 +62,8 @@ struct DisaggStudy {
     Resource cpu_batch_limit = Resource::dram_capacity;  // dram_capacity or slo_tpot
     bool cpu_compute_bound = false;  // the step is set by the CPU's FLOP/s, not its DRAM bandwidth
     bool cpu_meets_slo = true;  // some batch's step meets the TPOT SLO (else: the capacity batch, SLO broken)
+    double prefill_latency_s = 0;  // one call's prefill on the GPU group, its whole trip: the least TTFT
+    bool prefill_meets_ttft = true;  // within the TTFT SLO (else: the pipeline is shown without it)
     // The pipeline
     double balance_cpus_per_gpu = kUnbounded;  // c*: sockets per GPU that match the prefill feed
     double max_throughput = 0;  // at c* (the GPU feed): Σp·O · λ_gpu
@@ -129,6 +131,8 @@ struct DecodeMix {
     s.prefill_gpu_s = pipelined_pass(ps.pipe, m.prefill_gpu, m.sum_p_a);  // transfer(A) is linear in A: Σp·A
     s.prefill_link_s = ps.pipe.offload_share * link_time(m.h2d, m.d2h, ps.sys.link_bidir);
     s.gpu_calls_per_s = 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s);
+    s.prefill_latency_s = m.prefill_gpu + prefill_transfer(ps.pipe, m.sum_p_a);
+    s.prefill_meets_ttft = !sc.policy.slo_ttft || s.prefill_latency_s <= sc.policy.slo_ttft->raw();
     // One socket as a decode engine.
     const HardwareSpec& hw = sc.hardware;
     const double bw = hw.host.dram_bandwidth.raw() * hw.host.eta_dram, flops = hw.host.flops.raw() * hw.host.eta_compute;
@@ -146,9 +150,9 @@ struct DecodeMix {
     if (s.weights_fit_dram) {
         const StepPieces pieces(sh);
         s.cpu_batch = batch_for_capacity(pieces, free, kv * m.S, kv * m.S * m.idle_per_o);
-        if (sc.policy.slo_tpot) {  // an SLO no batch meets leaves the capacity batch, flagged
+        if (sc.policy.slo_tpot) {  // an SLO no sequence meets leaves the capacity batch, flagged
             const double b_slo = batch_for_step_time(pieces, sc.policy.slo_tpot->raw());
-            if (b_slo <= 0) {
+            if (b_slo < 1) {  // not even one sequence's step meets it: a fluid batch below one serves no one
                 s.cpu_meets_slo = false;
             } else if (b_slo < s.cpu_batch) {
                 s.cpu_batch = b_slo;

@@ -228,10 +228,10 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
 [[nodiscard]] inline ParallelStudy parallel_study(const Scenario& sc, const LoadSpec& load) {
     sc.check_validity();
     if (sc.hardware.deployment.pp > 1)
-        throw InputError("pp: parallel tries every pipeline degree of the total GPUs itself (gpus), so only 1 is allowed, got " +
+        throw InputError("pp: every pipeline degree of the total GPUs (gpus) is tried here, so only 1 is allowed, got " +
                          std::to_string(sc.hardware.deployment.pp));
     if (sc.hardware.deployment.dp > 1)
-        throw InputError("dp: parallel tries every replica count of the total GPUs itself (gpus), so only 1 is allowed, got " +
+        throw InputError("dp: every replica count of the total GPUs (gpus) is tried here, so only 1 is allowed, got " +
                          std::to_string(sc.hardware.deployment.dp));
     load.check_validity();
     ParallelStudy s;
