@@ -152,6 +152,12 @@ io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const Ben
     return b;
 }
 
+void check_svg_path(const std::string& plot) {
+    const std::string ext = plot.size() >= 4 ? plot.substr(plot.size() - 4) : "";
+    if (ext != ".svg" && ext != ".SVG")
+        throw InputError(fmt::format("--plot: draws SVG, so the file must end in .svg, got '{}'", plot));
+}
+
 void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, with_default("also write the report as markdown to FILE (atomically)", "none"))

@@ -125,6 +125,9 @@ struct OutputOptions {
 [[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench);
 void add_output_flags(CLI::App& app, OutputOptions& out);
 
+// --plot writes SVG: a path that names another format (x.png) is refused, not filled with SVG.
+void check_svg_path(const std::string& plot);
+
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to
 // --report when given.
 void emit(const OutputOptions& out, const std::string& text, const std::string& json_text, const std::string& markdown);

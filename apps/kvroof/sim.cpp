@@ -82,7 +82,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
 void run_sim(const SimOptionsText& o) {
     io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const SimSpec spec = sim_spec(o);
-    if (!o.plot.empty()) (void)io::find_gnuplot();  // a missing gnuplot fails here, before the first byte
+    if (!o.plot.empty()) check_svg_path(o.plot), (void)io::find_gnuplot();  // fails here, before the first byte
     const io::SimReport r = io::sim_report(built.scenario, spec);
     // The plot appears with the report or not at all; the report links it relative to itself.
     std::unique_ptr<io::AtomicFile> svg;

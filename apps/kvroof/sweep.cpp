@@ -26,7 +26,7 @@ struct SweepOptions {
     io::LoadText load;  // a benchmark's load: operating-point rows
     BenchmarkWorkloadText bench;  // --isl/--osl/--prefix: one class, set as --workload
     std::vector<std::string> grid;
-    std::string config, format = "csv", out, shard, plot, x, y, meta;
+    std::string config, format, out, shard, plot, x, y, meta;
     std::optional<std::string> analysis;
     std::optional<std::string> threads;
     bool no_meta = false;
@@ -73,11 +73,11 @@ io::SweepSpec spec_from(const SweepOptions& o) {
                 throw InputError(fmt::format("--isl: replaces --{}; give one of them", k));
         spec.fixed.set("workload", *w);
     }
-    if (o.format == "csv")
+    if (o.format == "csv")  // given: over a --config provenance file's own format
         spec.format = io::SweepFormat::csv;
     else if (o.format == "jsonl")
         spec.format = io::SweepFormat::jsonl;
-    else
+    else if (!o.format.empty())
         throw InputError("--format: must be csv or jsonl, got '" + o.format + "'");
     spec.threads = parse_threads(o.threads, 1024).value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     if (!o.shard.empty()) {
@@ -93,6 +93,7 @@ void check_plot_flags(const SweepOptions& o, const io::SweepSpec& spec) {
         if (!o.x.empty() || !o.y.empty()) throw InputError("--x/--y: only with --plot FILE.svg");
         return;
     }
+    check_svg_path(o.plot);
     if (o.x.empty() || o.y.empty()) throw InputError("--plot: needs --x KNOB and --y COLUMN");
     if (spec.shard_count != 1) throw InputError("--plot: draws a whole sweep, not a shard");
 }
@@ -102,6 +103,7 @@ void write_stdout(std::string_view s) {
 }
 
 void run_sweep_cmd(const SweepOptions& o) {
+    if (o.no_meta && !o.meta.empty()) throw InputError("--no-meta: not with --meta PATH; give one of them");
     const io::SweepSpec spec = spec_from(o);
     check_plot_flags(o, spec);
     io::validate_sweep(spec);
@@ -191,7 +193,7 @@ Action setup_sweep(CLI::App& app) {
     const std::string point = "Operating point (a benchmark's load)";
     add_load_flags(*sub, o->load, point, "none: verdict rows", "chunked, with a load");
     add_benchmark_workload_flags(*sub, o->bench, point);
-    sub->add_option("--grid", o->grid, with_default("knob=values (repeatable)", "none: one point, the fixed scenario"))
+    sub->add_option("--grid", o->grid, with_default("knob=values (repeatable)", "none; a sweep needs one here or in --config"))
         ->group("Sweep");
     sub->add_option(
            "--config", o->config,
@@ -201,7 +203,9 @@ Action setup_sweep(CLI::App& app) {
                     "what each row answers: verdict (the best f and band; an operating point under a load), prefill "
                     "(κ_crit of a cached-KV reload) or layers (the layer-offload ceiling of the weights)",
                     "verdict");
-    sub->add_option("--format", o->format, with_default("csv (header with units) or jsonl", o->format))->group("Sweep");
+    sub->add_option("--format", o->format,
+                    with_default("csv (header with units) or jsonl", "csv, or the format a --config OUT.meta.json records"))
+        ->group("Sweep");
     sub->add_option("--out", o->out,
                     with_default("write to FILE instead of stdout (- is stdout): atomically, through a link to its target, "
                                  "directly to a device (/dev/stdout)",
@@ -210,7 +214,8 @@ Action setup_sweep(CLI::App& app) {
         ->group("Sweep");
     add_text_option(*sub, "--threads", o->threads, "N", "Sweep", "worker threads", "all cores");
     sub->add_option("--shard", o->shard,
-                    with_default("run shard K of N (1-based): concatenated shards equal the whole sweep", "1/1, the whole sweep"))
+                    with_default("run shard K of N (1-based): concatenated shards equal the whole sweep",
+                                 "1/1, the whole sweep, or the shard a --config OUT.meta.json records"))
         ->type_name("K/N")
         ->group("Sweep");
     sub->add_option("--plot", o->plot, with_default("also draw --y against --x as an SVG (gnuplot)", "none"))

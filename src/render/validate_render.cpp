@@ -16,6 +16,8 @@ using nlohmann::json;
 constexpr double kGoalMape = 0.08;  // issue 13's goal for the leave-one-out MAPE
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+// A metric's error, "—" where no point measures it (an average over nothing is not 0 %).
+std::string pct(const MetricSummary& m, double x) { return m.n ? pct(x) : "—"; }
 std::string signed_pct(double x) { return fmt::format("{:+.0f}%", 100 * x); }
 
 // A knob's value in its bare unit (step-overhead in ms, moe-layer-latency in us), and that unit.
@@ -124,8 +126,8 @@ std::string render_validate_text(const ValidationResult& r) {
     s += "\nError per metric (MAPE); interval: 5th–95th percentile of measured / predicted, leave one out\n";
     s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", "metric", "points", "defaults", "fitted", "LOO", "interval");
     for (const MetricSummary& m : r.metrics)
-        s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", metric_title(m.name), m.n, pct(m.mape_defaults),
-                         pct(m.mape_fitted), pct(m.mape_loo), interval(m));
+        s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", metric_title(m.name), m.n, pct(m, m.mape_defaults),
+                         pct(m, m.mape_fitted), pct(m, m.mape_loo), interval(m));
     s += fmt::format(
         "\nGain (a throughput ratio within one series): {} pairs; 90 % of the leave-one-out ratio errors within ×{:.2f} "
         "(±{:.0f} %)\n",
@@ -176,8 +178,11 @@ json calibration_json(const ValidationResult& r) {
                          {"unit", knob(p.knob).type == KnobType::quantity ? "s" : "fraction"}};
     json metrics = json::object();
     for (const MetricSummary& m : r.metrics)
-        metrics[m.name] = {{"points", m.n},          {"mape_defaults", m.mape_defaults}, {"mape_fitted", m.mape_fitted},
-                           {"mape_loo", m.mape_loo}, {"log_error_q05", m.q_lo},          {"log_error_q95", m.q_hi}};
+        metrics[m.name] = m.n == 0
+                              ? json{{"points", 0},         {"mape_defaults", nullptr}, {"mape_fitted", nullptr},
+                                     {"mape_loo", nullptr}, {"log_error_q05", nullptr}, {"log_error_q95", nullptr}}
+                              : json{{"points", m.n},          {"mape_defaults", m.mape_defaults}, {"mape_fitted", m.mape_fitted},
+                                     {"mape_loo", m.mape_loo}, {"log_error_q05", m.q_lo},          {"log_error_q95", m.q_hi}};
     return {{"kind", "kvroof-calibration"},
             {"version", 1},
             {"source", r.source},
@@ -240,8 +245,8 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
          "--calibration` puts around a prediction.\n\n| metric | points | defaults | fitted | leave-one-out | 90 % interval "
          "|\n|---|---|---|---|---|---|\n";
     for (const MetricSummary& m : r.metrics)
-        s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", metric_title(m.name), m.n, pct(m.mape_defaults), pct(m.mape_fitted),
-                         pct(m.mape_loo), interval(m));
+        s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", metric_title(m.name), m.n, pct(m, m.mape_defaults),
+                         pct(m, m.mape_fitted), pct(m, m.mape_loo), interval(m));
     s += fmt::format(
         "\nA gain is a ratio of two throughputs on one machine. Over the {} pairs of points of one series (accuracy.md's "
         "series), 90 % of the leave-one-out errors of the ratio are within ×{:.2f} (±{:.0f} %).\n",
@@ -259,8 +264,8 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
             "| metric | points | defaults | fitted |\n|---|---|---|---|\n",
             r.holdout_points);
         for (const MetricSummary& m : r.holdout)
-            s += fmt::format("| {} | {} | {} | {} |\n", metric_title(m.name), m.n, m.n ? pct(m.mape_defaults) : "—",
-                             m.n ? pct(m.mape_fitted) : "—");
+            s +=
+                fmt::format("| {} | {} | {} | {} |\n", metric_title(m.name), m.n, pct(m, m.mape_defaults), pct(m, m.mape_fitted));
     }
     s += "\n## Points\n\n" + point_rows(r);
     return s;

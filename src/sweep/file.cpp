@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "kvroof/io/presets.hpp"
+#include "kvroof/io/shard.hpp"
 #include "kvroof/io/sweep.hpp"
 
 namespace kvroof::io {
@@ -65,6 +66,23 @@ SweepSpec load_sweep_file(std::string_view given) {
         }
     }
     if (j.contains("load")) spec.load = load_text_from_json(where, j.at("load"));  // a benchmark's load: operating-point rows
+    if (j.contains("kvroof") && j.at("kvroof").is_object()) {  // a provenance file: its output's format and shard
+        const nlohmann::json& k = j.at("kvroof");
+        if (k.contains("format")) {
+            const nlohmann::json& f = k.at("format");
+            if (!f.is_string() || (f != "csv" && f != "jsonl"))
+                throw InputError(fmt::format("{}: kvroof.format must be \"csv\" or \"jsonl\", got {}", where, f.dump()));
+            spec.format = f == "csv" ? SweepFormat::csv : SweepFormat::jsonl;
+        }
+        if (k.contains("shard")) {
+            if (!k.at("shard").is_string())
+                throw InputError(
+                    fmt::format("{}: kvroof.shard must be a string like \"2/8\", got {}", where, k.at("shard").dump()));
+            const Shard sh = parse_shard(where + ": kvroof.shard", k.at("shard").get<std::string>());
+            spec.shard_index = sh.index;
+            spec.shard_count = sh.count;
+        }
+    }
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
     for (const auto& g : j.at("grid")) {
         if (!g.is_string())

@@ -201,7 +201,9 @@ void check_every_point(const SweepSpec& spec) {
 }  // namespace
 
 void validate_sweep(const SweepSpec& spec) {
-    if (spec.axes.empty()) throw InputError("--grid: give at least one, e.g. --grid f=0:1:0.05");
+    if (spec.axes.empty())
+        throw InputError(spec.analysis == SweepAnalysis::verdict ? "--grid: give at least one, e.g. --grid f=0:1:0.05"
+                                                                 : "--grid: give at least one, e.g. --grid c2c-bw=16:256:16");
     if (spec.threads < 1) throw InputError("--threads: must be >= 1");
     if (spec.shard_count < 1 || spec.shard_index < 1 || spec.shard_index > spec.shard_count)
         throw InputError(fmt::format("--shard: must be K/N with 1 <= K <= N, got {}/{}", spec.shard_index, spec.shard_count));

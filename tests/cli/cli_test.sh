@@ -261,6 +261,11 @@ grep -q '"from": "command line, overrides --config"' "$tmp/pv.csv.meta.json" && 
 "$kvroof" sweep --config "$tmp/pv.csv.meta.json" | cmp -s - "$tmp/pv.csv" && ok || bad "sweep --config OUT.meta.json does not reproduce OUT"
 head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the first line is not the CSV header"
 "$kvroof" sweep --grid "f=0,1" --meta "$tmp/m.json" >/dev/null && grep -q '"grid"' "$tmp/m.json" && ok || bad "sweep --meta FILE for stdout"
+# The sidecar of a JSON Lines shard reproduces that shard, as JSON Lines (format and shard were recorded, not read).
+"$kvroof" sweep --grid "f=0:1:0.25" --format jsonl --shard 2/2 --out "$tmp/js.jsonl" \
+    && "$kvroof" sweep --config "$tmp/js.jsonl.meta.json" | cmp -s - "$tmp/js.jsonl" \
+    && "$kvroof" sweep --config "$tmp/js.jsonl.meta.json" --format csv --shard 1/1 | head -n 1 | grep -q '^f,' \
+    && ok || bad "sweep --config OUT.meta.json does not reproduce a JSON Lines shard, or flags do not override it"
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
 for sub in verdict mix sweep parallel ladder disagg compare sim; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"
@@ -365,6 +370,11 @@ pts="$(dirname "$0")/../fixtures/validate_points.json"
 "$kvroof" validate --help | grep -q 'Examples' && ok || bad "validate --help has examples"
 "$kvroof" validate --points "$pts" --out "$tmp/fit.json" | head -n 1 | grep -qE '^VALIDATE: 4 measured points .*leave-one-out MAPE itl [0-9.]+%' && ok || bad "validate: the first line is not the VALIDATE summary"
 "$kvroof" validate --points "$pts" --json >"$tmp/v1.json" && "$kvroof" validate --points "$pts" --json | cmp -s - "$tmp/v1.json" && ok || bad "validate --json not deterministic"
+# A metric no point measures has no error: "—" and null, not 0.0 %.
+tpo="$(dirname "$0")/../fixtures/validate_throughput_only.json"
+"$kvroof" validate --points "$tpo" | grep -qE '^  ITL \(TPOT\) +0 +— +— +— +—$' \
+    && "$kvroof" validate --points "$tpo" --json | tr -d ' \n' | grep -q '"itl":{"log_error_q05":null,"log_error_q95":null,"mape_defaults":null' \
+    && ok || bad "validate: a metric with no points shows an error"
 grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
 "$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
