@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -19,10 +21,57 @@
 #include "kvroof/error.hpp"
 
 namespace kvroof::io {
+namespace {
+void pin_to(const std::vector<int>& cpus) {
+    if (cpus.empty()) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int c : cpus) CPU_SET(c, &set);
+    (void)sched_setaffinity(0, sizeof(set), &set);  // best effort: an unpinned run still measures
+}
 
-void decode_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, int threads) {
+// Threads started (and pinned) once and reused: a timed repetition is the work and two barriers,
+// not creating and joining its threads (which, at a hundred threads, is most of a short kernel).
+class Team {
+public:
+    Team(int n, const std::vector<int>& cpus) : n_(n), sync_(n + 1) {
+        pool_.reserve(static_cast<std::size_t>(n));
+        for (int t = 0; t < n; ++t)
+            pool_.emplace_back([this, t, cpus] {
+                pin_to(cpus);
+                while (true) {
+                    sync_.arrive_and_wait();  // a job is set, or none: stop
+                    if (!job_) return;
+                    (*job_)(t);
+                    sync_.arrive_and_wait();  // every member done
+                }
+            });
+    }
+    Team(const Team&) = delete;
+    Team& operator=(const Team&) = delete;
+    ~Team() {
+        job_ = nullptr;
+        sync_.arrive_and_wait();
+        for (auto& th : pool_) th.join();
+    }
+    [[nodiscard]] int size() const noexcept { return n_; }
+    // job(t) on member t, for every member; returns when all are done.
+    void run(const std::function<void(int)>& job) {
+        job_ = &job;
+        sync_.arrive_and_wait();
+        sync_.arrive_and_wait();
+    }
+
+private:
+    int n_;
+    std::barrier<> sync_;
+    const std::function<void(int)>* job_ = nullptr;
+    std::vector<std::thread> pool_;
+};
+
+void attention_on(Team& team, const AttentionShape& s, const float* q, const float* k, const float* v, float* out) {
     const int hq = s.q_heads(), d = s.head_dim, n = s.context;
-    const int parts = std::max(1, std::min(threads, n));
+    const int parts = team.size();
     // Per part and query head: the running max, the sum of exp and the weighted sum of V.
     std::vector<float> m(static_cast<std::size_t>(parts * hq)), l(m.size()), acc(m.size() * static_cast<std::size_t>(d));
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -62,11 +111,7 @@ void decode_attention(const AttentionShape& s, const float* q, const float* k, c
             for (std::size_t j = 0; j < gs; ++j) m[slot0 + j] = mx[j], l[slot0 + j] = sum[j];
         }
     };
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<std::size_t>(parts));
-    for (int p = 1; p < parts; ++p) pool.emplace_back(work, p);
-    work(0);
-    for (auto& t : pool) t.join();
+    team.run(work);
     for (int h = 0; h < hq; ++h) {  // merge: rescale each part to the overall max
         float mx = -INFINITY, sum = 0;
         for (int p = 0; p < parts; ++p)
@@ -81,6 +126,14 @@ void decode_attention(const AttentionShape& s, const float* q, const float* k, c
         }
         for (int i = 0; i < d; ++i) o[i] /= sum;
     }
+}
+// The context split over at most `threads` parts, each at least one token.
+int attention_parts(const AttentionShape& s, int threads) { return std::max(1, std::min(threads, s.context)); }
+}  // namespace
+
+void decode_attention(const AttentionShape& s, const float* q, const float* k, const float* v, float* out, int threads) {
+    Team team(attention_parts(s, threads), {});
+    attention_on(team, s, q, k, v, out);
 }
 
 namespace {
@@ -124,38 +177,24 @@ std::vector<std::vector<int>> numa_nodes() {
     return nodes;
 }
 
-void pin_to(const std::vector<int>& cpus) {
-    if (cpus.empty()) return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (const int c : cpus) CPU_SET(c, &set);
-    (void)sched_setaffinity(0, sizeof(set), &set);  // best effort: an unpinned run still measures
-}
-
 // Triad over n doubles per array, each thread on its own slice (first touched by it).
 TriadRun run_triad(const std::string& scope, int threads, std::size_t n, double seconds, const std::vector<int>& cpus) {
     std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
-    auto slice = [&](int t, auto&& body) {
-        return std::thread([&, t, body] {
-            pin_to(cpus);
+    Team team(threads, cpus);
+    auto slices = [&](auto&& body) {
+        team.run([&](int t) {
             body(n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads),
                  n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads));
         });
     };
-    auto parallel = [&](auto&& body) {
-        std::vector<std::thread> pool;
-        pool.reserve(static_cast<std::size_t>(threads));
-        for (int t = 0; t < threads; ++t) pool.push_back(slice(t, body));
-        for (auto& th : pool) th.join();
-    };
-    parallel([&](std::size_t i0, std::size_t i1) {
+    slices([&](std::size_t i0, std::size_t i1) {
         for (std::size_t i = i0; i < i1; ++i) a[i] = 0.0, b[i] = 1.0, c[i] = 2.0;
     });
     TriadRun r{scope, threads, n, 0, HUGE_VAL};
     const auto start = Clock::now();
     while (r.repetitions < 3 || (since(start) < seconds && r.repetitions < 1000)) {
         const auto t0 = Clock::now();
-        parallel([&](std::size_t i0, std::size_t i1) {
+        slices([&](std::size_t i0, std::size_t i1) {
             for (std::size_t i = i0; i < i1; ++i) a[i] = b[i] + 3.0 * c[i];
         });
         r.best_s = std::min(r.best_s, since(t0));
@@ -173,10 +212,11 @@ AttentionRun run_attention(const AttentionShape& s, int threads, double seconds)
     for (std::size_t i = 0; i < kv; ++i) k[i] = static_cast<float>(i % 7) * 0.01f, v[i] = static_cast<float>(i % 5) * 0.1f;
     for (std::size_t i = 0; i < qn; ++i) q[i] = static_cast<float>(i % 3) * 0.02f;
     AttentionRun r{s, 0, HUGE_VAL};
+    Team team(attention_parts(s, threads), {});
     const auto start = Clock::now();
     while (r.repetitions < 3 || (since(start) < seconds && r.repetitions < 100000)) {
         const auto t0 = Clock::now();
-        decode_attention(s, q.data(), k.data(), v.data(), out.data(), threads);
+        attention_on(team, s, q.data(), k.data(), v.data(), out.data());
         r.best_s = std::min(r.best_s, since(t0));
         ++r.repetitions;
     }

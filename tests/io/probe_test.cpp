@@ -104,3 +104,18 @@ TEST_CASE("the probe's host preset has data/hosts.json's entry schema and values
     CHECK(e.at("source").at(0).get<std::string>() == "measured by kvroof probe on box");
     CHECK(e.at("note").get<std::string>().find("2026-12-01") != std::string::npos);
 }
+
+TEST_CASE("on two NUMA nodes the host preset is one socket: the per-node triads' mean, half the memory and FLOP/s") {
+    io::ProbeResult r = test::probe_box(1024, 0.002);  // all threads: 24 GB/s of triad
+    r.numa_nodes = 2;
+    io::TriadRun n0 = r.triad.front(), n1 = n0;
+    n0.scope = "node 0", n0.best_s = 0.002;  // 12 GB/s
+    n1.scope = "node 1", n1.best_s = 0.003;  // 8 GB/s
+    r.triad.push_back(n0);
+    r.triad.push_back(n1);
+    const auto e = io::probe_host_preset(r).at("probe-box");
+    CHECK(e.at("cpu_dram_bandwidth_GBps").get<double>() == Approx(10.0));
+    CHECK(e.at("cpu_memory_GB").get<double>() == Approx(32.0));
+    CHECK(e.at("cpu_flops_TFLOPS").get<double>() ==
+          Approx(io::attention_flops(r.attention.front().shape) / 0.002 / 2 / 1e12).epsilon(1e-3));
+}
