@@ -154,6 +154,7 @@ namespace detail {
     });
     Scenario whole = sc;  // parallel tries every pipeline degree itself
     whole.hardware.deployment.pp = 1;
+    whole.hardware.deployment.pp_microbatches = 0;
     const ParallelStudy agg = parallel_study(whole, load);
     if (const DeploymentPoint* b = agg.deployments.empty() ? nullptr : agg.deployments.front().best_point()) {
         s.aggregated_ok = true;

@@ -136,7 +136,9 @@ inline constexpr int kMaxLadder = 40;  // 1 .. 2^39 clients: far beyond any HBM
     x.d = d;
     x.memory_full = load.mode == LoadMode::saturate;
     x.p = operating_point(ps, load, 0.0, 0.0);
-    x.clients = x.memory_full ? x.p.running : load.value;
+    // The memory-full point's clients are all it holds, idle ones too (its concurrency), not only those running:
+    // with idle gaps the running requests are fewer, and the point read as fewer clients was dropped or mis-bracketed.
+    x.clients = x.memory_full ? x.p.concurrency : load.value;
     x.per_gpu = x.p.throughput_per_gpu;  // over the replica's tp · pp GPUs
     x.per_user = x.p.throughput_per_user;
     x.total = x.p.throughput * d.dp;
@@ -233,6 +235,11 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     if (sc.hardware.deployment.dp > 1)
         throw InputError("dp: every replica count of the total GPUs (gpus) is tried here, so only 1 is allowed, got " +
                          std::to_string(sc.hardware.deployment.dp));
+    if (sc.hardware.deployment.pp_microbatches != 0)  // every pipeline here runs pp micro-batches
+        throw InputError(
+            "pp-microbatches: every pipeline tried here runs as many micro-batches as stages, so only 0 is "
+            "allowed, got " +
+            std::to_string(sc.hardware.deployment.pp_microbatches));
     load.check_validity();
     ParallelStudy s;
     s.gpus = sc.hardware.deployment.gpus;
