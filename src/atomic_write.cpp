@@ -16,6 +16,8 @@
 #include <system_error>
 #include <utility>
 
+#include "kvroof/error.hpp"
+
 namespace kvroof::io {
 namespace fs = std::filesystem;
 namespace {
@@ -90,7 +92,7 @@ OutputTarget resolve_output(const std::string& path) {
     if (path == "-") return {"/dev/stdout", true, true};  // the shell's convention: standard output
     struct stat st {};
     if (::stat(path.c_str(), &st) == 0) {
-        if (S_ISDIR(st.st_mode)) throw std::runtime_error(fmt::format("cannot write '{}': it is a folder", path));
+        if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("cannot write '{}': it is a folder", path));
         if (!S_ISREG(st.st_mode)) return {path, true, false};
     }
     fs::path p(path);
@@ -176,7 +178,13 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
         fd_ = ::mkstemp(tmp.data());
         if (fd_ >= 0) reg_ = TempRegistration(tmp);
     }
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot write '{}': {}", path_, errno_text()));
+    if (fd_ < 0) {
+        // A folder that does not exist, or a file where a folder should be, is a wrong path: bad input (exit 2).
+        const int err = errno;
+        const std::string msg = fmt::format("cannot write '{}': {}", path_, errno_text());
+        if (err == ENOENT || err == ENOTDIR) throw InputError(msg);
+        throw std::runtime_error(msg);
+    }
     tmp_ = std::move(tmp);
     target_ = t.path;
 }

@@ -155,7 +155,7 @@ std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const 
 }
 }  // namespace
 
-std::vector<std::string> context_warnings(const Scenario& s) {
+std::vector<std::string> tensor_parallel_warnings(const Scenario& s) {
     std::vector<std::string> out;
     // Engines shard the attention heads over the tensor-parallel group (vLLM refuses a TP that does not
     // divide them); `parallel` and `ladder` try only such groups. A verdict still answers, split evenly.
@@ -165,6 +165,11 @@ std::vector<std::string> context_warnings(const Scenario& s) {
             fmt::format("--gpus {}: {}'s {} attention heads do not split evenly over a tensor-parallel "
                         "group of {}, which engines refuse; the figures assume an even split",
                         tp, s.model.name, s.model.heads, tp));
+    return out;
+}
+
+std::vector<std::string> context_warnings(const Scenario& s) {
+    std::vector<std::string> out;
     const double window = s.model.max_context;
     if (!(window > 0)) return out;
     for (const MixEntry& e : s.mix.entries) {

@@ -21,7 +21,7 @@ struct LadderOptionsText {
 };
 
 void run_ladder(const LadderOptionsText& o) {
-    const io::BuiltScenario built = build_scenario_warning(o.scenario);
+    const io::BuiltScenario built = build_scenario_warning(o.scenario, true);
     LadderOptions lo;
     lo.max_gpus = std::max(built.scenario.hardware.deployment.gpus, built.scenario.hardware.gpu.nvlink_domain);
     if (o.max_gpus) {

@@ -31,7 +31,7 @@ LoadSpec parallel_load(const ParallelOptionsText& o) {
 }
 
 void run_parallel(const ParallelOptionsText& o) {
-    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench, true);
     const LoadSpec load = parallel_load(o);
     PlotOutput plot(o.plot);
     const io::ParallelReport r = io::parallel_report(built.scenario, load);

@@ -131,24 +131,26 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
 }
 
 namespace {
-// The built scenario's warnings and its workload's, on stderr.
-void print_warnings(const io::BuiltScenario& b) {
+// The built scenario's warnings and its workload's, on stderr; the group's unless the command chooses it.
+void print_warnings(const io::BuiltScenario& b, bool group_chosen) {
     std::vector<std::string> all = b.warnings;
     for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
+    if (!group_chosen)
+        for (auto& w : io::tensor_parallel_warnings(b.scenario)) all.push_back(std::move(w));
     for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s\n", w.c_str());
 }
 }  // namespace
 
-io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in) {
+io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, bool group_chosen) {
     io::BuiltScenario b = io::build_scenario(in);
-    print_warnings(b);
+    print_warnings(b, group_chosen);
     return b;
 }
 
-io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench) {
+io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench, bool group_chosen) {
     io::BuiltScenario b = io::build_scenario(in);
     apply_benchmark_workload(bench, in, b);
-    print_warnings(b);
+    print_warnings(b, group_chosen);
     return b;
 }
 

@@ -120,9 +120,11 @@ struct OutputOptions {
 };
 // build_scenario, with each warning of the inputs (BuiltScenario::warnings, and
 // a workload longer than the model's context window) on stderr.
-[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in);
+// group_chosen: the command picks the tensor-parallel group itself (parallel, ladder), so --gpus is not one.
+[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, bool group_chosen = false);
 // The same with --isl/--osl/--prefix applied first (apply_benchmark_workload).
-[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench);
+[[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench,
+                                                       bool group_chosen = false);
 void add_output_flags(CLI::App& app, OutputOptions& out);
 
 // --plot writes SVG: a path that names another format (x.png) is refused, not filled with SVG.

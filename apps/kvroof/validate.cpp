@@ -28,11 +28,15 @@ void run_validate(const ValidateOptionsText& o) {
     } else {
         points = io::measured_points();
     }
+    // The fit's temporary is made before the run, so a --out that cannot be written fails before anything else,
+    // and it is committed only after --report is written: a failing --report leaves no fit behind.
+    std::unique_ptr<io::AtomicFile> fit = o.out ? std::make_unique<io::AtomicFile>(*o.out) : nullptr;
     const io::ValidationResult r = io::validate(points, source, threads);
-    if (o.out) io::write_file_atomic(*o.out, io::calibration_json(r).dump(2) + "\n");
+    if (fit) fit->write(io::calibration_json(r).dump(2) + "\n");
     emit_lazy(
         o.output, [&] { return io::render_validate_text(r); }, [&] { return io::validate_json(r).dump(2) + "\n"; },
         [&] { return io::render_validate_markdown(r); });
+    if (fit) fit->commit();
 }
 }  // namespace
 

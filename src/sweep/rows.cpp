@@ -139,6 +139,17 @@ std::array<double, 3> RowWorker::ov_cells(const CachedPoint& p, double f, bool f
     return {ov, fits ? at.throughput : kNone, gain_cell(fits, at, base)};
 }
 
+namespace {
+// The verdict at the row's f, as `kvroof verdict --f f` judges it (classify with a fixed f); the solved
+// verdict's own kind where no f axis fixes it.
+VerdictKind kind_at(const Verdict& v, const Band& b, double f, bool f_axis) {
+    if (!f_axis || v.kind == VerdictKind::does_not_fit) return v.kind;
+    const ServingPoint& base = v.baseline.conservative;
+    if (!base.feasible && !b.conservative.feasible && !b.optimistic.feasible) return VerdictKind::infeasible;
+    return offload_kind(f > 0, gain(b.conservative, base), f > 0, gain(b.optimistic, v.baseline.optimistic), kGainUncertainty);
+}
+}  // namespace
+
 void RowWorker::append_row(const CachedPoint& p, std::string& out, Numbers* numbers) {
     if (csv_)
         append_row_as<true>(p, out, numbers);
@@ -206,7 +217,7 @@ void RowWorker::append_row_as(const CachedPoint& p, std::string& out, Numbers* n
     put(Csv ? "," : "\",\"binding_opt\":\"");
     put(name(opt.headline));
     put(Csv ? "," : "\",\"verdict\":\"");
-    put(name(v.kind));
+    put(name(kind_at(v, b, f, f_axis_ >= 0)));
     if constexpr (!Csv) *w++ = '"';
     const std::array<double, 3> ov_nums = ov_cells(p, f, fits);
     if (ov_axis_ >= 0) {

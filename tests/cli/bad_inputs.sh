@@ -9,12 +9,13 @@
 set -u
 kvroof=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 table=${2:-$(dirname "$0")/bad_inputs.tsv}
+table=$(cd "$(dirname "$table")" && pwd)/$(basename "$table")  # absolute: a row's setup runs in its own folder
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 pass=0
 fail=0
 n=0
-listing() { (cd "$1" && find . -printf '%p %s %T@\n' | LC_ALL=C sort); }
+listing() { (cd "$1" && find . -mindepth 1 -printf '%p %s %T@\n' | LC_ALL=C sort); }  # entries, not the folder's own mtime
 while IFS=$'\t' read -r setup args code regex; do
     case "$setup" in ''|'#'*) continue ;; esac
     n=$((n + 1))

@@ -306,3 +306,22 @@ TEST_CASE("a row does not inherit the row before it: the same model gives the sa
         CHECK(lines[1] != lines[2]);
     }
 }
+
+TEST_CASE("with an f grid the verdict column is kvroof verdict --f's at that f", "[sweep][verdict]") {
+    // It was the solved verdict's kind on every row (marginal) where verdict --f 0.3 says keep the KV on the GPU.
+    SweepSpec s;
+    s.axes.push_back(parse_grid_entry("f=0,0.3,1"));
+    for (auto [k, v] : {std::pair{"hardware", "h200"}, {"gpus", "4"}, {"model", "qwen3-235b-a22b"}, {"kv-dtype", "fp8"}})
+        s.fixed.set(k, v);
+    validate_sweep(s);
+    const auto lines = split_lines(run_to_string(s));
+    const auto header = cells(lines.at(0));
+    const auto col = static_cast<size_t>(std::find(header.begin(), header.end(), "verdict") - header.begin());
+    const Scenario sc = build_scenario(s.fixed).scenario;
+    const double fs[] = {0.0, 0.3, 1.0};
+    for (size_t i = 0; i < 3; ++i) {
+        VerdictOptions o;
+        o.fixed_f = fs[i];
+        CHECK(cells(lines.at(i + 1)).at(col) == name(make_verdict(sc, o).kind));
+    }
+}

@@ -320,6 +320,7 @@ inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optio
     const double scale = n / (r.requests_per_s * duration);
     r.throughput *= scale;
     r.throughput_per_gpu *= scale;
+    r.requests_per_s *= scale;  // completed over the run, as the throughput: N / duration
 }
 
 // Every request of the run sent at once (--concurrency max, or as many

@@ -78,9 +78,10 @@ void check_scenario(const Scenario& s);
 
 // One line for each workload class whose context at the end of a call, S + O,
 // is longer than the model's context window (ModelSpec::max_context): allowed,
-// as engines serve such contexts with RoPE scaling, but said. Also one line
-// when the tensor-parallel group (--gpus) does not divide the attention heads.
+// as engines serve such contexts with RoPE scaling, but said.
 [[nodiscard]] std::vector<std::string> context_warnings(const Scenario& s);
+// One line when the tensor-parallel group (--gpus) does not divide the attention heads.
+[[nodiscard]] std::vector<std::string> tensor_parallel_warnings(const Scenario& s);
 
 // The decoders of the text knobs (rows of the table), each loading its preset once per process.
 [[nodiscard]] KnobValue decode_hardware(std::string_view flag, std::string_view text);
