@@ -330,9 +330,11 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));
     }
     int experts = 0;
+    const char* experts_key = nullptr;
     for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts"}) {
         if (m.contains(k) && !m.at(k).is_null()) {
             experts = field(where, m, k, "experts");
+            experts_key = k;
             break;
         }
     }
@@ -341,6 +343,14 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         const char* top_k =
             m.contains("num_experts_per_tok") || !m.contains("top_k_experts") ? "num_experts_per_tok" : "top_k_experts";
         s.experts_active = field(where, m, top_k, "experts_active");
+        // Mixtral's convention (num_local_experts: Mixtral, gpt-oss, Llama-4, MiniMax): intermediate_size is an
+        // expert's width. Qwen-MoE and DeepSeek (num_experts, n_routed_experts) name it moe_intermediate_size,
+        // their intermediate_size being the dense layers' (8x wider on Qwen3-30B-A3B): never guessed from it.
+        if (std::string_view(experts_key) != "num_local_experts" && !m.contains("moe_intermediate_size"))
+            throw InputError(
+                fmt::format("{}: missing required key 'moe_intermediate_size' (each routed expert's width, "
+                            "which a config with '{}' names; its intermediate_size is the dense layers')",
+                            where, experts_key));
         s.moe_intermediate = field_or(where, m, "moe_intermediate_size", "moe_intermediate", s.intermediate);
         s.shared_experts = field_or(where, m, "n_shared_experts", "shared_experts", 0);
         if (s.shared_experts == 0 && m.contains("shared_expert_intermediate_size") && s.moe_intermediate > 0) {

@@ -88,6 +88,9 @@ TEST_CASE("the point at a given ov lies inside the band at the verdict's f", "[v
 
 TEST_CASE("mix table: the grid, the baseline row, and best f no worse than any grid point", "[mix_table]") {
     CHECK(f_grid(0.25) == std::vector<double>{0, 0.25, 0.5, 0.75, 1});
+    CHECK(f_grid(0.3) == std::vector<double>{0, 0.3, 0.6, 0.8999999999999999, 1});  // ends at 1 though 0.3 does not divide it
+    CHECK(f_grid(0.05).size() == 21);
+    CHECK(f_grid(1.0) == std::vector<double>{0, 1});
     CHECK(f_divisions(10).size() == 11);
     CHECK(f_divisions(10)[3] == 0.3);
     const MixTable t = make_mix_table(sparse_example(), 0.25, 0.5);

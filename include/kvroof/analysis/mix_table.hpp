@@ -13,11 +13,13 @@
 
 namespace kvroof {
 
-// f = 0, step, 2·step, … up to 1 (the last point clamped to 1).
+// f = 0, step, 2·step, … below 1, then 1 itself: every grid ends at full offload, whether or not the
+// step divides 1 (0.3 gave 0, 0.3, 0.6, 0.9 and no 1; a step that divides it gives the same points as before).
 [[nodiscard]] inline std::vector<double> f_grid(double step) {
     std::vector<double> fs;
-    const int n = static_cast<int>(std::lround(1.0 / step));
-    for (int i = 0; i <= n; ++i) fs.push_back(std::min(1.0, i * step));
+    const int n = static_cast<int>(std::ceil(1.0 / step - 1e-9));
+    for (int i = 0; i < n; ++i) fs.push_back(i * step);
+    fs.push_back(1.0);
     return fs;
 }
 
