@@ -336,7 +336,7 @@ std::vector<Knob> policy_rows() {
         // A load axis makes every row an operating point (analysis/operating_point.hpp) instead of a verdict.
         {.name = "batch", .column = "load_batch_seq", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
          .help = "operating points at a fixed decode batch of B sequences", .group = kSweep, .grid_only = true},
-        {.name = "concurrency", .column = "load_clients", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
+        {.name = "concurrency", .column = "load_clients", .type = KnobType::whole, .lo = 1, .hi = limits::kMaxLoad,
          .help = "operating points at C closed-loop clients", .group = kSweep, .grid_only = true},
         {.name = "request-rate", .column = "load_request_rate_per_s", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
          .help = "operating points at R requests per second arriving (open loop)", .group = kSweep, .grid_only = true},

@@ -90,6 +90,9 @@ ParsedLoad parse_load(const LoadText& t) {
         if (l.mode != LoadMode::saturate) {
             check::above_up_to(r.flag, l.value, 0.0, limits::kMaxLoad);
         }
+        // Closed-loop clients are whole: half a client sends no requests (a rate or a batch may be a mean).
+        if (l.mode == LoadMode::concurrency && l.value != std::floor(l.value))
+            throw InputError(fmt::format("--concurrency: must be a whole number of clients or 'max', got {}", text));
         if (prefill) l.prefill = *prefill;
         if (t.chunk && l.prefill == PrefillMode::separate) throw InputError("--prefill-chunk: needs --prefill chunked");
     }

@@ -69,9 +69,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         s.c_eff = default_prefill_flops(s.hardware, math);
         s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.gpu.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
     }
-    if (!(s.c_eff.raw() >= limits::kMinFlops && s.c_eff.raw() <= limits::kMaxFlops))  // in the flag's own unit
-        throw InputError(fmt::format("--prefill-flops: must be in [{:g}, {:g}] TFLOPS, got {:g} TFLOPS", limits::kMinFlops / 1e12,
-                                     limits::kMaxFlops / 1e12, s.c_eff.raw() / 1e12));
+    check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops, 1e12, "TFLOPS");
     if (in.ov) {
         s.ov = parse_number("--ov", *in.ov);
         check::unit_interval("--ov", s.ov);
@@ -83,9 +81,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
     }
     if (in.vram) {
         s.vram = Bytes(parse_quantity("--vram", *in.vram, UnitKind::bytes, "GB"));
-        if (!(s.vram->raw() >= 0 && s.vram->raw() <= limits::kMaxCapacity * limits::kMaxGpus))  // in the flag's own unit
-            throw InputError(fmt::format("--vram: must be in [0, {:g}] GB, got {:g} GB",
-                                         limits::kMaxCapacity * limits::kMaxGpus / 1e9, s.vram->raw() / 1e9));
+        check::in_range("--vram", s.vram->raw(), 0.0, limits::kMaxCapacity * limits::kMaxGpus, 1e9, "GB");
     }
     return s;
 }

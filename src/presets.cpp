@@ -245,7 +245,7 @@ std::shared_ptr<const LinkPreset> section_preset(std::string_view flag, std::str
 
 std::shared_ptr<const LinkPreset> load_link_preset(std::string_view flag, std::string_view name) {
     return cached<LinkPreset>(fmt::format("links.{}", name), [&] {
-        return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name), std::string(name));
+        return link_from_json(fmt::format("links.{}", name), find_preset(flag, "links", name, false), std::string(name));
     });
 }
 
@@ -260,7 +260,7 @@ std::shared_ptr<const LinkPreset> load_net_preset(std::string_view flag, std::st
 std::shared_ptr<const HardwareSpec> load_deployment(std::string_view flag, std::string_view name) {
     // Keyed apart from the hardware presets, which share the cache's type.
     return cached<HardwareSpec>("deployments." + std::string(name), [&] {
-        const json& d = find_preset(flag, "deployments", name);
+        const json& d = find_preset(flag, "deployments", name, false);
         const std::string where = fmt::format("deployments.{}", name);
         only_keys(where, d, with_meta({"hardware", "gpus", "nvlink_domain", "net"}));
         Scenario s;

@@ -98,6 +98,10 @@ inline std::string string(std::string_view where, const json& j, const char* key
     return v.get<std::string>();
 }
 
+// A string field, or `fallback` where it is absent or not a string (for optional text keys read leniently).
+inline std::string text_or(const json& j, const char* key, const std::string& fallback = {}) {
+    return j.contains(key) && j.at(key).is_string() ? j.at(key).get<std::string>() : fallback;
+}
 inline bool boolean_or(std::string_view where, const json& j, const char* key, bool fallback) {
     if (!j.contains(key) || j.at(key).is_null()) return fallback;
     const json& v = j.at(key);
@@ -167,8 +171,9 @@ inline std::string lower(std::string_view s) {
 }
 
 // A preset by name, case-insensitively ("H200" is h200); an unknown name is an
-// error listing the valid ones, with the nearest as "did you mean" when it is close.
-inline const json& find_preset(std::string_view flag, std::string_view kind, std::string_view name) {
+// error listing the valid ones, with the nearest as "did you mean" when it is close. `file_too`: the flag
+// also takes a path to a JSON file, and the error says so.
+inline const json& find_preset(std::string_view flag, std::string_view kind, std::string_view name, bool file_too = true) {
     const json& all = presets(kind);
     if (const auto it = all.find(std::string(name)); it != all.end()) return *it;
     const std::string want = lower(name);
@@ -180,8 +185,8 @@ inline const json& find_preset(std::string_view flag, std::string_view kind, std
         if (const std::size_t d = edit_distance(have, want); d < best) best = d, nearest = it.key();
     }
     const std::string hint = best <= std::max<std::size_t>(2, want.size() / 4) ? fmt::format(" did you mean '{}'?", nearest) : "";
-    throw InputError(fmt::format("{}: unknown {} preset '{}';{} valid: {} (or a path to a JSON file)", flag, kind, name, hint,
-                                 join(preset_names(kind))));
+    throw InputError(fmt::format("{}: unknown {} preset '{}';{} valid: {}{}", flag, kind, name, hint, join(preset_names(kind)),
+                                 file_too ? " (or a path to a JSON file)" : ""));
 }
 
 // A preset decoded once per process: the first successful `load()` for an

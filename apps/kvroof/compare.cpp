@@ -75,10 +75,7 @@ Scenario build_column(const ScenarioFile& base, const io::ScenarioInputs& in, co
         if (base.label.empty()) throw;
         throw InputError(fmt::format("--config {}: {}", path, e.what()));
     }
-    std::vector<std::string> all = b.warnings;
-    for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
-    for (auto& w : io::tensor_parallel_warnings(b.scenario)) all.push_back(std::move(w));
-    for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s: %s\n", label.c_str(), w.c_str());
+    print_warnings(b, false, label);
     return std::move(b.scenario);
 }
 

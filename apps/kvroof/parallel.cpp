@@ -31,6 +31,7 @@ LoadSpec parallel_load(const ParallelOptionsText& o) {
 }
 
 void run_parallel(const ParallelOptionsText& o) {
+    check_distinct_outputs({{"--csv", o.csv}, {"--plot", o.plot}, {"--report", o.output.report}});
     io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench, true);
     const LoadSpec load = parallel_load(o);
     PlotOutput plot(o.plot);

@@ -22,6 +22,7 @@ struct ProbeOptionsText {
 
 void run_probe(const ProbeOptionsText& o) {
     if (!o.cpu) throw InputError("probe: give --cpu (the only probe; a GPU probe needs CUDA and is not built)");
+    check_distinct_outputs({{"--out", o.out}, {"--report", o.output.report}});
     io::ProbeOptions p;
     if (const std::optional<int> t = parse_threads(o.threads, 4096)) p.threads = *t;
     if (o.size) p.size_mb = io::parse_number("--size", *o.size);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -130,16 +132,14 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
         "steady state");
 }
 
-namespace {
-// The built scenario's warnings and its workload's, on stderr; the group's unless the command chooses it.
-void print_warnings(const io::BuiltScenario& b, bool group_chosen) {
+void print_warnings(const io::BuiltScenario& b, bool group_chosen, const std::string& label) {
     std::vector<std::string> all = b.warnings;
     for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
     if (!group_chosen)
         for (auto& w : io::tensor_parallel_warnings(b.scenario)) all.push_back(std::move(w));
-    for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s\n", w.c_str());
+    const std::string prefix = label.empty() ? "" : label + ": ";
+    for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s%s\n", prefix.c_str(), w.c_str());
 }
-}  // namespace
 
 io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, bool group_chosen) {
     io::BuiltScenario b = io::build_scenario(in);
@@ -152,6 +152,21 @@ io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const Ben
     apply_benchmark_workload(bench, in, b);
     print_warnings(b, group_chosen);
     return b;
+}
+
+void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs) {
+    namespace fs = std::filesystem;
+    const auto resolved = [](std::string_view p) {
+        std::error_code ec;
+        const fs::path c = fs::weakly_canonical(fs::absolute(fs::path(p)), ec);
+        return ec ? fs::absolute(fs::path(p)).lexically_normal() : c;
+    };
+    for (auto a = outputs.begin(); a != outputs.end(); ++a)
+        for (auto b = std::next(a); b != outputs.end(); ++b) {
+            if (a->second.empty() || b->second.empty() || a->second == "-" || b->second == "-") continue;
+            if (resolved(a->second) == resolved(b->second))
+                throw InputError(fmt::format("{} and {}: both name '{}'; give each its own file", a->first, b->first, b->second));
+        }
 }
 
 void check_svg_path(const std::string& plot) {

@@ -3,10 +3,12 @@
 // The scenario flags shared by every analysis subcommand.
 
 #include <CLI/CLI.hpp>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "kvroof/io/load_text.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -126,9 +128,16 @@ struct OutputOptions {
 [[nodiscard]] io::BuiltScenario build_scenario_warning(const io::ScenarioInputs& in, const BenchmarkWorkloadText& bench,
                                                        bool group_chosen = false);
 void add_output_flags(CLI::App& app, OutputOptions& out);
+// The built scenario's warnings, its workload's and (unless the command picks the group) its tensor-parallel
+// group's, each on stderr as "kvroof: warning: [label: ]text".
+void print_warnings(const io::BuiltScenario& b, bool group_chosen, const std::string& label = "");
 
 // --plot writes SVG: a path that names another format (x.png) is refused, not filled with SVG.
 void check_svg_path(const std::string& plot);
+
+// Two output flags naming one file would keep only the one written last: refused, naming both. Each entry is
+// {flag, path}; an empty path (not given) and "-" (standard output) are skipped.
+void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs);
 
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to
 // --report when given.

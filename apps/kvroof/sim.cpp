@@ -80,6 +80,7 @@ SimSpec sim_spec(const SimOptionsText& o) {
 }
 
 void run_sim(const SimOptionsText& o) {
+    check_distinct_outputs({{"--plot", o.plot}, {"--report", o.output.report}});
     io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const SimSpec spec = sim_spec(o);
     if (!o.plot.empty()) check_svg_path(o.plot), (void)io::find_gnuplot();  // fails here, before the first byte

@@ -71,6 +71,7 @@ void run_trace(const TraceOptionsText& o) {
     if (!o.synthesize.empty()) return run_synthesize(o);
     if (o.trace.empty()) throw InputError("trace: give a trace file to read (or --synthesize CLASSES.json)");
     if (o.calls || o.seed || o.spread) throw InputError("--calls, --seed and --spread go with --synthesize");
+    check_distinct_outputs({{"--out", o.out}, {"--report", o.output.report}});
     const int k = o.classes ? static_cast<int>(whole("--classes", *o.classes, 1, kMaxBins)) : kDefaultClasses;
     const int m = o.output_bins ? static_cast<int>(whole("--output-bins", *o.output_bins, 1, kMaxBins)) : kDefaultOutputBins;
     io::TraceReport r;

@@ -20,6 +20,7 @@ struct ValidateOptionsText {
 
 void run_validate(const ValidateOptionsText& o) {
     const int threads = parse_threads(o.threads, 1024).value_or(0);
+    check_distinct_outputs({{"--out", o.out ? std::string_view(*o.out) : std::string_view()}, {"--report", o.output.report}});
     std::vector<io::MeasuredPoint> points;
     std::string source = "data/measurements/serving_points.json";
     if (o.points) {

@@ -32,16 +32,15 @@ Cells cells(const CompareRow& r) {
     const ServingPoint& b = v.baseline.conservative;
     const BestGains g = best_gains(v);
     const bool served = b.throughput > 0;
-    const double dp = r.scenario.hardware.deployment.dp;  // the verdict's tok/s are one replica's
     const std::string none = "—";
-    auto best = [&](const ServingPoint& p, double gn) {
-        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, p.throughput * dp, gain(gn)) : none;
+    auto best = [&](const ServingPoint& p, double total, double gn) {
+        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, total, gain(gn)) : none;
     };
-    return {served ? fmt::format("{:.1f}", b.throughput * dp) : none,
+    return {served ? fmt::format("{:.1f}", r.baseline_total) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_user) : none,
-            best(v.best_conservative, g.conservative),
-            best(v.best_optimistic, g.optimistic),
+            best(v.best_conservative, r.best_conservative_total, g.conservative),
+            best(v.best_optimistic, r.best_optimistic_total, g.optimistic),
             served ? gain(v.parking_gain_conservative) : none,
             best_lever(r),
             std::string(name(b.binding)),

@@ -40,17 +40,12 @@ std::string fits_text(const OperatingPoint& p) {
     return "yes";
 }
 
-// One column of the table: a value at f = 0 and at the chosen f (a band when the ends differ).
-std::string band_cell(double lo, double hi, const char* spec, double scale) {
-    const std::string a = fmt::format(fmt::runtime(spec), lo * scale), b = fmt::format(fmt::runtime(spec), hi * scale);
-    return a == b ? a : a + " – " + b;
-}
-
 struct Row {
     const char* label;
     double (*get)(const OperatingPoint&);
     const char* spec;
     double scale;
+    bool needs_fit = true;  // a figure of a run: none exists where the point does not fit ("—"); memory is shown always
 };
 
 const Row kRows[] = {
@@ -64,9 +59,18 @@ const Row kRows[] = {
     {"per GPU, tok/s", [](const OperatingPoint& p) { return p.throughput_per_gpu; }, "{:.0f}", 1.0},
     {"per user, tok/s", [](const OperatingPoint& p) { return p.throughput_per_user; }, "{:.1f}", 1.0},
     {"requests/s", [](const OperatingPoint& p) { return p.requests_per_s; }, "{:.2f}", 1.0},
-    {"HBM used, GB", [](const OperatingPoint& p) { return p.hbm_used; }, "{:.1f}", 1e-9},
-    {"DRAM used, GB", [](const OperatingPoint& p) { return p.dram_used; }, "{:.1f}", 1e-9},
+    {"HBM used, GB", [](const OperatingPoint& p) { return p.hbm_used; }, "{:.1f}", 1e-9, false},
+    {"DRAM used, GB", [](const OperatingPoint& p) { return p.dram_used; }, "{:.1f}", 1e-9, false},
 };
+
+// A row's cell for the band's two ends (one value where they agree).
+std::string row_cell(const Row& r, const OperatingPoint& con, const OperatingPoint& opt) {
+    const auto one = [&r](const OperatingPoint& p) {
+        return r.needs_fit && !p.fits ? std::string("—") : fmt::format(fmt::runtime(r.spec), r.get(p) * r.scale);
+    };
+    const std::string a = one(con), b = one(opt);
+    return a == b ? a : a + " – " + b;
+}
 
 // Columns a cell takes on a terminal: its code points (UTF-8 lead bytes), as fmt's width counts them.
 std::size_t columns(std::string_view t) {
@@ -88,15 +92,15 @@ std::string table(const PointStudy& s, bool markdown) {
     };
     for (const Row& r : kRows) {
         if (&r == &kRows[4] && s.baseline.conservative.step_allreduce > 0) {  // after the steps: what TP adds to them
-            auto ar = [](const OperatingPoint& p) { return p.step_allreduce; };
-            row("all-reduce per step, ms", band_cell(ar(s.baseline.conservative), ar(s.baseline.optimistic), "{:.2f}", 1e3),
-                band_cell(ar(s.at_f.conservative), ar(s.at_f.optimistic), "{:.2f}", 1e3));
+            const Row ar{"all-reduce per step, ms", [](const OperatingPoint& p) { return p.step_allreduce; }, "{:.2f}", 1e3};
+            row(ar.label, row_cell(ar, s.baseline.conservative, s.baseline.optimistic),
+                row_cell(ar, s.at_f.conservative, s.at_f.optimistic));
         }
-        const std::string a = band_cell(r.get(s.baseline.conservative), r.get(s.baseline.optimistic), r.spec, r.scale);
-        const std::string b = band_cell(r.get(s.at_f.conservative), r.get(s.at_f.optimistic), r.spec, r.scale);
-        row(r.label, a, b);
+        row(r.label, row_cell(r, s.baseline.conservative, s.baseline.optimistic),
+            row_cell(r, s.at_f.conservative, s.at_f.optimistic));
     }
     auto slo = [](const OperatingPoint& p) -> std::string {
+        if (!p.fits) return "—";
         if (p.within_slo_tpot && p.within_slo_ttft) return "yes";
         if (!p.within_slo_tpot && !p.within_slo_ttft) return "no: TPOT, TTFT";
         return p.within_slo_tpot ? "no: TTFT" : "no: TPOT";
@@ -107,8 +111,8 @@ std::string table(const PointStudy& s, bool markdown) {
     out += markdown ? fmt::format("| within the SLOs | {} | {} |\n", sa, sb) : text_row("within the SLOs", sa, sb);
     const std::string fa = fits_text(s.baseline.conservative),
                       fb = ends(fits_text(s.at_f.conservative), fits_text(s.at_f.optimistic));
-    const std::string ba(name(s.baseline.conservative.binding)),
-        bb = ends(std::string(name(s.at_f.conservative.binding)), std::string(name(s.at_f.optimistic.binding)));
+    auto bound = [](const OperatingPoint& p) { return p.fits ? std::string(name(p.binding)) : std::string("—"); };
+    const std::string ba = bound(s.baseline.conservative), bb = ends(bound(s.at_f.conservative), bound(s.at_f.optimistic));
     out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
                     : text_row("fits", fa, fb) + text_row("step bound by", ba, bb);
     return out;
@@ -237,6 +241,8 @@ std::string render_point_markdown(const PointReport& r, const BuiltScenario& bui
 }
 
 json operating_point_json(const OperatingPoint& p) {
+    // A figure of a run is null where the point does not fit (as a sweep leaves its cell empty); memory is always given.
+    const auto run = [&p](double v) { return p.fits ? finite_or_null(v) : json(nullptr); };
     return json{{"f", p.f},
                 {"ov", p.ov},
                 {"fits", p.fits},
@@ -246,30 +252,30 @@ json operating_point_json(const OperatingPoint& p) {
                 {"saturated", p.saturated},
                 {"memory_queued", p.memory_queued},
                 {"one_wave", p.one_wave},
-                {"running", p.running},
-                {"within_slo_tpot", p.within_slo_tpot},
-                {"within_slo_ttft", p.within_slo_ttft},
-                {"batch", p.batch},
+                {"running", run(p.running)},
+                {"within_slo_tpot", p.fits ? json(p.within_slo_tpot) : json(nullptr)},
+                {"within_slo_ttft", p.fits ? json(p.within_slo_ttft) : json(nullptr)},
+                {"batch", run(p.batch)},
                 {"concurrency", finite_or_null(p.concurrency)},
-                {"prefill_tokens_per_step", p.prefill_tokens_per_step},
-                {"itl_s", p.itl},
-                {"step_s", p.step},
-                {"step_bare_s", p.step_bare},
-                {"step_allreduce_s", p.step_allreduce},
-                {"ttft_s", p.ttft},
-                {"queue_wait_s", p.queue_wait},
-                {"e2e_s", p.e2e},
-                {"requests_per_s", p.requests_per_s},
-                {"throughput_tok_s", p.throughput},
-                {"steady_throughput_tok_s", p.steady_throughput},
-                {"throughput_per_gpu_tok_s", p.throughput_per_gpu},
-                {"throughput_per_user_tok_s", p.throughput_per_user},
+                {"prefill_tokens_per_step", run(p.prefill_tokens_per_step)},
+                {"itl_s", run(p.itl)},
+                {"step_s", run(p.step)},
+                {"step_bare_s", run(p.step_bare)},
+                {"step_allreduce_s", run(p.step_allreduce)},
+                {"ttft_s", run(p.ttft)},
+                {"queue_wait_s", run(p.queue_wait)},
+                {"e2e_s", run(p.e2e)},
+                {"requests_per_s", run(p.requests_per_s)},
+                {"throughput_tok_s", run(p.throughput)},
+                {"steady_throughput_tok_s", run(p.steady_throughput)},
+                {"throughput_per_gpu_tok_s", run(p.throughput_per_gpu)},
+                {"throughput_per_user_tok_s", run(p.throughput_per_user)},
                 {"kv_tokens", p.kv_tokens},
                 {"hbm_used_bytes", p.hbm_used},
                 {"hbm_capacity_bytes", p.hbm_capacity},
                 {"dram_used_bytes", p.dram_used},
                 {"dram_capacity_bytes", p.dram_capacity},
-                {"step_bound_by", name(p.binding)}};
+                {"step_bound_by", p.fits ? json(name(p.binding)) : json(nullptr)}};
 }
 
 json point_report_json(const PointReport& r, const BuiltScenario& built) {

@@ -16,8 +16,16 @@ namespace kvroof::io::render {
 
 inline nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 inline std::string fmt_batch(double b) { return std::isfinite(b) ? fmt::format("{:.2f}", b) : "unbounded"; }
-// A gain over a baseline that serves nothing is undefined, not infinite.
-inline std::string fmt_gain(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "— (f=0 serves nothing)"; }
+// A gain over a baseline that serves nothing is undefined, not infinite; where neither serves there is none (NaN).
+inline std::string fmt_gain(double g) {
+    if (std::isnan(g)) return "—";
+    return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "— (f=0 serves nothing)";
+}
+// The same in a table cell: "∞×" where only the point serves, "—" where neither does.
+inline std::string fmt_gain_cell(double g) {
+    if (std::isnan(g)) return "—";
+    return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×";
+}
 inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
 
 // The echo of the resolved inputs (hardware, model, workload, policy, overrides).

@@ -7,18 +7,17 @@
 
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/report_render.hpp"
+#include "render_util.hpp"
 
 namespace kvroof::io {
 namespace {
-
-std::string gain_str(double g) { return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×"; }
 
 std::string band_line(const ReferenceScenario& r) {
     const Verdict& v = r.table.report.verdict;
     const BestGains g = best_gains(v);
     return fmt::format("{}: best f {:.2f} → {} bankable (ov = 0); best f {:.2f} → {} with perfect overlap. `kvroof verdict{}`",
-                       r.description, v.best_conservative.f, gain_str(g.conservative), v.best_optimistic.f,
-                       gain_str(g.optimistic), r.flags_text);
+                       r.description, v.best_conservative.f, render::fmt_gain_cell(g.conservative), v.best_optimistic.f,
+                       render::fmt_gain_cell(g.optimistic), r.flags_text);
 }
 
 std::string ladder_name(const LadderRow& r) {
@@ -58,10 +57,10 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
         "\nWith one Grace per GPU, dense CPU attention {} (best conservative gain {}); sparse attention {} ({}), and perfect "
         "overlap multiplies that by {:.2f}. All reference scenarios: ",
         dense_con >= 1 + kGainUncertainty ? "is bankable" : "is not bankable: its serial time lands on every decode step",
-        gain_str(dense_con),
+        render::fmt_gain_cell(dense_con),
         sparse.conservative >= 1 + kGainUncertainty ? "makes the conservative end gain"
                                                     : "does not make the conservative end gain either",
-        gain_str(sparse.conservative), sparse.optimistic / sparse.conservative);
+        render::fmt_gain_cell(sparse.conservative), sparse.optimistic / sparse.conservative);
     s += "[concurrent_mix.md](concurrent_mix.md); plots: [throughput vs f](throughput_vs_f.svg), [gain vs CPUs per "
          "GPU](gain_vs_cpus_per_gpu.svg), "
          "[gain vs link](gain_vs_link_bw.svg), [time bound and batch limit vs f](bottleneck_vs_f.svg).\n\n";
@@ -70,7 +69,8 @@ std::string summary_md(const std::vector<ReferenceScenario>& refs, const Summary
         "Moving idle sessions' KV to CPU DRAM between calls, without offloading any attention, gives {} .. {} on the default "
         "scenario; "
         "attention offload at its best bankable f gives {} there.\n\n",
-        gain_str(vd.parking_gain_conservative), gain_str(vd.parking_gain_optimistic), gain_str(best_gains(vd).conservative));
+        render::fmt_gain_cell(vd.parking_gain_conservative), render::fmt_gain_cell(vd.parking_gain_optimistic),
+        render::fmt_gain_cell(best_gains(vd).conservative));
     s += "## The ladder\n\n";
     s += fmt::format(
         "From {:.1f} tok/s ({}) the levers climb to {:.1f} tok/s (ov = 0) .. {:.1f} tok/s (ov = 1) ({}); each step is in "

@@ -8,6 +8,7 @@
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/validate.hpp"
 #include "kvroof/spec/knobs.hpp"
+#include "render_util.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -289,8 +290,9 @@ std::string render_calibrated_text(const CalibrationFile& c, const std::string& 
         "; the figures above use them (the VERDICT above keeps kvroof's stated gain uncertainty). 90 % intervals from the "
         "leave-one-out errors\n");
     for (const CalibratedFigure& f : figures)
-        s += f.gain ? fmt::format("  {:<34} {:.2f}×  [{:.2f}×, {:.2f}×]\n", f.name, f.value, f.lo, f.hi)
-                    : fmt::format("  {:<34} {:.0f} tok/s  [{:.0f}, {:.0f}]\n", f.name, f.value, f.lo, f.hi);
+        s += f.gain && !std::isfinite(f.value) ? fmt::format("  {:<34} {}\n", f.name, render::fmt_gain_cell(f.value))
+             : f.gain ? fmt::format("  {:<34} {:.2f}×  [{:.2f}×, {:.2f}×]\n", f.name, f.value, f.lo, f.hi)
+                      : fmt::format("  {:<34} {:.0f} tok/s  [{:.0f}, {:.0f}]\n", f.name, f.value, f.lo, f.hi);
     if (!kind.empty())
         s += fmt::format("CALIBRATED VERDICT: {} (a gain under {:.0f} %, the fit's 90 % gain band, is MARGINAL)\n", kind,
                          100 * std::expm1(c.gain_half_width));

@@ -143,9 +143,12 @@ std::string band_text(const VerdictReport& r) {
     s += "\nIdle sessions\n";
     s += fmt::format("  the verdict assumes idle sessions {} (--idle {})\n",
                      v.idle == IdlePolicy::hold ? "keep their KV in HBM" : "park their KV in CPU DRAM", to_string(v.idle));
-    s += fmt::format("  parking alone (f=0, no attention offload): {} (no overlap) .. {} (perfect overlap), {:.1f} tok/s\n",
-                     fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic),
-                     v.parked_baseline.conservative.throughput);
+    if (std::isnan(v.parking_gain_conservative) && std::isnan(v.parking_gain_optimistic))
+        s += "  parking alone (f=0, no attention offload): serves nothing, held or parked\n";
+    else
+        s += fmt::format("  parking alone (f=0, no attention offload): {} (no overlap) .. {} (perfect overlap), {:.1f} tok/s\n",
+                         fmt_gain(v.parking_gain_conservative), fmt_gain(v.parking_gain_optimistic),
+                         v.parked_baseline.conservative.throughput);
     s += levers_text(r);
     return s;
 }

@@ -104,6 +104,9 @@ std::string GridAxis::value(std::uint64_t i) const {
 namespace sweep_detail {
 
 TypedGrid::TypedGrid(const SweepSpec& spec) : spec_(&spec), fixed_(decode_inputs(spec.fixed)), axis_of_knob_(knobs().size(), -1) {
+    // The layer-offload analysis budgets the whole card (--hbm-cap), as `kvroof layers` does: no reserve unless given.
+    std::optional<KnobValue>& reserve = fixed_[knob_index(knob("hbm-reserve"))];
+    if (spec.analysis == SweepAnalysis::layers && !reserve) reserve = KnobValue(0.0);
     for (size_t i = 0; i < spec.axes.size(); ++i) {
         const GridAxis& a = spec.axes[i];
         if (a.row->grid_only) continue;  // f, ov and a load never reach the scenario

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "kvroof/io/sweep.hpp"
+#include "sweep_rows.hpp"
 #include "typed_grid.hpp"
 
 namespace kvroof::io {
@@ -55,6 +56,15 @@ void check_analysis_axes(const SweepSpec& spec) {
                         a));
     if (spec.analysis == SweepAnalysis::prefill && (axis_of(spec, "mix") >= 0 || spec.fixed.given("mix")))
         throw InputError("--analysis prefill: answers for one class; give a --workload, not a --mix");
+    const std::span<const std::string_view> reads = analysis_knobs(spec.analysis);
+    for (const GridAxis& axis : spec.axes) {
+        if (std::find(reads.begin(), reads.end(), axis.knob) != reads.end() || axis.row->grid_only) continue;
+        std::string list;
+        for (std::string_view k : reads) list += (list.empty() ? "" : ", ") + std::string(k);
+        throw InputError(
+            fmt::format("--grid {}: the {} analysis does not read {}, so every row would be the same; its knobs are {}",
+                        axis.knob, a, axis.knob, list));
+    }
 }
 
 // Checks items [begin, end) of the flattened blocks; stops at the first failure.

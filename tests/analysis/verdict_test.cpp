@@ -2,6 +2,7 @@
 #include "kvroof/analysis/verdict.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "../test_support.hpp"
 
@@ -56,6 +57,30 @@ TEST_CASE("a model that does not fit gives a does-not-fit verdict", "[verdict]")
 TEST_CASE("an SLO tighter than the weight read is infeasible", "[verdict]") {
     const Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.set("slo-tpot", "10ms"); });
     CHECK(make_verdict(s).kind == VerdictKind::infeasible);
+}
+
+TEST_CASE("where neither point serves, a gain is no ratio (NaN), not 1", "[verdict]") {
+    ServingPoint none, some;
+    some.throughput = 5.0;
+    CHECK(std::isnan(gain(none, none)));
+    CHECK(gain(some, none) == kUnbounded);
+    CHECK(gain(none, some) == 0.0);
+    CHECK(offload_kind(true, gain(none, none), true, gain(none, none)) == VerdictKind::keep_on_gpu);  // never read as a gain
+    // Infeasible (the SLO) and does-not-fit (the weights): every gain of the verdict is NaN, the idle policy's too.
+    const Scenario tight = test::scenario_with([](io::ScenarioInputs& in) { in.set("slo-tpot", "1ms"); });
+    const Scenario big = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-405b");
+    });
+    for (const Scenario& sc : {tight, big}) {
+        const Verdict v = make_verdict(sc);
+        CHECK((v.kind == VerdictKind::infeasible || v.kind == VerdictKind::does_not_fit));
+        CHECK(std::isnan(v.gain_bankable));
+        CHECK(std::isnan(v.gain_pipelined));
+        CHECK(std::isnan(v.gain_conservative));
+        CHECK(std::isnan(v.gain_optimistic));
+        CHECK(std::isnan(v.parking_gain_conservative));
+    }
 }
 
 TEST_CASE("a fixed f is evaluated, not optimised", "[verdict]") {

@@ -46,6 +46,18 @@ seed000="--eta 0.5 --eta-link 1 --step-overhead 0 --slo-tpot-bounds step"
 out4090=$("$kvroof" verdict --hardware rtx-4090 --model llama-3.1-8b --workload "s_cached=0,a_append=128000,o_output=500")
 echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'mean number of sequences decoding' && ok || bad "one session that does not fit at f=0 names the f it needs; a fractional batch is explained"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-405b | tail -n 1 | grep -q '^VERDICT: DOES NOT FIT — weights' && ok || bad "does-not-fit is an answer"
+# Neither point serves: no gain is 1.00× (0 over 0); an operating point that does not fit shows no figures of a run, only memory.
+"$kvroof" verdict --slo-tpot 1ms | grep -q 'infeasible -> —$' && ! "$kvroof" verdict --slo-tpot 1ms | grep -q '1\.00×' \
+    && "$kvroof" verdict --hardware h100-sxm --model llama-3.1-405b --json | grep -A1 '"gain": {' | grep -q '"conservative": null' \
+    && ok || bad "a gain of nothing over nothing is shown as 1.00×"
+outnf=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --isl 2000 --osl 500)
+echo "$outnf" | grep -Eq '^  throughput, tok/s +— +—$' && echo "$outnf" | grep -Eq '^  HBM used, GB +147\.0 +147\.0$' \
+    && echo "$outnf" | grep -Eq '^  step bound by +— +—$' && ok || bad "an operating point whose weights do not fit shows what-if figures"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --json | grep -q '"throughput_tok_s": null' \
+    && ok || bad "an operating point that does not fit gives a throughput in JSON"
+# The layer-offload sweep budgets the whole card, as kvroof layers does: a 3 GB card holds one 1.71 GB layer.
+"$kvroof" sweep --analysis layers --grid hbm-cap=1,3 --out - --no-meta | grep -q '^3,offload,1.71128,1,79,' \
+    && ok || bad "sweep --analysis layers refuses a card under the verdict's 2 GB reserve"
 "$kvroof" verdict --hbm-cap 141GB --hbm-bw 4.8TB/s --c2c-bw 900GB/s --gpu-flops 2.5PFLOPS --slo-tpot 50ms --measured-tps 30 >/dev/null && ok || bad "unit-bearing flags"
 "$kvroof" mix --mix "long:0.7,short:0.3" | grep -q '^binding @ f=0' && ok || bad "mix table"
 "$kvroof" presets | grep -q 'rtx-2080ti-22g' && ok || bad "presets list"

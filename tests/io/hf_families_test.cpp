@@ -170,3 +170,10 @@ TEST_CASE("MiniMax: attn_type_list 0 and layer_types linear_attention are lightn
         CHECK(held_at(*m, 65536) == Approx(32'768.0 * 65536 + 25'165'824).epsilon(1e-12));
     }
 }
+
+TEST_CASE("a config.json without num_hidden_layers is read as one, and the missing key is named", "[hf]") {
+    const std::string path = test::temp_json_file("nolayers", R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+        "vocab_size": 128256})");
+    CHECK_THROWS_WITH(io::load_model("--model", path), Catch::Contains("missing required key 'num_hidden_layers'"));
+}

@@ -41,6 +41,7 @@ TEST_CASE("each supported quantisation method maps to its precision", "[hf][quan
         {R"({"quant_method": "gptq", "bits": 8, "group_size": 128})", DType::int8},
         {R"({"quant_method": "awq", "bits": 4, "group_size": 128})", DType::int4},
         {R"({"quant_method": "gptq", "bits": 4})", DType::int4},
+        {R"({"quant_method": "gptq", "bits": 4.0})", DType::int4},  // a whole number written as a float
         {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}})",
          DType::fp8},
         {R"({"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int"}}}})",
@@ -56,7 +57,10 @@ TEST_CASE("each supported quantisation method maps to its precision", "[hf][quan
         CHECK(*m.checkpoint_weights == d);
     }
     CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "awq", "bits": 3})")),
-                      Catch::Contains("quant_method 'awq' with 3 bits is not modelled"));
+                      Catch::Contains("quantization_config.bits: awq is modelled at 4 or 8 bits, got 3"));
+    CHECK_THROWS_WITH(
+        io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "gptq", "bits": 4.5})")),
+        Catch::Contains("quantization_config.bits: gptq is modelled at 4 or 8 bits, got 4.5"));
     CHECK_THROWS_WITH(io::load_model("--model", hf_config_file(R"("quantization_config": {"quant_method": "bitsandbytes"})")),
                       Catch::Contains("give --weight-dtype"));
 }

@@ -20,6 +20,9 @@ struct CompareRow {
     std::string label;  // "hardware=h200, gpus=2"
     Scenario scenario;
     Verdict verdict;
+    // Output tokens/s of every replica together (the verdict's are one replica's: × dp), at f = 0, ov = 0
+    // and at each end's best f.
+    double baseline_total = 0, best_conservative_total = 0, best_optimistic_total = 0;
     double baseline_per_gpu = 0;  // output tokens/s per GPU at f = 0, ov = 0
     double best_per_gpu = 0;  // the same at the best bankable f (ov = 0)
     double baseline_per_user = 0;  // output tokens/s one user sees at f = 0, ov = 0: 1 / tpot_observed (0: nothing served)
@@ -36,7 +39,10 @@ struct CompareStudy {
     for (const auto& [label, sc] : scenarios) {
         CompareRow r;
         r.verdict = make_verdict(sc);
-        const double g = replica_gpus(sc.hardware);
+        const double g = replica_gpus(sc.hardware), dp = sc.hardware.deployment.dp;
+        r.baseline_total = r.verdict.baseline.conservative.throughput * dp;
+        r.best_conservative_total = r.verdict.best_conservative.throughput * dp;
+        r.best_optimistic_total = r.verdict.best_optimistic.throughput * dp;
         r.baseline_per_gpu = r.verdict.baseline.conservative.throughput / g;
         r.best_per_gpu = std::max(r.baseline_per_gpu, r.verdict.best_conservative.throughput / g);
         const ServingPoint& b = r.verdict.baseline.conservative;

@@ -4,6 +4,7 @@
 // binding resources, the gain idle-session parking alone gives, and an
 // optional calibration of ov against one measured throughput.
 
+#include <limits>
 #include <optional>
 
 #include "kvroof/analysis/optimise_f.hpp"
@@ -42,8 +43,10 @@ struct Band {
     return {detail::evaluate_full(ps, d, 0.0, detail::Detail::row), detail::evaluate_full(ps, d, 1.0, detail::Detail::row)};
 }
 
+// Throughput at f over the baseline's: kUnbounded where only the point serves, NaN where neither does (0 over 0
+// is no ratio: shown "—", null in JSON; every comparison with it is false, so it never reads as a gain).
 [[nodiscard]] inline double gain(const ServingPoint& at_f, const ServingPoint& baseline) noexcept {
-    if (!(baseline.throughput > 0)) return at_f.throughput > 0 ? kUnbounded : 1.0;
+    if (!(baseline.throughput > 0)) return at_f.throughput > 0 ? kUnbounded : std::numeric_limits<double>::quiet_NaN();
     return at_f.throughput / baseline.throughput;
 }
 
@@ -175,6 +178,8 @@ struct VerdictOptions {
         v.kind = VerdictKind::does_not_fit;
         v.session_does_not_fit = base_c.fits;
         v.at_f = v.baseline;
+        v.gain_conservative = gain(v.at_f.conservative, base_c);
+        v.gain_optimistic = gain(v.at_f.optimistic, base_o);
         return v;
     }
     if (opt.fixed_f) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,21 @@ inline void in_range(std::string_view field, double v, double lo, double hi) {
     finite(field, v);
     if (v < lo || v > hi)
         throw InputError(std::string(field) + ": must be in [" + show(lo) + ", " + show(hi) + "], got " + show(v));
+}
+// The same, stated in the flag's own bare unit: v, lo and hi are in base units (bytes, FLOP/s) and each is
+// shown divided by `scale` with `unit` after it, e.g. in_range("--vram", v, 0, hi, 1e9, "GB").
+inline void in_range(std::string_view field, double v, double lo, double hi, double scale, std::string_view unit) {
+    finite(field, v);
+    if (v < lo || v > hi) {
+        const auto g = [](double x) {  // six significant digits: a scaled bound shows no rounding residue
+            std::array<char, 32> buf{};
+            std::snprintf(buf.data(), buf.size(), "%g", x);
+            return std::string(buf.data());
+        };
+        const std::string u = " " + std::string(unit);
+        throw InputError(std::string(field) + ": must be in [" + g(lo / scale) + ", " + g(hi / scale) + "]" + u + ", got " +
+                         g(v / scale) + u);
+    }
 }
 // (lo, hi]: a quantity that must be positive, with its documented upper end.
 inline void above_up_to(std::string_view field, double v, double lo, double hi) {
