@@ -106,9 +106,10 @@ std::string comparison(const SimResult& r, bool markdown) {
     std::string out = markdown ? "| | simulated | closed form | gap |\n|---|---|---|---|\n"
                                : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", "", "simulated", "closed form", "gap");
     for (const Row& x : rows) {
-        const std::string a = fmt::format(fmt::runtime(x.spec), x.sim * x.scale);
+        const bool none = &x == &rows[3] && !r.itl_measured;  // no call made a second token: no ITL to compare
+        const std::string a = none ? "—" : fmt::format(fmt::runtime(x.spec), x.sim * x.scale);
         const std::string b = fmt::format(fmt::runtime(x.spec), x.closed * x.scale);
-        const std::string g = x.closed > 0 ? percent(x.sim / x.closed - 1.0) : "—";
+        const std::string g = x.closed > 0 && !none ? percent(x.sim / x.closed - 1.0) : "—";
         out += markdown ? fmt::format("| {} | {} | {} | {} |\n", x.label, a, b, g)
                         : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", x.label, a, b, g);
     }
@@ -124,7 +125,11 @@ std::string distributions(const SimResult& r, bool markdown) {
                         : fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", label, v(d.mean), v(d.p50), v(d.p90), v(d.p99));
     };
     row("TTFT", r.ttft, "{:.1f}");
-    row("ITL (per token)", r.itl, "{:.2f}");
+    if (r.itl_measured)
+        row("ITL (per token)", r.itl, "{:.2f}");
+    else
+        out += markdown ? "| ITL (per token) | — | — | — | — |\n"
+                        : fmt::format("  {:<26}{:>10}{:>10}{:>10}{:>10}\n", "ITL (per token)", "—", "—", "—", "—");
     return out;
 }
 
@@ -134,10 +139,10 @@ std::string notes(const SimResult& r) {
         "Measured over {:.0f} calls completed in a window of {:.1f} s: the first {:.0f} calls (warm-up) and the drain after the "
         "last arrival are left out; {:.0f} steps, {:.0f} events, {:.1f} s simulated.\n",
         r.measured_calls, r.window, r.warmup_calls, r.steps, r.events, r.sim_time);
-    s += fmt::format(
-        "Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (a fluid step); per decode token "
-        "{:.2f} ms (busier steps carry more tokens).\n",
-        r.mean_step * 1e3, r.step_of_mean * 1e3, r.itl.mean * 1e3);
+    s += fmt::format("Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (a fluid step); {}.\n", r.mean_step * 1e3,
+                     r.step_of_mean * 1e3,
+                     r.itl_measured ? fmt::format("per decode token {:.2f} ms (busier steps carry more tokens)", r.itl.mean * 1e3)
+                                    : std::string("no call made a second token, so no step decoded one"));
     s += fmt::format("Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls running.\n",
                      r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
     s += fmt::format("HBM used (time mean): {:.1f} of {:.1f} GB ({:.1f} %).\n", r.hbm_used * 1e-9, r.hbm_capacity * 1e-9,
@@ -217,9 +222,10 @@ SimReport sim_report(const Scenario& sc, const SimSpec& spec) {
 
 std::string sim_summary_line(const SimResult& r) {
     if (!r.feasible) return "SIM: cannot run: " + r.why_not + "\n";
-    std::string s = fmt::format(
-        "SIM: {:.0f} tok/s simulated vs {:.0f} closed form ({}), ITL {:.2f} vs {:.2f} ms, TTFT P99 {:.0f} ms", r.throughput,
-        r.closed.throughput, percent(r.gap_throughput), r.itl.mean * 1e3, r.closed.itl * 1e3, r.ttft.p99 * 1e3);
+    std::string s =
+        fmt::format("SIM: {:.0f} tok/s simulated vs {:.0f} closed form ({}), ITL {} vs {:.2f} ms, TTFT P99 {:.0f} ms",
+                    r.throughput, r.closed.throughput, percent(r.gap_throughput),
+                    r.itl_measured ? fmt::format("{:.2f}", r.itl.mean * 1e3) : "—", r.closed.itl * 1e3, r.ttft.p99 * 1e3);
     if (r.mechanism != SimGap::none) s += fmt::format("; gap: {}", name(r.mechanism));
     return s + "\n";
 }
@@ -255,7 +261,7 @@ json simulated_json(const SimResult& x) {
               {"throughput_per_gpu_tok_s", x.throughput_per_gpu},
               {"requests_per_s", x.requests_per_s},
               {"ttft", dist(x.ttft)},
-              {"itl", dist(x.itl)},
+              {"itl", x.itl_measured ? dist(x.itl) : json(nullptr)},
               {"mean_step_s", x.mean_step},
               {"step_of_mean_content_s", x.step_of_mean},
               {"batch", x.batch},
@@ -332,7 +338,7 @@ json sim_report_json(const SimReport& r, const BuiltScenario& built) {
     // Simulated over closed form (null where the closed form gives 0), and the likely mechanism when they differ by > 10 %.
     auto ratio = [](double sim, double closed) { return closed > 0 ? json(sim / closed) : json(nullptr); };
     j["gap"] = {{"throughput_ratio", ratio(x.throughput, x.closed.throughput)},
-                {"itl_ratio", ratio(x.itl.mean, x.closed.itl)},
+                {"itl_ratio", x.itl_measured ? ratio(x.itl.mean, x.closed.itl) : json(nullptr)},
                 {"ttft_ratio", ratio(x.ttft.mean, x.closed.ttft)},
                 {"mechanism", name(x.mechanism)}};
     return j;

@@ -206,4 +206,27 @@ TEST_CASE("requests of one output token have no inter-token latency: the TPOT SL
     CHECK_FALSE(operating_point(ps2, test::point_load(LoadMode::concurrency, 3), 0.0, 0.0).within_slo_tpot);
 }
 
+TEST_CASE("requests of one output token sent at once are one wave of prefill: N clients and 'max' agree", "[point][seen]") {
+    // Llama-3.1-8B on one H100, 2,000/1, 3 requests at once. Nothing decodes, so the wave is its prefill alone:
+    // 6,000 tokens in steps of K = 2,048, n_p = 6,000/2,048 = 2.93 steps of t_p; the first first token at step
+    // max(1, 2,000/2,048) = 1, the rest evenly to n_p: TTFT = t_p + (n_p − 1)·t_p/2, and the run lasts n_p·t_p.
+    // Before, 'max' (no wave where nothing decodes) gave one request's 49.8 ms and 3 clients 149 ms.
+    const Scenario s = test::bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 1, 1, 1);
+    const PreparedScenario ps(s);
+    LoadSpec three = test::point_load(LoadMode::concurrency, 3);
+    three.requests = 3;
+    LoadSpec max = test::point_load(LoadMode::saturate, 0);
+    max.requests = 3;
+    const OperatingPoint a = operating_point(ps, three, 0.0, 0.0), b = operating_point(ps, max, 0.0, 0.0);
+    REQUIRE(a.one_wave);
+    REQUIRE(b.one_wave);
+    const double steps = 6000.0 / 2048.0, t_p = a.itl;  // the step a request sees: the wave's prefill step
+    CHECK(a.ttft == Approx(t_p + 0.5 * (steps - 1.0) * t_p).epsilon(1e-12));
+    CHECK(a.throughput == Approx(3.0 / (steps * t_p)).epsilon(1e-12));
+    CHECK(b.ttft == Approx(a.ttft).epsilon(1e-12));
+    CHECK(b.throughput == Approx(a.throughput).epsilon(1e-12));
+    CHECK(a.batch == 0.0);
+    CHECK(t_p > 0.04);  // a 2,048-token step: compute-bound, tens of ms (hand: 2,048 × 16 GFLOP / 692 TFLOP/s ≈ 47 ms)
+}
+
 }  // namespace kvroof

@@ -34,6 +34,20 @@ TEST_CASE("one class, no idle gap, deterministic closed loop: throughput and ITL
     }
 }
 
+TEST_CASE("calls of one output token make no second token: no ITL is measured, and none is compared", "[sim]") {
+    // 2,000/1 on Llama-3.1-8B, 3 clients: every step prefills a chunk and no call decodes. The ITL was reported as
+    // 0.00 ms, 100 % below the closed form's step.
+    const Scenario sc = test::bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 1, 1);
+    const SimResult one = simulate(sc, closed_loop(3, 3000, GapDist::deterministic));
+    REQUIRE(one.feasible);
+    CHECK_FALSE(one.itl_measured);
+    CHECK(one.gap_itl == 0.0);
+    CHECK(one.throughput == Approx(one.closed.throughput).epsilon(0.02));
+    const SimResult two =
+        simulate(test::bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 2, 1), closed_loop(3, 3000, GapDist::deterministic));
+    CHECK(two.itl_measured);  // the control: one gap per call
+}
+
 TEST_CASE("Little's law holds: calls in the system = completion rate x time in the system", "[sim]") {
     // The codex mix with exponential idle gaps, closed loop; and open-loop Poisson arrivals.
     io::ScenarioInputs in;

@@ -260,35 +260,38 @@ struct Wave {
 // The wave of load.requests requests, or nothing when they do not all run at
 // once: more than max_seqs, or more KV at their end (a wave's requests age
 // together, each holding S + O) than the free HBM (and DRAM, f's share)
-// holds; nothing either with separate prefill or when nothing decodes.
+// holds; nothing either with separate prefill. When nothing decodes (O = 1) the
+// wave is its prefill steps alone: D = 0, no decode step runs, and the step a
+// request sees is the prefill step t_p.
 [[nodiscard]] inline std::optional<Wave> wave_of(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
     const double n = load.requests;
     if (!std::isfinite(n) || n > load.max_seqs || load.prefill != PrefillMode::chunked) return std::nullopt;
     const PointInputs in = point_inputs(ps, f, load);
     const double D = in.sum_pD;
-    if (!(D > 0) || !(in.sum_pA > 0)) return std::nullopt;
+    if (!(in.sum_pA > 0)) return std::nullopt;
     double end_kv = 0;  // bytes of KV a request holds at its end (one copy), the mix's mean
     for (std::size_t i = 0; i < in.n; ++i) end_kv += in.cls[i].p * kv_held(ps.mc, in.cls[i].S + in.cls[i].O).raw();
     if (n * (1.0 - f) * end_kv * ps.kv_replication > ps.hbm_free_bytes() || n * f * end_kv > ps.sys.cpu_memory.raw())
         return std::nullopt;
     const double piece = std::min(load.chunk, n * in.sum_pA), steps = n * in.sum_pA / piece;
     const double first = std::max(1.0, in.sum_pA / piece);  // the step of the first first token
-    const double g = steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
-    StepContent with = step_content(ps, in, n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D), StepPrefill::none);
+    const double g = !(D > 0) ? 0.0 : steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
+    StepContent with =
+        step_content(ps, in, D > 0 ? n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D) : 0.0, StepPrefill::none);
     const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     const bool pieces = ps.pipe.pp > 1;  // a pipeline's: each request's chunk rides in one micro-batch
     StepContent pre;
     for (std::size_t i = 0; i < in.n; ++i) add_prefill(pieces ? pre : with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
     const double t_p =
         pieces ? piece_step_time(ps, with, pre, mean_piece(in, load.chunk), f, ov, nullptr) : step_time(ps, with, f, ov);
-    const double t_d = step_time(ps, in, f, ov, n * g / D, StepPrefill::none);
+    const double t_d = step_time(ps, in, f, ov, D > 0 ? n * g / D : 0.0, StepPrefill::none);  // at D = 0 an empty step
     const double L = (steps - first) * t_p, c = std::min(L, D * t_p);
     const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
     Wave w;
     w.duration = steps * t_p + D * t_d;
     w.throughput = n * in.sum_pO / w.duration;
     w.decode = decode;
-    w.itl = decode / D;
+    w.itl = D > 0 ? decode / D : t_p;
     w.ttft = first * t_p + 0.5 * L;
     w.batch = n * g;
     w.step = t_d;

@@ -60,6 +60,7 @@ struct SimResult {
     double sim_time = 0, window = 0;  // s simulated, s measured
     double throughput = 0, throughput_per_gpu = 0, requests_per_s = 0;  // output tokens/s; calls/s
     Distribution ttft, itl;  // s; ITL per decode token (the step that produced it)
+    bool itl_measured = false;  // some call made a second token (none at O = 1: no ITL exists, not 0)
     double mean_step = 0;  // s
     // s, the step of the window's mean content (step_time of the mean, not the
     // mean of step_time): a fluid step, which the closed form, charging whole
@@ -122,7 +123,7 @@ namespace detail {
                         : r.mean_idle > 0 && random ? SimGap::idle_gap_variance
                                                     : SimGap::none;
     const double granularity = r.step_of_mean > 0 ? r.mean_step / r.step_of_mean - 1.0 : 0.0;
-    const double variation = r.mean_step > 0 ? r.itl.mean / r.mean_step - 1.0 : 0.0;
+    const double variation = r.mean_step > 0 && r.itl_measured ? r.itl.mean / r.mean_step - 1.0 : 0.0;
     if (std::max(granularity, variation) > 0.05)
         return granularity >= variation || load == SimGap::none ? SimGap::granularity : load;
     return load == SimGap::none ? SimGap::unexplained : load;
@@ -164,6 +165,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.mean_step = t.steps > 0 ? t.step_time / t.steps : 0.0;
     r.ttft = t.ttft.summary();
     r.itl = t.itl.summary();
+    r.itl_measured = t.itl.weight() > 0;
     r.loading = t.loading / T;
     r.link_stall = t.step_time > 0 ? t.link_stall / t.step_time : 0.0;
     r.cpu_utilisation = t.cpu_busy / T;
@@ -236,7 +238,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.timeline = detail::timeline_samples(e.timeline, std::max(e.now, e.link.time()), r.hbm_capacity);
     auto gap = [](double sim, double closed) { return closed > 0 ? sim / closed - 1.0 : 0.0; };
     r.gap_throughput = gap(r.throughput, r.closed.throughput);
-    r.gap_itl = gap(r.itl.mean, r.closed.itl);
+    r.gap_itl = r.itl_measured ? gap(r.itl.mean, r.closed.itl) : 0.0;
     r.gap_ttft = gap(r.ttft.mean, r.closed.ttft);
     r.mechanism = detail::name_gap(r);
     return r;

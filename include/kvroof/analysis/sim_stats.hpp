@@ -43,6 +43,7 @@ public:
         return i >= static_cast<double>(kBins - 1) ? kBins - 1 : static_cast<std::size_t>(i);
     }
 
+    [[nodiscard]] double weight() const noexcept { return total_; }  // of every sample added
     [[nodiscard]] Distribution summary() const {
         Distribution d;
         if (!(total_ > 0)) return d;
