@@ -313,7 +313,7 @@ std::vector<Knob> policy_rows() {
          .help = "weight format: bf16, fp16, fp8, int8, int4 (AWQ/GPTQ g128), fp4 (nvfp4), mxfp4", .group = kPolicy, .decode = io::decode_dtype,
          .access = on_policy_enum<&PolicySpec::weight_dtype, DType>()},
         {.name = "compute-dtype", .column = "compute_dtype", .type = KnobType::text, .shown_default = "from --weight-dtype",
-         .help = "GEMM math precision: bf16, fp8, int8, fp4 (e.g. bf16 for W4A16 or weight-only FP8)", .group = kPolicy,
+         .help = "GEMM math precision: bf16, fp8, int8, fp4 (e.g. bf16 for W4A16 or weight-only FP8); mxfp4 runs at the FP4 peak, and int4 (no preset GPU has INT4 math) or a math the GPU lacks at the BF16 peak, as the echo says", .group = kPolicy,
          .decode = io::decode_dtype,
          .access = {[](Scenario& s, const KnobValue& v) { s.policy.compute_dtype = std::get<DType>(v); }, nullptr}},
         {.name = "slo-tpot", .column = "slo_tpot_ms", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "ms",

@@ -58,9 +58,12 @@ ParsedLoad parse_load(const LoadText& t) {
     ParsedLoad r;
     LoadSpec l;
     if (!t.any_load()) {
-        // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics.
-        if (!prefill && !t.chunk) {
+        // No load: the solved mode. --prefill separate (or nothing) is seed 000's; chunked solves with engine physics,
+        // asked for by name: a chunk size alone (even the default) would switch the analysis silently.
+        if (!prefill) {
             if (t.max_seqs) throw InputError("--max-seqs: needs a load (--concurrency, --request-rate) or --prefill chunked");
+            if (t.chunk)
+                throw InputError("--prefill-chunk: needs a load (--batch, --concurrency, --request-rate) or --prefill chunked");
             return r;
         }
         if (prefill == PrefillMode::separate) {

@@ -56,7 +56,9 @@ Action setup_ladder(CLI::App& app) {
     sub->footer(
         "Each round takes the lever that raises tok/s per GPU most at ov = 0 (no overlap: the bankable end) on top of the\n"
         "levers before it, until none gains 2 %. Tensor parallelism doubles the GPUs up to --max-gpus; sparse attention reads\n"
-        "--lever-sparse of the KV; KV quantisation steps bf16 -> fp8 -> int4; parking needs idle gaps in the workload.\n\n"
+        "--lever-sparse of the KV; KV quantisation steps bf16 -> fp8 -> int4; parking needs idle gaps in the workload.\n"
+        "A scenario that serves nothing (weights or one session do not fit) and that no lever alone makes serve doubles\n"
+        "its GPUs as a step of gain 1, up to --max-gpus, until one does; growth that never serves is not shown.\n\n"
         "Examples:\n"
         "  kvroof ladder --gpus 1 --cpus-per-gpu 1 --max-gpus 2     # the reference model's ladder on the default codex "
         "scenario\n"

@@ -67,7 +67,9 @@ Action setup_prefill(CLI::App& app) {
                    std::string_view absent) { add_recorded_option(*sub, in, flag, field, help, absent); };
     add("--prefill-flops", &io::PrefillInputs::prefill_flops, "effective prefill FLOP/s per GPU, C_eff [TFLOPS]",
         "--eta-compute x the dense peak in --compute-dtype");
-    add("--compute-dtype", &io::PrefillInputs::compute_dtype, "GEMM precision of the prefill: bf16, fp8, int8, fp4",
+    add("--compute-dtype", &io::PrefillInputs::compute_dtype,
+        "GEMM precision of the prefill: bf16, fp8, int8, fp4; mxfp4 runs at the FP4 peak, int4 (no preset GPU has INT4 math) or "
+        "a math the GPU lacks at the BF16 peak",
         "verdict's, following the weights; --table seed: fp8; bf16 on a GPU without that math");
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT", "0");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB]", "HBM minus reserve minus weights");

@@ -146,13 +146,16 @@ void run_verdict(const VerdictOptionsText& o) {
         kind = std::string(name(v.kind == VerdictKind::does_not_fit
                                     ? v.kind
                                     : classify(v, v.baseline.conservative, std::expm1(cal->gain_half_width))));
+    // The ends the gains are of: each end's best f, or both at the f the user fixed (--f).
+    const ServingPoint& bank = v.f_fixed ? v.at_f.conservative : v.best_conservative;
+    const ServingPoint& pipe = v.f_fixed ? v.at_f.optimistic : v.best_optimistic;
     emit_calibrated(
         o, cal,
         [&] {
             return std::vector<io::CalibratedFigure>{
                 io::calibrated_throughput(*cal, "throughput at f = 0 (ov = 0)", v.baseline.conservative.throughput),
-                io::calibrated_throughput(*cal, "throughput, bankable (ov = 0)", v.best_conservative.throughput),
-                io::calibrated_throughput(*cal, "throughput, pipelined (ov = 1)", v.best_optimistic.throughput),
+                io::calibrated_throughput(*cal, "throughput, bankable (ov = 0)", bank.throughput),
+                io::calibrated_throughput(*cal, "throughput, pipelined (ov = 1)", pipe.throughput),
                 io::calibrated_gain(*cal, "gain, bankable", v.gain_bankable),
                 io::calibrated_gain(*cal, "gain, pipelined", v.gain_pipelined)};
         },

@@ -232,8 +232,9 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",
-                     pc.total / 1e9, pc.active / 1e9, format_bytes(facts.weights.raw()), weights_words(sc.model, p.weight_dtype),
-                     facts.kv_per_token.raw(), to_string(p.kv_dtype));
+                     pc.total / 1e9, pc.active / 1e9,
+                     format_bytes((facts.weights - facts.weights_replicated).raw()),  // the checkpoint's: copies in Capacity
+                     weights_words(sc.model, p.weight_dtype), facts.kv_per_token.raw(), to_string(p.kv_dtype));
     const ModelSpec& m = sc.model;
     if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0 || m.mlp_only_layers > 0) {
         s += fmt::format("            layers {} full attention", m.attention_layers() - m.window_layers);

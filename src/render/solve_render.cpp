@@ -93,8 +93,8 @@ void read_range(const SolveText& t, const Knob* k, const Scenario& sc, SolveSpec
     const CallClass& c = sc.mix.entries.front().cls;
     const double now = k ? k->access.get(sc) : c.s_cached + c.a_append;
     if (!(now > 0) || !std::isfinite(now))
-        throw InputError(
-            fmt::format("--range: {} is {:g} in this scenario; give the range to search as --range LO:HI", flag_of(s), now));
+        throw InputError(fmt::format("--range: {} is {} in this scenario; give the range to search as --range LO:HI", flag_of(s),
+                                     std::isnan(now) ? std::string("none") : fmt::format("{:g}", now)));
     s.lo = std::max(lo_bound, now / kDefaultSpan);
     s.hi = std::min(hi_bound, now * kDefaultSpan);
     // Other knobs' rules (hbm-reserve below hbm-cap, …) may forbid the ends: move each toward the scenario's value

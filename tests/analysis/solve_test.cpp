@@ -71,11 +71,30 @@ TEST_CASE("the longest context that fits is an upper bound: the session fits the
         test::scenario_with([](io::ScenarioInputs& in) { in.set("workload", "s_cached=60000,a_append=2000,o_output=400"); });
     const SolveResult r = solve(base, spec("context", SolveTarget::fits, 0, 2000, 4e6));
     REQUIRE(r.outcome == SolveOutcome::at_most);
-    CHECK(r.beyond - r.answer < 1e-6 * r.answer * 2);
+    // A context is whole tokens: the answer fits and the next token does not (it was a real number, 130,905.82, shown
+    // rounded up to 130,906, which does not fit).
+    CHECK(r.whole);
+    CHECK(r.answer == std::round(r.answer));
+    CHECK(r.beyond == r.answer + 1);
+    CHECK(r.metric_at_answer == 1.0);
+    CHECK(r.metric_beyond == 0.0);
     // By hand: the HBM left for KV over the KV of one token is the most tokens one session may hold at its longest (S + O).
     const ScenarioFacts& f = r.at_answer.facts;
     const double tokens = f.hbm_free.raw() / (f.session_kv_max.raw() / (r.answer + 400));
-    CHECK(r.answer + 400 == Approx(tokens).epsilon(1e-5));
+    CHECK(r.answer + 400 == std::floor(tokens));
+}
+
+TEST_CASE("a throughput target counts every replica: --dp N serves N times one replica", "[solve]") {
+    // It counted one replica's: `--solve dp --target tps=100` found no dp up to 64 where compare and sweep serve 116 tok/s at 3.
+    const Scenario base = test::default_scenario();
+    const Verdict one = make_verdict(base);
+    const double per_replica = std::max(one.baseline.conservative.throughput, one.best_conservative.throughput);
+    const double target = 2.5 * per_replica;
+    const SolveResult r = solve(base, spec("dp", SolveTarget::throughput, target, 1, 64));
+    REQUIRE(r.outcome == SolveOutcome::at_least);
+    CHECK(r.answer == 3);
+    CHECK(r.metric_at_answer == Approx(3 * per_replica).epsilon(1e-12));
+    CHECK(r.metric_beyond == Approx(2 * per_replica).epsilon(1e-12));
 }
 
 TEST_CASE("every value or no value: the answer says so, and a bad request names what is wrong", "[solve]") {

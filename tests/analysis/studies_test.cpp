@@ -46,6 +46,34 @@ TEST_CASE("prefill study: every link what-if, then this GPU's HBM, on the same K
     for (const LinkWhatIf& l : st.links) CHECK(l.result.kappa_ratio == st.result.kappa_ratio);
 }
 
+TEST_CASE("prefill study: the board's own link is each GPU's share, another link is whole", "[prefill_study]") {
+    // GB200's NVLink-C2C serves two GPUs: the what-if row of that link is the 225 GB/s the scenario's --link gives
+    // each GPU (it showed 450 GB/s and twice the κ_crit of the same link in the header).
+    PrefillSetup s = hand_prefill();
+    s.hardware.board_link = "board";
+    s.hardware.board_link_shared_by = 2;
+    PrefillQuestions q;
+    q.links = {{"board", gigabytes_per_s(2)}, {"other", gigabytes_per_s(2)}};
+    const PrefillStudy st = prefill_study(s, q);
+    REQUIRE(st.links.size() == 3);
+    CHECK(st.links[0].link.bandwidth == gigabytes_per_s(1));  // the scenario's own 1 GB/s: the same answer
+    CHECK(st.links[0].result.kappa_crit == Approx(st.result.kappa_crit).epsilon(1e-12));
+    CHECK(st.links[1].link.bandwidth == gigabytes_per_s(2));
+    CHECK(st.links[1].result.kappa_crit == Approx(2 * st.result.kappa_crit).epsilon(1e-12));
+}
+
+TEST_CASE("prefill study: V_eff subtracts the weights in their own precision", "[prefill_study]") {
+    // HBM − reserve over the group, less the weights: at FP8 the weights are half of BF16's (the tiny model has no
+    // layers kept in BF16), so V_eff grows by half the BF16 weights. It was BF16 whatever --weight-dtype said.
+    PrefillSetup s = hand_prefill();
+    const Bytes bf16 = group_vram_for_kv(s);
+    s.weights = DType::fp8;
+    const Bytes fp8 = group_vram_for_kv(s);
+    CHECK(bf16.raw() == Approx(2 * (gigabytes(10) - gigabytes(1)).raw() - weight_bytes(s.model, DType::bf16).raw()));
+    CHECK(fp8.raw() == Approx(2 * (gigabytes(10) - gigabytes(1)).raw() - weight_bytes(s.model, DType::fp8).raw()));
+    CHECK(weight_bytes(s.model, DType::fp8).raw() < weight_bytes(s.model, DType::bf16).raw());
+}
+
 TEST_CASE("prefill study: workloads against κ_crit, P_OH = κ_ratio / κ_crit", "[prefill_study]") {
     PrefillQuestions q;
     const PrefillStudy base = prefill_study(hand_prefill(), q);

@@ -55,6 +55,10 @@ echo "$outnf" | grep -Eq '^  throughput, tok/s +— +—$' && echo "$outnf" | gr
     && echo "$outnf" | grep -Eq '^  step bound by +— +—$' && ok || bad "an operating point whose weights do not fit shows what-if figures"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --json | grep -q '"throughput_tok_s": null' \
     && ok || bad "an operating point that does not fit gives a throughput in JSON"
+# Under --attention-dp the model line gives the checkpoint's weights; the copies are Capacity's (79.89 GB over 8 GPUs).
+outadp=$("$kvroof" verdict --hardware h200 --model deepseek-v3 --gpus 8 --attention-dp 1)
+echo "$outadp" | grep -q '^  model     deepseek-v3 (MLA, MoE): 671.0B params (37.6B active), weights 673 GB fp8' \
+    && echo "$outadp" | grep -q 'HBM 1.112 TB usable - weights 752.9 GB' && ok || bad "--attention-dp: the model line counts the attention copies as the checkpoint's weights"
 # The layer-offload sweep budgets the whole card, as kvroof layers does: a 3 GB card holds one 1.71 GB layer.
 "$kvroof" sweep --analysis layers --grid hbm-cap=1,3 --out - --no-meta | grep -q '^3,offload,1.71128,1,79,' \
     && ok || bad "sweep --analysis layers refuses a card under the verdict's 2 GB reserve"
@@ -390,6 +394,10 @@ tpo="$(dirname "$0")/../fixtures/validate_throughput_only.json"
 grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
 "$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+# With --f the calibrated throughputs and gains are of the chosen f: the bankable gain is its throughput over f = 0's.
+calf=$("$kvroof" verdict --calibration "$tmp/fit.json" --f 0.3 --json)
+echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"throughput at f = 0 (ov = 0)\","]; t=v["\"throughput, bankable (ov = 0)\","]; g=v["\"gain, bankable\","]; d=t/b-g; exit !(b>0 && g>0 && d<1e-9*g && d>-1e-9*g)}' \
+    && ok || bad "verdict --calibration --f: throughputs at the best f beside gains at the chosen f"
 "$kvroof" validate --points "$pts" --report "$tmp/v.md" >/dev/null && grep -q '^## Floor check' "$tmp/v.md" && ok || bad "validate --report: no markdown"
 # Networks and deployments: listed by presets, set by --net / --deployment, echoed in --json; EP beyond the experts' divisors.
 "$kvroof" presets | grep -q '^Networks (scale-out' && "$kvroof" presets | grep -qE '^  ib-xdr +100 GB/s +14 us' && ok || bad "presets: no Networks group"

@@ -132,7 +132,7 @@ namespace detail {
         off.band = Band{v.best_conservative, v.best_optimistic};
         off.per_gpu_conservative = v.best_conservative.throughput / replica_gpus(scenario.hardware);
         off.per_gpu_optimistic = v.best_optimistic.throughput / replica_gpus(scenario.hardware);
-        off.gain = v.gain_bankable;
+        off.gain = gain(v.best_conservative, v.baseline.conservative);  // its best f's, as its tok/s (not a --f the user fixed)
         out.push_back(std::move(off));
     }
     std::stable_sort(out.begin(), out.end(), detail::gains_more);

@@ -30,9 +30,10 @@ struct PrefillSetup {
     FlopPerSecond c_eff;  // effective prefill FLOP/s per GPU
     std::string c_eff_from;  // how C_eff was set: "--prefill-flops", or "0.7 × FP8 peak"
     DType kv = DType::bf16;
+    DType weights = DType::bf16;  // the weights' storage precision: what V_eff subtracts
     TensorParallel tp;
     double ov = 0;
-    std::optional<Bytes> vram;  // V_eff of the group; default: HBM − reserve over the group − bf16 weights
+    std::optional<Bytes> vram;  // V_eff of the group; default: HBM − reserve over the group − the weights
     double token_budget = 4096;  // scheduler tokens per iteration
 };
 
@@ -116,9 +117,10 @@ struct PrefillStudy : PrefillPoint {
     return KappaInputs{f_pf, b_kv, s.tp.pooled(s.link), s.tp.pooled(s.c_eff), s.workload.s_cached, s.workload.a_append, s.ov};
 }
 
-// HBM of the group after the bf16 weights: what the KV of prefilling requests may hold.
+// HBM of the group after the weights (in their own precision, as the verdict's capacity has them): what the KV of
+// prefilling requests may hold.
 [[nodiscard]] inline Bytes group_vram_for_kv(const PrefillSetup& s) {
-    return s.tp.pooled(s.hardware.gpu.hbm_capacity - s.hardware.gpu.hbm_reserve) - weight_bytes(s.model, DType::bf16);
+    return s.tp.pooled(s.hardware.gpu.hbm_capacity - s.hardware.gpu.hbm_reserve) - weight_bytes(s.model, s.weights);
 }
 
 // B_kv of a reload of K cached tokens: the KV bytes they hold per token,
@@ -155,6 +157,7 @@ struct PrefillStudy : PrefillPoint {
     p.link = s.hardware.link.bandwidth;
     p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
     p.kv = s.policy.kv_dtype;
+    p.weights = s.policy.weight_dtype;
     p.tp.gpus = s.hardware.deployment.gpus;
     p.ov = ov;
     return p;
@@ -197,6 +200,11 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
         st.table_rows = detail::kappa_table(q);
     }
     std::vector<NamedLink> links = q.links;
+    // The board's own link is shared as the scenario's is (GB200: one NVLink-C2C per two GPUs): each GPU's share,
+    // the figure --link gives it; another link would be each GPU's own.
+    const HardwareSpec& hw = setup.hardware;
+    for (NamedLink& l : links)
+        if (l.name == hw.board_link) l.bandwidth = l.bandwidth / hw.board_link_shared_by;
     links.push_back({"unified HBM (this GPU)", setup.hardware.gpu.hbm_bandwidth});
     for (const NamedLink& l : links) {
         KappaInputs k = st.inputs;

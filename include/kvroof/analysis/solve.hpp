@@ -78,13 +78,15 @@ namespace detail {
     return sc;
 }
 
-[[nodiscard]] inline double solve_metric(const SolveSpec& s, const Verdict& v) {
+// The target's figure for verdict v of a scenario of `dp` replicas (a throughput is every replica's, as compare's
+// and a sweep's are; a gain is the same per replica).
+[[nodiscard]] inline double solve_metric(const SolveSpec& s, const Verdict& v, double dp) {
     const ServingPoint& b = v.baseline.conservative;
     switch (s.target) {
         // A gain target counts an offload only (f* > 0): f = 0 is 1x by definition.
         case SolveTarget::gain_bankable: return v.best_conservative.f > 0 ? v.gain_bankable : 0.0;
         case SolveTarget::gain_pipelined: return v.best_optimistic.f > 0 ? v.gain_pipelined : 0.0;
-        case SolveTarget::throughput: return std::max(b.throughput, v.best_conservative.throughput);
+        case SolveTarget::throughput: return std::max(b.throughput, v.best_conservative.throughput) * dp;
         case SolveTarget::fits: return v.kind != VerdictKind::does_not_fit && b.fits && b.session_fits ? 1.0 : 0.0;
     }
     return 0;
@@ -101,15 +103,17 @@ namespace detail {
         throw InputError("solve: a context range must start at the call's new input tokens or above");
     SolveResult r;
     r.spec = spec;
-    r.whole = k && k->type == KnobType::whole;
+    r.whole = !k || k->type == KnobType::whole;  // a context is a whole number of tokens, as GPUs are whole
     auto eval = [&](double x) {
         ++r.evaluations;
-        return detail::solve_metric(spec, make_verdict(detail::with_knob(base, k, x)));
+        const Scenario sc = detail::with_knob(base, k, x);
+        return detail::solve_metric(spec, make_verdict(sc), sc.hardware.deployment.dp);
     };
     auto finish = [&](double x) {
         ++r.evaluations;
-        r.at_answer = verdict_report(detail::with_knob(base, k, x));
-        return detail::solve_metric(spec, r.at_answer.verdict);
+        const Scenario sc = detail::with_knob(base, k, x);
+        r.at_answer = verdict_report(sc);
+        return detail::solve_metric(spec, r.at_answer.verdict, sc.hardware.deployment.dp);
     };
     auto meets = [&](double m) { return spec.target == SolveTarget::fits ? m > 0.5 : m >= spec.value; };
     const bool geometric = spec.lo > 0;
