@@ -132,6 +132,8 @@ LoadText load_text_from_json(std::string_view where, const nlohmann::json& j) {
         else
             throw InputError(fmt::format("{}: load: '{}' must be a string or a number, got {}", where, key, value.type_name()));
     }
+    if ((t.batch ? 1 : 0) + (t.concurrency ? 1 : 0) + (t.rate ? 1 : 0) > 1)
+        throw InputError(fmt::format("{}: load: give one of batch, concurrency, request-rate", where));
     return t;
 }
 

@@ -65,13 +65,25 @@ io::SweepSpec spec_from(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
     spec.fixed.override_with(o.fixed);
     spec.load.override_with(o.load);
-    for (const auto& g : o.grid) spec.axes.push_back(io::parse_grid_entry(g));
+    // A command-line axis replaces the file's axis of the same knob, in its place (the rows keep their order).
+    const size_t file_axes = spec.axes.size();
+    for (const auto& g : o.grid) {
+        io::GridAxis a = io::parse_grid_entry(g);
+        const auto same = std::find_if(spec.axes.begin(), spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes),
+                                       [&a](const io::GridAxis& f) { return f.knob == a.knob; });
+        if (same != spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes))
+            *same = std::move(a);
+        else
+            spec.axes.push_back(std::move(a));
+    }
     if (o.analysis) spec.analysis = io::parse_sweep_analysis("--analysis", *o.analysis);
     if (const std::optional<std::string> w = benchmark_workload(o.bench)) {
         for (const char* k : {"workload", "mix"})
             if (o.fixed.given(k) || std::any_of(spec.axes.begin(), spec.axes.end(), [k](const auto& a) { return a.knob == k; }))
                 throw InputError(fmt::format("--isl: replaces --{}; give one of them", k));
-        spec.fixed.set("workload", *w);
+        const bool over = spec.fixed.given("workload") || spec.fixed.given("mix");  // the file's, replaced
+        spec.fixed.clear("mix");  // --isl's one class replaces a file's mix as it does its workload
+        spec.fixed.set("workload", *w, over ? io::Origin::command_line_over_config : io::Origin::command_line);
     }
     if (o.format == "csv")  // given: over a --config provenance file's own format
         spec.format = io::SweepFormat::csv;
@@ -163,7 +175,9 @@ std::string sweep_footer() {
            "--eta-compute x the GPU's dense peak in the GEMM precision, the --gpus group as the tensor-parallel group.\n"
            "With --analysis layers each row is `kvroof layers --model`'s row for the row's scenario: its weights at\n"
            "--weight-dtype, --gpus as TP, --hbm-cap as the card budget, --c2c-bw as the link, the default compute per layer.\n"
-           "A flag given on the command line overrides the same key of a --config file.\n"
+           "A flag given on the command line overrides the same key of a --config file: a --grid of a knob the file\n"
+           "also sweeps replaces that axis in its place, a load flag replaces the file's load, --isl/--osl its\n"
+           "workload or mix.\n"
            "Provenance: with --out FILE (or --meta FILE) the tool version, the fixed inputs (and where each came from),\n"
            "the defaults in force and the grid go to FILE.meta.json, itself a sweep file: `kvroof sweep --config "
            "FILE.meta.json`\n"

@@ -263,6 +263,14 @@ printf '%s' '{"fixed":{"hardware":"h200"},"grid":["f=0,0.5"]}' >"$tmp/sw.json"
 "$kvroof" sweep --config "$tmp/sw.json" --hardware gb200 >"$tmp/sw1.csv" && "$kvroof" sweep --hardware gb200 --grid f=0,0.5 >"$tmp/sw2.csv" \
     && cmp -s "$tmp/sw1.csv" "$tmp/sw2.csv" && ok || bad "sweep --hardware gb200 did not override the file's h200"
 "$kvroof" sweep --config "$tmp/sw.json" >"$tmp/sw3.csv" && ! cmp -s "$tmp/sw1.csv" "$tmp/sw3.csv" && ok || bad "sweep file's hardware ignored"
+# The command line overrides the file's grid axis of a knob (in its place), its load, and its mix with --isl/--osl.
+"$kvroof" sweep --config "$tmp/sw.json" --grid f=0.25 --no-meta >"$tmp/sw4.csv" && "$kvroof" sweep --hardware h200 --grid f=0.25 >"$tmp/sw5.csv" \
+    && cmp -s "$tmp/sw4.csv" "$tmp/sw5.csv" && ok || bad "sweep --grid f=... refused or joined the file's f axis"
+printf '%s' '{"fixed":{"mix":"long:0.7,short:0.3"},"load":{"concurrency":"4"},"grid":["f=0,0.5"]}' >"$tmp/swl.json"
+"$kvroof" sweep --config "$tmp/swl.json" --batch 3 --isl 500 --osl 100 --out "$tmp/swl.csv" \
+    && "$kvroof" sweep --batch 3 --isl 500 --osl 100 --grid f=0,0.5 --no-meta | cmp -s - "$tmp/swl.csv" \
+    && grep -A1 '"from": "command line, overrides --config"' "$tmp/swl.csv.meta.json" | grep -q '"knob": "workload"' \
+    && ok || bad "sweep --batch/--isl did not replace the file's concurrency and mix, or the provenance does not say so"
 
 "$kvroof" sweep --threads 2 --grid "f=0:1:0.1" --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" | sort >"$tmp/o1.csv"
 "$kvroof" sweep --threads 1 --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" --grid "f=0:1:0.1" | sort >"$tmp/o2.csv"

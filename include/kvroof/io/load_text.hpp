@@ -19,7 +19,9 @@ struct LoadText {
     [[nodiscard]] bool any_load() const noexcept { return batch || concurrency || rate; }
     [[nodiscard]] bool empty() const noexcept { return !any_load() && !prefill && !chunk && !max_seqs && !requests; }
     // Each value given in `o` replaces this one's (the command line over a sweep file).
+    // The load itself is one choice: a --batch on the command line replaces a file's concurrency, not joins it.
     void override_with(const LoadText& o) {
+        if (o.batch || o.concurrency || o.rate) batch.reset(), concurrency.reset(), rate.reset();
         for (auto field : {&LoadText::batch, &LoadText::concurrency, &LoadText::rate, &LoadText::prefill, &LoadText::chunk,
                            &LoadText::max_seqs, &LoadText::requests})
             if (o.*field) this->*field = o.*field;

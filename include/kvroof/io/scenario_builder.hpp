@@ -40,6 +40,7 @@ public:
     [[nodiscard]] const std::optional<GivenValue>& get(const Knob& k) const { return values_[knob_index(k)]; }
     [[nodiscard]] const std::optional<GivenValue>& get(std::string_view name) const { return get(knob(name)); }
     [[nodiscard]] bool given(std::string_view name) const { return get(name).has_value(); }
+    void clear(std::string_view name) { values_[knob_index(knob(name))].reset(); }  // as if never given
     // Every knob given in `over` replaces this one's, marked as overriding it where this one had a value.
     void override_with(const ScenarioInputs& over);
 
