@@ -200,7 +200,10 @@ namespace {
 double sig6(double x) { return std::strtod(fmt::format("{:.6g}", x).c_str(), nullptr); }
 
 std::string gap_note(const TraceClasses& t, const TraceClass& c) {
-    const std::string how = t.start_to_start ? "start to next start (the trace has no end times)" : "end to next start";
+    const std::string how = t.start_to_start ? "start to next start (the trace has no end times)"
+                            : t.gaps_from_start > 0
+                                ? fmt::format("end to next start ({} from a start: no end time)", t.gaps_from_start)
+                                : "end to next start";
     switch (c.gaps.fit) {
         case GapFit::lognormal:
             return fmt::format(

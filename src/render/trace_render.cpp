@@ -33,8 +33,13 @@ const std::vector<std::string> kHeads = {"class",  "share", "calls",   "input to
                                          "O mean", "gaps",  "gap fit", "gap median",   "gap P99",  "gap mean"};
 
 std::string gap_basis(const TraceClasses& t) {
-    return t.start_to_start ? "idle gaps from one call's start to the next (the trace has no end times)"
-                            : "idle gaps from one call's end to the next call's start";
+    if (t.start_to_start) return "idle gaps from one call's start to the next (the trace has no end times)";
+    if (t.gaps_from_start > 0)
+        return fmt::format(
+            "idle gaps from one call's end to the next call's start; {} of them follow a call with no end time "
+            "and run from its start, so they hold that call's own time",
+            t.gaps_from_start);
+    return "idle gaps from one call's end to the next call's start";
 }
 }  // namespace
 
@@ -93,6 +98,7 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
             {"calls_per_session", t.calls_per_session},
             {"gaps", t.gaps},
             {"gaps_start_to_start", t.start_to_start},
+            {"gaps_from_start", t.gaps_from_start},
             {"method", method_name(t.method)},
             {"context_bins", t.context_bins},
             {"output_bins", t.output_bins},

@@ -84,16 +84,27 @@ TEST_CASE("gap fit recovers a lognormal's median and sigma within their standard
 }
 
 TEST_CASE("gaps run from a call's end to the session's next start, per session, at least 0") {
-    bool s2s = false;
+    std::size_t s2s = 0;
     const std::vector<TraceCall> calls = {call("a", 10, 100, 0, 5, 12), call("b", 0, 100, 0, 5, 1), call("a", 0, 100, 0, 5, 3),
                                           call("a", 11, 100, 0, 5, 13), call("b", 4, 100, 0, 5, 6)};
     const std::vector<double> g = gaps_after(calls, s2s);
     // Session a by start: t=0 (ends 3) -> t=10: 7; t=10 (ends 12) -> t=11 overlaps: 0; t=11 is last.
     CHECK(g == std::vector<double>{0.0, 3.0, 7.0, -1.0, -1.0});
-    CHECK_FALSE(s2s);
+    CHECK(s2s == 0);
     const std::vector<double> h = gaps_after({call("a", 0, 1, 0, 1), call("a", 5, 1, 0, 1)}, s2s);
     CHECK(h[0] == 5.0);
-    CHECK(s2s);
+    CHECK(s2s == 1);
+}
+
+TEST_CASE("a trace with end times for some calls only: the gaps from a start are counted, not called the whole trace's") {
+    // Session a: t=0 ends 3 -> t=10 (7, from the end); t=10 has no end -> t=20 (10, from its start). The text said
+    // "the trace has no end times" for the whole trace.
+    const std::vector<TraceCall> calls = {call("a", 0, 100, 0, 5, 3), call("a", 10, 100, 0, 5), call("a", 20, 100, 0, 5, 22)};
+    const TraceClasses t = classify_trace(calls, 1, 1, BinMethod::quantile);
+    CHECK(t.gaps_from_start == 1);
+    CHECK_FALSE(t.start_to_start);
+    const TraceClasses none = classify_trace({call("a", 0, 100, 0, 5), call("a", 10, 100, 0, 5)}, 1, 1, BinMethod::quantile);
+    CHECK(none.start_to_start);
 }
 
 TEST_CASE("classes conserve calls: shares sum to 1 and share-weighted means are the trace's means") {

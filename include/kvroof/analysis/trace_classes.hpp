@@ -96,7 +96,8 @@ struct TraceClass {
 struct TraceClasses {
     std::size_t calls = 0, sessions = 0, gaps = 0;
     double calls_per_session = 0;
-    bool start_to_start = false;  // some call had no end time: its gap runs from its start
+    bool start_to_start = false;  // no call before a gap has an end time: every gap runs from a start
+    std::size_t gaps_from_start = 0;  // gaps after a call with no end time (from its start, so holding its own time)
     BinMethod method = BinMethod::quantile;
     int context_bins = 0, output_bins = 0;
     std::vector<TraceClass> classes;  // by context, then output, ascending
@@ -194,19 +195,19 @@ namespace trace_detail {
 
 // Per call, the idle gap that follows it in its session (-1 for a session's
 // last call): the next call's start less this call's end (its start when the
-// trace has no end), at least 0 (overlapping calls).
-[[nodiscard]] inline std::vector<double> gaps_after(const std::vector<TraceCall>& calls, bool& start_to_start) {
+// trace has no end for it, counted in `from_start`), at least 0 (overlapping calls).
+[[nodiscard]] inline std::vector<double> gaps_after(const std::vector<TraceCall>& calls, std::size_t& from_start) {
     std::map<std::string, std::vector<std::size_t>> by_session;
     for (std::size_t i = 0; i < calls.size(); ++i) by_session[calls[i].session].push_back(i);
     std::vector<double> gap(calls.size(), -1.0);
-    start_to_start = false;
+    from_start = 0;
     for (auto& [s, idx] : by_session) {
         std::stable_sort(idx.begin(), idx.end(),
                          [&](std::size_t a, std::size_t b) { return calls[a].start_s < calls[b].start_s; });
         for (std::size_t j = 0; j + 1 < idx.size(); ++j) {
             const TraceCall& a = calls[idx[j]];
             const double from = a.end_s >= 0 ? a.end_s : a.start_s;
-            start_to_start = start_to_start || a.end_s < 0;
+            from_start += a.end_s < 0 ? 1 : 0;
             gap[idx[j]] = std::max(0.0, calls[idx[j + 1]].start_s - from);
         }
     }
@@ -224,7 +225,9 @@ namespace trace_detail {
     t.context_bins = context_bins;
     t.output_bins = output_bins;
     const std::vector<int> label = assign_classes(calls, context_bins, output_bins, method);
-    const std::vector<double> gap = gaps_after(calls, t.start_to_start);
+    const std::vector<double> gap = gaps_after(calls, t.gaps_from_start);
+    const auto with_gap = static_cast<std::size_t>(std::count_if(gap.begin(), gap.end(), [](double g) { return g >= 0; }));
+    t.start_to_start = t.gaps_from_start > 0 && t.gaps_from_start == with_gap;
     std::map<std::string, int> sessions;
     for (const auto& c : calls) sessions.emplace(c.session, 0);
     t.sessions = sessions.size();
