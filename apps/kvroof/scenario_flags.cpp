@@ -161,9 +161,15 @@ void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, st
         const fs::path c = fs::weakly_canonical(fs::absolute(fs::path(p)), ec);
         return ec ? fs::absolute(fs::path(p)).lexically_normal() : c;
     };
+    // Written directly, not replaced: standard output, a device (/dev/null), a pipe. Two flags may share those.
+    const auto shared_sink = [](std::string_view p) {
+        std::error_code ec;
+        const fs::file_status st = fs::status(fs::path(p), ec);
+        return p.empty() || p == "-" || (!ec && fs::exists(st) && !fs::is_regular_file(st));
+    };
     for (auto a = outputs.begin(); a != outputs.end(); ++a)
         for (auto b = std::next(a); b != outputs.end(); ++b) {
-            if (a->second.empty() || b->second.empty() || a->second == "-" || b->second == "-") continue;
+            if (shared_sink(a->second) || shared_sink(b->second)) continue;
             if (resolved(a->second) == resolved(b->second))
                 throw InputError(fmt::format("{} and {}: both name '{}'; give each its own file", a->first, b->first, b->second));
         }

@@ -67,8 +67,12 @@ io::SweepSpec spec_from(const SweepOptions& o) {
     spec.load.override_with(o.load);
     // A command-line axis replaces the file's axis of the same knob, in its place (the rows keep their order).
     const size_t file_axes = spec.axes.size();
+    std::vector<std::string> given;  // a knob twice on the command line is an error even where the file has it
     for (const auto& g : o.grid) {
         io::GridAxis a = io::parse_grid_entry(g);
+        if (std::find(given.begin(), given.end(), a.knob) != given.end())
+            throw InputError(fmt::format("--grid {}: given twice", a.knob));
+        given.push_back(a.knob);
         const auto same = std::find_if(spec.axes.begin(), spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes),
                                        [&a](const io::GridAxis& f) { return f.knob == a.knob; });
         if (same != spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes))

@@ -20,8 +20,10 @@ std::string bound_text(const LadderRung& r) {
     return c == o ? std::string(name(c)) : fmt::format("{} / {}", name(c), name(o));
 }
 
+// No gain where the rung serves nothing (a growth step that does not serve yet: 0 over 0), nor on the first rung.
 std::string gain_text(const LadderRung& r, bool first) {
-    return first ? std::string("—") : std::isfinite(r.gain) ? fmt::format("{:.2f}×", r.gain) : std::string("∞");
+    if (first || !(r.band.conservative.throughput > 0)) return "—";
+    return std::isfinite(r.gain) ? fmt::format("{:.2f}×", r.gain) : std::string("∞");
 }
 
 std::string table(const LadderStudy& s, bool markdown) {
@@ -131,7 +133,7 @@ json ladder_json(const LadderReport& r, const BuiltScenario& built) {
                          {"optimistic", point_json(x.band.optimistic)},
                          {"per_gpu_conservative_tok_s", x.per_gpu_conservative},
                          {"per_gpu_optimistic_tok_s", x.per_gpu_optimistic},
-                         {"gain_per_gpu", render::finite_or_null(x.gain)}});
+                         {"gain_per_gpu", x.band.conservative.throughput > 0 ? render::finite_or_null(x.gain) : nullptr}});
     const std::string l = ladder_line(r.study);
     return json{
         {"inputs", inputs_json(built, r.facts)},

@@ -159,10 +159,12 @@ std::string notes(const PointReport& r) {
                          saturation_limits(s.load));
     if (s.baseline.conservative.one_wave)
         out += fmt::format(
-            "{}, in one wave: prefill first (TTFT spread over it), then decode together; ITL, TTFT and "
+            "{}, in one wave: prefill first (TTFT spread over it), {}; ITL, TTFT and "
             "throughput are over that wave, {:.0f} tok/s at f = 0 in a steady state of as many running.\n",
             s.load.requests == 1 ? std::string("The run's one request runs alone")
                                  : fmt::format("All {:g} requests run at once", s.load.requests),
+            s.baseline.conservative.batch > 0 ? "then decode together"
+                                              : "and nothing decodes (one output token each: the step shown is the prefill's)",
             s.baseline.conservative.steady_throughput);
     if (run)
         out += fmt::format(

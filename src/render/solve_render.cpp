@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
@@ -88,6 +90,8 @@ void read_range(const SolveText& t, const Knob* k, const Scenario& sc, SolveSpec
         if (s.lo < lo_bound || s.hi > hi_bound)
             throw InputError(fmt::format("--range: {} takes values in [{:g}, {:g}], got '{}'", flag_of(s), lo_bound / unit_si(k),
                                          hi_bound / unit_si(k), *t.range));
+        if ((!k || k->type == KnobType::whole) && std::ceil(s.lo) > std::floor(s.hi))
+            throw InputError(fmt::format("--range: {} takes whole values and '{}' holds none", flag_of(s), *t.range));
         return;
     }
     const CallClass& c = sc.mix.entries.front().cls;

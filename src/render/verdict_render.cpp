@@ -315,8 +315,8 @@ std::string band_markdown(const VerdictReport& r) {
     const Verdict& v = r.verdict;
     std::string s = "## Throughput band\n\n";
     s += kPointHeader;
-    s += md_point_row("f = 0, ov = 0", v.baseline.conservative, 1.0);
-    s += md_point_row("f = 0, ov = 1", v.baseline.optimistic, 1.0);
+    s += md_point_row("f = 0, ov = 0", v.baseline.conservative, gain(v.baseline.conservative, v.baseline.conservative));
+    s += md_point_row("f = 0, ov = 1", v.baseline.optimistic, gain(v.baseline.optimistic, v.baseline.optimistic));
     s += md_point_row("bankable: f\\*_con, ov = 0", v.best_conservative, gain(v.best_conservative, v.baseline.conservative));
     s += md_point_row("pipelined: f\\*_opt, ov = 1", v.best_optimistic, gain(v.best_optimistic, v.baseline.optimistic));
     s += md_point_row("chosen f, ov = 0", v.at_f.conservative, v.gain_conservative);

@@ -104,7 +104,8 @@ std::string GridAxis::value(std::uint64_t i) const {
 namespace sweep_detail {
 
 TypedGrid::TypedGrid(const SweepSpec& spec) : spec_(&spec), fixed_(decode_inputs(spec.fixed)), axis_of_knob_(knobs().size(), -1) {
-    // The layer-offload analysis budgets the whole card (--hbm-cap), as `kvroof layers` does: no reserve unless given.
+    // The layer-offload analysis budgets the whole card (--hbm-cap), as `kvroof layers` does: no reserve (it reads none,
+    // and validate_sweep refuses a given one); 0 keeps the scenario's check of reserve < cap from refusing a small card.
     std::optional<KnobValue>& reserve = fixed_[knob_index(knob("hbm-reserve"))];
     if (spec.analysis == SweepAnalysis::layers && !reserve) reserve = KnobValue(0.0);
     for (size_t i = 0; i < spec.axes.size(); ++i) {

@@ -57,14 +57,20 @@ void check_analysis_axes(const SweepSpec& spec) {
     if (spec.analysis == SweepAnalysis::prefill && (axis_of(spec, "mix") >= 0 || spec.fixed.given("mix")))
         throw InputError("--analysis prefill: answers for one class; give a --workload, not a --mix");
     const std::span<const std::string_view> reads = analysis_knobs(spec.analysis);
+    const auto read = [&reads](std::string_view k) { return std::find(reads.begin(), reads.end(), k) != reads.end(); };
+    std::string list;
+    for (std::string_view k : reads) list += (list.empty() ? "" : ", ") + std::string(k);
+    if (spec.analysis == SweepAnalysis::prefill) list += " (and ov)";
     for (const GridAxis& axis : spec.axes) {
-        if (std::find(reads.begin(), reads.end(), axis.knob) != reads.end() || axis.row->grid_only) continue;
-        std::string list;
-        for (std::string_view k : reads) list += (list.empty() ? "" : ", ") + std::string(k);
+        if (read(axis.knob) || axis.row->grid_only) continue;
         throw InputError(
             fmt::format("--grid {}: the {} analysis does not read {}, so every row would be the same; its knobs are {}",
                         axis.knob, a, axis.knob, list));
     }
+    // A fixed flag it does not read would be ignored as silently (layers' --hbm-reserve: the card is the budget).
+    for (const Knob& k : knobs())
+        if (!k.grid_only && spec.fixed.given(k.name) && !read(k.name))
+            throw InputError(fmt::format("{}: the {} analysis does not read it; its knobs are {}", k.flag(), a, list));
 }
 
 // Checks items [begin, end) of the flattened blocks; stops at the first failure.
@@ -112,6 +118,8 @@ void check_f_and_ov(const SweepSpec& spec) {
             try {
                 if (is_f_or_ov(a)) {
                     check::unit_interval(a.knob, a.number(v));
+                } else if (a.row->type == KnobType::whole) {  // clients: whole, at least one
+                    (void)check::whole_in_range(a.knob, a.number(v), 1, static_cast<int>(limits::kMaxLoad));
                 } else {
                     check::above_up_to(a.knob, a.number(v), 0.0, limits::kMaxLoad);
                 }

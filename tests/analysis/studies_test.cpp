@@ -74,6 +74,22 @@ TEST_CASE("prefill study: V_eff subtracts the weights in their own precision", "
     CHECK(weight_bytes(s.model, DType::fp8).raw() < weight_bytes(s.model, DType::bf16).raw());
 }
 
+TEST_CASE("prefill_setup takes the scenario's weight precision: V_eff and N_max at FP8 weights", "[prefill_study]") {
+    // Llama-3.1-70B on one GB200 (184 GB usable) with FP8 weights: the verdict's HBM holds 184 − 70.55 = 113.4 GB of KV;
+    // the prefill's V_eff said 42.9 GB (the BF16 weights) whatever --weight-dtype said.
+    const Scenario sc = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "gb200");
+        in.set("model", "llama-3.1-70b");
+        in.set("gpus", "1");
+        in.set("weight-dtype", "fp8");
+    });
+    const PrefillSetup s = prefill_setup(sc, 0.0);
+    CHECK(s.weights == DType::fp8);
+    const double usable = (sc.hardware.gpu.hbm_capacity - sc.hardware.gpu.hbm_reserve).raw();
+    CHECK(group_vram_for_kv(s).raw() == Approx(usable - weight_bytes(sc.model, DType::fp8).raw()).epsilon(1e-12));
+    CHECK(group_vram_for_kv(s).raw() == Approx(113.4e9).epsilon(1e-3));
+}
+
 TEST_CASE("prefill study: workloads against κ_crit, P_OH = κ_ratio / κ_crit", "[prefill_study]") {
     PrefillQuestions q;
     const PrefillStudy base = prefill_study(hand_prefill(), q);

@@ -50,6 +50,11 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 "$kvroof" verdict --slo-tpot 1ms | grep -q 'infeasible -> —$' && ! "$kvroof" verdict --slo-tpot 1ms | grep -q '1\.00×' \
     && "$kvroof" verdict --hardware h100-sxm --model llama-3.1-405b --json | grep -A1 '"gain": {' | grep -q '"conservative": null' \
     && ok || bad "a gain of nothing over nothing is shown as 1.00×"
+"$kvroof" verdict --slo-tpot 1ms --report "$tmp/inf.md" >/dev/null && grep -q '^| f = 0, ov = 0 | 0.000 | 0 | 0.0 | — |' "$tmp/inf.md" \
+    && ! grep -q '1\.00×' "$tmp/inf.md" && ok || bad "the markdown report shows 1.00× where nothing is served"
+"$kvroof" ladder --hardware h100-sxm --model llama-3.1-70b --gpus 1 | grep -E '^  1 +\+ tensor parallel over 2 GPUs .* 0\.0 +— +hbm_capacity$' -q && ok || bad "a ladder growth step that serves nothing shows a gain"
+# Two outputs may share a device or standard output (a sweep thrown away, its sidecar too).
+"$kvroof" sweep --grid f=0,1 --out /dev/null --meta /dev/null && ok || bad "sweep --out /dev/null --meta /dev/null refused"
 outnf=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --isl 2000 --osl 500)
 echo "$outnf" | grep -Eq '^  throughput, tok/s +— +—$' && echo "$outnf" | grep -Eq '^  HBM used, GB +147\.0 +147\.0$' \
     && echo "$outnf" | grep -Eq '^  step bound by +— +—$' && ok || bad "an operating point whose weights do not fit shows what-if figures"

@@ -294,7 +294,7 @@ struct Wave {
     w.itl = D > 0 ? decode / D : t_p;
     w.ttft = first * t_p + 0.5 * L;
     w.batch = n * g;
-    w.step = t_d;
+    w.step = D > 0 ? t_d : t_p;  // nothing decodes: the step that runs is the prefill's
     return w;
 }
 

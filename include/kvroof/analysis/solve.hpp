@@ -104,6 +104,7 @@ namespace detail {
     SolveResult r;
     r.spec = spec;
     r.whole = !k || k->type == KnobType::whole;  // a context is a whole number of tokens, as GPUs are whole
+    if (r.whole && std::ceil(spec.lo) > std::floor(spec.hi)) throw InputError("solve: the range holds no whole value");
     auto eval = [&](double x) {
         ++r.evaluations;
         const Scenario sc = detail::with_knob(base, k, x);
