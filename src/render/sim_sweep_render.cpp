@@ -58,11 +58,12 @@ std::string table(const SimSweep& s) {
             t += fmt::format("| {:g} | {} |{}\n", r.spec.load.value, r.why_not, " | | | | | | | | | |");
             continue;
         }
-        t += fmt::format(
-            "| {:g} | {:.0f} | {:.2f} | {:.0f} | {:.2f} | {:.2f} | {:.0f} | {:.0f} | {:.2f} / {:.2f} | {} | {} | {} |\n",
-            r.spec.load.value, r.closed.throughput, r.closed.itl * 1e3, r.throughput, r.itl.p50 * 1e3, r.itl.p99 * 1e3,
-            r.ttft.p50 * 1e3, r.ttft.p99 * 1e3, r.batch, r.closed.batch, signed_pct(r.gap_throughput), signed_pct(r.gap_itl),
-            name(r.mechanism));
+        // No call made a second token (one output token each): no ITL was measured, none is compared.
+        const auto itl = [&r](double x) { return r.itl_measured ? fmt::format("{:.2f}", x * 1e3) : std::string("—"); };
+        t += fmt::format("| {:g} | {:.0f} | {:.2f} | {:.0f} | {} | {} | {:.0f} | {:.0f} | {:.2f} / {:.2f} | {} | {} | {} |\n",
+                         r.spec.load.value, r.closed.throughput, r.closed.itl * 1e3, r.throughput, itl(r.itl.p50), itl(r.itl.p99),
+                         r.ttft.p50 * 1e3, r.ttft.p99 * 1e3, r.batch, r.closed.batch, signed_pct(r.gap_throughput),
+                         r.itl_measured ? signed_pct(r.gap_itl) : std::string("—"), name(r.mechanism));
     }
     return t;
 }

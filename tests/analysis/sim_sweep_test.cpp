@@ -9,6 +9,7 @@
 #include "../test_support.hpp"
 #include "kvroof/analysis/sim_sweep.hpp"
 #include "kvroof/io/presets.hpp"
+#include "kvroof/io/sim_render.hpp"
 
 namespace kvroof {
 namespace {
@@ -88,6 +89,25 @@ TEST_CASE("sim sweep: the report's codex rows decode more calls at once when idl
     CHECK(p.throughput > h.throughput);
     CHECK(p.h2d.transfers > 0);  // every parked call's reload went through the link's queue
     CHECK(h.h2d.transfers == 0);
+}
+
+}  // namespace kvroof
+
+namespace kvroof {
+
+TEST_CASE("sim sweep table: a load of one output token shows no ITL, not 0.00 ms", "[sim]") {
+    SimResult r;  // 3 clients at 2,000/1: no call makes a second token, so no ITL was measured
+    r.spec.load.value = 3;
+    r.itl_measured = false;
+    r.throughput = 20;
+    r.closed.throughput = 20;
+    r.closed.itl = 0.05092;
+    io::SimSweepPage page{"one token", "2,000/1", "kvroof sim", {}};
+    page.sweep.rows = {r};
+    page.sweep.facts = sim_sweep_facts(page.sweep.rows);
+    const std::string md = io::sim_vs_closed_form_markdown("test", {page});
+    CHECK(md.find("| 3 | 20 | 50.92 | 20 | — | — |") != std::string::npos);
+    CHECK(md.find("| — | none |") != std::string::npos);  // the ITL gap column, then the mechanism
 }
 
 }  // namespace kvroof
