@@ -136,7 +136,8 @@ void print_warnings(const io::BuiltScenario& b, bool group_chosen, const std::st
 void check_svg_path(const std::string& plot);
 
 // Two output flags naming one file would keep only the one written last: refused, naming both. Each entry is
-// {flag, path}; an empty path (not given) and "-" (standard output) are skipped.
+// {flag, path}; an empty path (not given), "-" (standard output) and what is written directly rather than replaced
+// (a device such as /dev/null, a pipe) are skipped.
 void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs);
 
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to
