@@ -119,8 +119,10 @@ std::vector<Knob> hardware_rows() {
          .group = kHardware, .decode = io::decode_link,
          .access = {[](Scenario& s, const KnobValue& v) {
                         on_link_preset<&HardwareSpec::link, &LinkSpec::name>().apply(s, v);
-                        HardwareSpec& hw = s.hardware;  // the board's own link keeps its per-GPU share
-                        if (hw.link.name == hw.board_link) hw.link.bandwidth = hw.link.bandwidth / hw.board_link_shared_by;
+                        // The board's own link keeps its per-GPU share, whichever preset of it is named.
+                        HardwareSpec& hw = s.hardware;
+                        if (std::get<std::shared_ptr<const LinkPreset>>(v)->physical_link() == hw.board_link)
+                            hw.link.bandwidth = hw.link.bandwidth / hw.board_link_shared_by;
                     }, nullptr}},
         {.name = "host", .column = "host", .type = KnobType::text, .shown_default = "from --hardware",
          .help = "CPU host preset (see `kvroof presets`) or a host JSON file, e.g. from `kvroof probe --cpu --out FILE` (a value "

@@ -91,7 +91,7 @@ PrefillQuestions prefill_questions(bool table) {
     PrefillQuestions q;
     for (const auto& n : cfg.at("what_if_links")) {
         const std::string name = n.get<std::string>();
-        q.links.push_back({name, load_link("--link", name)});
+        q.links.push_back({name, load_link("--link", name), load_link_preset("--link", name)->physical_link()});
     }
     for (const auto& n : cfg.at("what_if_models")) {
         const std::string name = n.get<std::string>();

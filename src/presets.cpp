@@ -142,7 +142,7 @@ std::set<std::string> apply_preset_knobs(std::string_view where, const json& j, 
 }
 
 LinkPreset link_from_json(std::string_view where, const json& l, std::string name) {
-    LinkPreset p{std::move(name), {}};
+    LinkPreset p{std::move(name), {}, {}};
     std::set<std::string> keys;
     for (const Knob& k : knobs()) {
         if (k.preset != PresetFile::link) continue;
@@ -150,7 +150,13 @@ LinkPreset link_from_json(std::string_view where, const json& l, std::string nam
         if (!k.preset_required && !l.contains(std::string(k.preset_key))) continue;
         p.figures.emplace_back(&k, knob_from_json(where, l, k));
     }
+    keys.emplace("physical");
     only_keys(where, l, with_meta(keys));
+    if (l.contains("physical")) {
+        p.physical = string(where, l, "physical");
+        (void)find_preset(fmt::format("{}: physical", where), "links", p.physical,
+                          false);  // a link preset, or the error names them
+    }
     return p;
 }
 
@@ -158,7 +164,7 @@ LinkPreset link_from_json(std::string_view where, const json& l, std::string nam
 // its knob's range; an absent optional key is the spec's default, so a host
 // given after a hardware preset replaces every figure of the preset's host.
 LinkPreset host_from_json(std::string_view where, const json& c, std::string name) {
-    LinkPreset p{std::move(name), {}};
+    LinkPreset p{std::move(name), {}, {}};
     std::set<std::string> keys;
     const Scenario defaults;
     for (const Knob& k : knobs()) {
@@ -183,7 +189,7 @@ LinkPreset host_from_json(std::string_view where, const json& c, std::string nam
 // Every network knob (--net-bw, --net-latency) from one networks.json-shaped
 // entry, each required and within its knob's range.
 LinkPreset net_from_json(std::string_view where, const json& n, std::string name) {
-    LinkPreset p{std::move(name), {}};
+    LinkPreset p{std::move(name), {}, {}};
     std::set<std::string> keys;
     for (const Knob& k : knobs()) {
         if (k.preset != PresetFile::net) continue;
@@ -214,9 +220,10 @@ HardwareSpec hardware_from_json(std::string_view where, const json& h, std::stri
     const std::string link = string(where, h, "link");
     const double shared = number_or(where, h, "link_shared_by_gpus", 1.0);
     check::in_range(fmt::format("{}: link_shared_by_gpus", where), shared, 1.0, limits::kMaxGpus);
-    hw.board_link = link;
+    const std::shared_ptr<const LinkPreset> board = load_link_preset(fmt::format("{}: link", where), link);
+    hw.board_link = board->physical_link();
     hw.board_link_shared_by = shared;
-    knob("link").access.apply(s, load_link_preset(fmt::format("{}: link", where), link));
+    knob("link").access.apply(s, board);
     knob("host").access.apply(s, load_host_preset(fmt::format("{}: host", where), string(where, h, "host")));
     // The scale-out network: the preset's, else the spec's default (a 400 Gb/s NIC per GPU).
     if (h.contains("net")) knob("net").access.apply(s, load_net_preset(fmt::format("{}: net", where), string(where, h, "net")));

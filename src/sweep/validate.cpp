@@ -233,7 +233,12 @@ void validate_sweep(const SweepSpec& spec) {
             throw InputError(fmt::format("--grid {}: also given as --{}; give it one way", a.knob, a.knob));
     }
     check_analysis_axes(spec);
-    (void)sweep_load(spec);  // the load flags, and at most one load
+    try {
+        (void)sweep_load(spec);  // the load flags, and at most one load
+    } catch (const InputError& e) {
+        if (spec.load_from_file.empty()) throw;
+        throw InputError(fmt::format("{} (from the sweep file, {})", e.what(), spec.load_from_file));
+    }
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))
         throw InputError("--grid mix: cannot be combined with a workload; give one of them");

@@ -35,7 +35,7 @@ LayersSetup hand_layers() {
 
 TEST_CASE("prefill study: every link what-if, then this GPU's HBM, on the same K/T", "[prefill_study]") {
     PrefillQuestions q;
-    q.links = {{"slow", gigabytes_per_s(1)}, {"fast", gigabytes_per_s(100)}};
+    q.links = {{"slow", gigabytes_per_s(1), "slow"}, {"fast", gigabytes_per_s(100), "fast"}};
     const PrefillStudy st = prefill_study(hand_prefill(), q);
     REQUIRE(st.links.size() == 3);
     CHECK(st.links.back().link.name == "unified HBM (this GPU)");
@@ -53,13 +53,17 @@ TEST_CASE("prefill study: the board's own link is each GPU's share, another link
     s.hardware.board_link = "board";
     s.hardware.board_link_shared_by = 2;
     PrefillQuestions q;
-    q.links = {{"board", gigabytes_per_s(2)}, {"other", gigabytes_per_s(2)}};
+    // A second preset of the board's link (nvlink-c2c-measured describes nvlink-c2c) is shared the same way.
+    q.links = {{"board", gigabytes_per_s(2), "board"},
+               {"other", gigabytes_per_s(2), "other"},
+               {"board-measured", gigabytes_per_s(1.5), "board"}};
     const PrefillStudy st = prefill_study(s, q);
-    REQUIRE(st.links.size() == 3);
+    REQUIRE(st.links.size() == 4);
     CHECK(st.links[0].link.bandwidth == gigabytes_per_s(1));  // the scenario's own 1 GB/s: the same answer
     CHECK(st.links[0].result.kappa_crit == Approx(st.result.kappa_crit).epsilon(1e-12));
     CHECK(st.links[1].link.bandwidth == gigabytes_per_s(2));
     CHECK(st.links[1].result.kappa_crit == Approx(2 * st.result.kappa_crit).epsilon(1e-12));
+    CHECK(st.links[2].link.bandwidth == gigabytes_per_s(0.75));
 }
 
 TEST_CASE("prefill study: V_eff subtracts the weights in their own precision", "[prefill_study]") {

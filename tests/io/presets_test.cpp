@@ -176,4 +176,15 @@ TEST_CASE("naming the board's own shared link keeps each GPU's share, and anothe
     CHECK(link_bw("gb200", "nvlink-c2c") == 225e9);
     CHECK(link_bw("gh200", "nvlink-c2c") == 450e9);  // one GPU per C2C
     CHECK(link_bw("gb200", "pcie-gen5") == link_bw("h100-sxm", "pcie-gen5"));
+    // The other presets of that link (links.json `physical`: nvlink-c2c) are shared the same way: 375 and 900 GB/s
+    // per GPU before, the figures of the whole link.
+    CHECK(link_bw("gb200", "nvlink-c2c-measured") == 187.5e9);
+    CHECK(link_bw("gb200", "nvlink-c2c-total") == 450e9);
+    CHECK(link_bw("gh200", "nvlink-c2c-measured") == 375e9);
+}
+
+TEST_CASE("a link preset names the physical link its figures describe", "[presets]") {
+    const auto l = io::load_link_preset("--link", "nvlink-c2c-measured");
+    CHECK(l->physical_link() == "nvlink-c2c");
+    CHECK(io::load_link_preset("--link", "nvlink-c2c")->physical_link() == "nvlink-c2c");
 }

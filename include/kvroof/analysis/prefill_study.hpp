@@ -40,6 +40,7 @@ struct PrefillSetup {
 struct NamedLink {
     std::string name;
     BytesPerSecond bandwidth;  // per GPU
+    std::string physical;  // the physical link it describes (LinkPreset::physical_link)
 };
 struct NamedModel {
     std::string name;  // as listed
@@ -204,8 +205,8 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     // the figure --link gives it; another link would be each GPU's own.
     const HardwareSpec& hw = setup.hardware;
     for (NamedLink& l : links)
-        if (l.name == hw.board_link) l.bandwidth = l.bandwidth / hw.board_link_shared_by;
-    links.push_back({"unified HBM (this GPU)", setup.hardware.gpu.hbm_bandwidth});
+        if (l.physical == hw.board_link) l.bandwidth = l.bandwidth / hw.board_link_shared_by;
+    links.push_back({"unified HBM (this GPU)", setup.hardware.gpu.hbm_bandwidth, {}});
     for (const NamedLink& l : links) {
         KappaInputs k = st.inputs;
         k.link = setup.tp.pooled(l.bandwidth);

@@ -76,6 +76,8 @@ struct SweepSpec {
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
     std::string description;  // a sweep file's, carried into the provenance
+    // The load flags a --config file gave and the command line kept, e.g. "r.json: requests", named in a load error.
+    std::string load_from_file;
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of

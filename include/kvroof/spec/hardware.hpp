@@ -129,8 +129,9 @@ struct HardwareSpec {
     HostSpec host;
     LinkSpec link;
     NetSpec net;
-    // The board's own GPU<->CPU link and how many GPUs share it (GB200: one NVLink-C2C per two GPUs).
-    // Naming that link again (--link nvlink-c2c) gives each GPU the same share; another link is each GPU's own.
+    // The board's own GPU<->CPU link (a physical link: a link preset's `physical`, else its name) and how many
+    // GPUs share it (GB200: one NVLink-C2C per two GPUs). Naming any preset of that link again (--link
+    // nvlink-c2c-measured) gives each GPU the same share; another link is each GPU's own.
     std::string board_link;
     double board_link_shared_by = 1.0;
 

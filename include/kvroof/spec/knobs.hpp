@@ -61,6 +61,10 @@ enum class PresetFile { none, hardware, host, link, net };
 struct LinkPreset {
     std::string name;
     std::vector<std::pair<const Knob*, double>> figures;
+    // A link preset's physical link: the preset whose link its figures describe (nvlink-c2c-measured and
+    // nvlink-c2c-total describe nvlink-c2c); empty where it is its own. Unused by hosts and networks.
+    std::string physical;
+    [[nodiscard]] const std::string& physical_link() const noexcept { return physical.empty() ? name : physical; }
 };
 
 // A knob's value decoded once from its text: a number in SI units (NaN for
