@@ -339,7 +339,8 @@ std::vector<Knob> policy_rows() {
         {.name = "batch", .column = "load_batch_seq", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
          .help = "operating points at a fixed decode batch of B sequences", .group = kSweep, .grid_only = true},
         {.name = "concurrency", .column = "load_clients", .type = KnobType::whole, .lo = 1, .hi = limits::kMaxLoad,
-         .help = "operating points at C closed-loop clients", .group = kSweep, .grid_only = true},
+         .help = "operating points at C closed-loop clients, or max (every request at once, as --concurrency max)",
+         .group = kSweep, .grid_only = true, .top_text = "max"},
         {.name = "request-rate", .column = "load_request_rate_per_s", .type = KnobType::number, .lo = 0, .hi = limits::kMaxLoad,
          .help = "operating points at R requests per second arriving (open loop)", .group = kSweep, .grid_only = true},
     };

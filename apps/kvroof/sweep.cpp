@@ -198,7 +198,7 @@ std::string sweep_footer() {
            "  kvroof sweep --grid \"c2c-bw=64GB/s,450GB/s\" --grid \"model=llama-3.1-70b,qwen3-235b-a22b\" --format jsonl\n"
            "  kvroof sweep --config configs/sweep_cpus_per_gpu.json --out sweep.csv\n"
            "  kvroof sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 "
-           "--grid \"concurrency=1,2,4,8,16,32,64,128\"\n"
+           "--grid \"concurrency=1,2,4,8,16,32,64,128,max\"\n"
            "  kvroof sweep --grid \"cpus-per-gpu=0.5,1,2,4\" --grid \"f=0:1:0.01\" --plot f.svg --x f --y tps_con_tok_per_s\n"
            "  kvroof sweep --analysis prefill --grid \"c2c-bw=16:900:4\" --grid \"model=llama-3.1-70b,deepseek-v3\" --plot k.svg "
            "--x c2c-bw --y kappa_crit\n"

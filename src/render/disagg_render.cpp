@@ -25,6 +25,9 @@ std::string facts_text(const DisaggReport& r, bool markdown) {
                                   name(s.baseline_limit));
     const int pp = sc.hardware.deployment.pp;
     const std::string stages = pp > 1 ? fmt::format(" in {} pipeline stages, the busiest one's share", pp) : std::string();
+    if (!s.weights_fit_gpu)
+        return out + fmt::format("{}GPU prefill: the weights ({}) and one call's KV do not fit the HBM of {} GPU(s) ({})\n", item,
+                                 format_bytes(r.facts.weights.raw()), s.gpus, format_bytes(r.facts.hbm_usable.raw()));
     out += fmt::format(
         "{}GPU prefill feed: {:.3f} calls/s on {} GPU(s) (prefill {:.3f} s per call{}; links {:.3f} s: cached KV up, new KV "
         "down)\n",
@@ -67,6 +70,7 @@ DisaggReport disagg_report(const Scenario& sc) { return {disagg_study(sc), scena
 
 std::string disagg_line(const DisaggReport& r) {
     const DisaggStudy& s = r.study;
+    if (!s.weights_fit_gpu) return "DISAGG: NOT POSSIBLE — the GPUs cannot hold the weights and one call to prefill it\n";
     if (!s.weights_fit_dram || !(s.cpu_calls_per_s > 0))
         return "DISAGG: NOT POSSIBLE — one CPU socket cannot hold the weights and a session\n";
     const std::string slos =
@@ -113,6 +117,7 @@ json disagg_json(const DisaggReport& r, const BuiltScenario& built) {
                 {"gpu_prefill_calls_per_s", s.gpu_calls_per_s},
                 {"prefill_gpu_s", s.prefill_gpu_s},
                 {"prefill_link_s", s.prefill_link_s},
+                {"weights_fit_gpu", s.weights_fit_gpu},
                 {"weights_fit_dram", s.weights_fit_dram},
                 {"cpu_batch", s.cpu_batch},
                 {"cpu_batch_limit", name(s.cpu_batch_limit)},

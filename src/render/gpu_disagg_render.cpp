@@ -21,8 +21,8 @@ std::string split_name(const PoolSplit& p) {
 std::string table(const GpuDisaggStudy& s, bool markdown) {
     std::string out = markdown ? "| instances | tok/s per GPU | decode ITL | TTFT | prefill req/s per instance | decode req/s "
                                  "per instance | decode batch | decode limit |\n|---|---|---|---|---|---|---|---|\n"
-                               : fmt::format("  {:<34}{:>11}{:>10}{:>10}{:>14}{:>14}{:>9}  {}\n", "instances", "tok/s/GPU",
-                                             "ITL ms", "TTFT ms", "prefill rps", "decode rps", "batch", "decode limit");
+                               : fmt::format("  {:<34}{:>11}{:>10}{:>10}{:>18}{:>17}{:>9}  {}\n", "instances", "tok/s/GPU",
+                                             "ITL ms", "TTFT ms", "prefill rps/inst", "decode rps/inst", "batch", "decode limit");
     for (const PoolSplit& p : s.splits) {
         if (!p.feasible && p.throughput <= 0) {
             const std::string tp = p.pp > 1 ? fmt::format("{} PP{}", p.tp, p.pp) : fmt::format("{}", p.tp);
@@ -34,7 +34,7 @@ std::string table(const GpuDisaggStudy& s, bool markdown) {
         out += markdown ? fmt::format("| {} | {:.0f} | {:.1f} ms | {:.0f} ms | {:.3f} | {:.3f} | {:.1f} | {} |\n", label,
                                       p.per_gpu, p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
                                       name(p.decode_limit))
-                        : fmt::format("  {:<34}{:>11.0f}{:>10.1f}{:>10.0f}{:>14.3f}{:>14.3f}{:>9.1f}  {}\n", label, p.per_gpu,
+                        : fmt::format("  {:<34}{:>11.0f}{:>10.1f}{:>10.0f}{:>18.3f}{:>17.3f}{:>9.1f}  {}\n", label, p.per_gpu,
                                       p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
                                       name(p.decode_limit));
     }

@@ -46,7 +46,7 @@ std::string target_line(const LayersStudy& st, const TargetCell& t) {
         "{} TP{}: {:.3g} s per token moves at most {:.3g} GiB = {} of {} layers; the other {} layers need {:.3g} GiB resident "
         "({} the {:.3g} GiB card)",
         c.name, t.tp, 1.0 / d.target_tps, gib(d.movable_per_token), d.max_offloaded, c.layers, c.layers - d.max_offloaded,
-        gib(d.resident_needed + c.non_layer_bytes), d.fits ? "within" : "over", gib(st.setup.host.card_budget));
+        gib(d.resident_needed + c.non_layer_rank(t.tp)), d.fits ? "within" : "over", gib(st.setup.host.card_budget));
 }
 
 // The sections after the budget table, text or markdown.

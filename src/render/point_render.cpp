@@ -16,6 +16,8 @@ namespace {
 using nlohmann::json;
 using render::finite_or_null;
 
+std::string saturation_limits(const LoadSpec& l);
+
 std::string load_text(const LoadSpec& l) {
     std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
                                                             : std::string("prefill as separate passes");
@@ -24,7 +26,8 @@ std::string load_text(const LoadSpec& l) {
         case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
         case LoadMode::concurrency: return fmt::format("concurrency {:g} (closed-loop clients), {}", l.value, prefill);
         case LoadMode::request_rate: return fmt::format("request rate {:g}/s (open loop), {}", l.value, prefill);
-        case LoadMode::saturate: return fmt::format("concurrency max (as many requests as fit in memory), {}", prefill);
+        case LoadMode::saturate:  // whichever binds first: the chunk budget may stop it with HBM to spare
+            return fmt::format("concurrency max (as many requests as {} admit), {}", saturation_limits(l), prefill);
         case LoadMode::best:
             return fmt::format("the best load: the most requests that fit in memory and meet the SLOs (solved mode), {}",
                                prefill);
@@ -144,11 +147,11 @@ std::string notes(const PointReport& r) {
             s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
     if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
         out += fmt::format(
-            "Not every request is admitted at once (memory{}): {:.0f} run at f = 0{}; the rest wait their turn (in "
+            "Not every request is admitted at once (memory{}): {:.1f} run at f = 0{}; the rest wait their turn (in "
             "TTFT).\n",
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
-            s.f > 0 ? fmt::format(", {:.0f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
+            s.f > 0 ? fmt::format(", {:.1f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
     const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
         out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 
 #include <cmath>
 #include <cstdint>
@@ -146,6 +147,8 @@ void CellWriter::axes(std::string& out, const SweepSpec& spec, const std::vector
         if (is_f_or_ov(a)) continue;
         if (a.text())
             text(out, a.column, a.values[idx[i]]);
+        else if (!a.row->top_text.empty() && a.number(idx[i]) == std::numeric_limits<double>::infinity())
+            text(out, a.column, a.row->top_text);  // concurrency's max: its text, as on the command line
         else
             number(out, a.column, a.number(idx[i]));
     }

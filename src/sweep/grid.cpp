@@ -84,8 +84,11 @@ GridAxis parse_grid_entry(std::string_view entry, std::string_view flag) {
             if (v.empty()) throw InputError(fmt::format("{}: empty value in the list", where));
             // "none" (an SLO's) is a value as on the command line: an empty CSV cell, null in JSON.
             const bool none = !k->none_text.empty() && trim(v) == k->none_text;
+            const bool top = !k->top_text.empty() && trim(v) == k->top_text;  // shown as its text (CellWriter::axes)
             if (k->numeric())
-                a.numbers.push_back(none ? std::numeric_limits<double>::quiet_NaN() : knob_si(*k, where, v) * a.to_column);
+                a.numbers.push_back(none  ? std::numeric_limits<double>::quiet_NaN()
+                                    : top ? std::numeric_limits<double>::infinity()
+                                          : knob_si(*k, where, v) * a.to_column);
             if (k->type == KnobType::whole && !none && a.numbers.back() != std::floor(a.numbers.back()))
                 throw InputError(fmt::format("{}: {} takes whole numbers, got '{}'", where, name, v));
             a.values.push_back(v);

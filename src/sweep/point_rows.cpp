@@ -69,6 +69,7 @@ private:
         const PreparedScenario& ps = prepared();
         LoadSpec load = load_;
         if (load_axis_ >= 0) load.value = axis_value(load_axis_, load.value);
+        if (load.value == std::numeric_limits<double>::infinity()) load.mode = LoadMode::saturate;  // --grid concurrency=max
         const double f = axis_value(f_axis_, 0.0), ov = axis_value(ov_axis_, 0.0);
         const auto& classes = scenario_.mix.entries;
         const bool no_decode = load.mode == LoadMode::batch &&

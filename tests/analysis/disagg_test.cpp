@@ -59,6 +59,23 @@ TEST_CASE("the GPU prefill feed and the pipeline: min of the two, balanced at c*
     CHECK(s.at_machine.throughput == Approx(0.5 * s.cpu_calls_per_s * O).epsilon(1e-12));
 }
 
+TEST_CASE("GPUs whose HBM cannot hold the weights prefill nothing", "[disagg]") {
+    // 141 GB of bf16 Llama-3.1-70B on one H100 (78 GB usable): the feed was 0.555 calls/s and 288 tok/s at the balance.
+    io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    const DisaggStudy s = disagg_study(io::build_scenario(in).scenario);
+    CHECK_FALSE(s.weights_fit_gpu);
+    CHECK(s.gpu_calls_per_s == 0.0);
+    CHECK(s.max_throughput == 0.0);
+    CHECK(s.at_machine.throughput == 0.0);
+    for (const DisaggPoint& p : s.curve) CHECK(p.throughput == 0.0);
+    // Four of them hold it and a 68k-token codex call (312 GB usable; two would hold the weights, not the call's 22 GB).
+    in.set("gpus", "4");
+    const DisaggStudy two = disagg_study(io::build_scenario(in).scenario);
+    CHECK(two.weights_fit_gpu);
+    CHECK(two.gpu_calls_per_s > 0.0);
+}
+
 TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode, an SLO no CPU step meets is flagged", "[disagg]") {
     io::ScenarioInputs in;
     in.set("cpu-mem", "100GB");  // 141 GB of bf16 Llama-3.1-70B weights

@@ -167,3 +167,29 @@ TEST_CASE("expert granularity never moves more than layer granularity", "[layers
         CHECK(c.move_amplification() >= 1.0);
     }
 }
+
+TEST_CASE("a model's checkpoint holds verdict's weight bytes: its layers, then the embedding and head", "[layers]") {
+    // `layers --weight-dtype fp4|mxfp4|int4` charged 4 bits for all three and left the embedding and head out of the
+    // card: 46 llama-3.1-70b bf16 layers "fit" a 74.5 GiB H100-PCIe beside 4.2 GB of them.
+    for (const char* name : {"llama-3.1-70b", "qwen3-235b-a22b", "gpt-oss-120b"}) {
+        const ModelSpec m = io::load_model("--model", name);
+        for (DType d : {DType::bf16, DType::fp8, DType::int4, DType::mxfp4, DType::fp4}) {
+            const Checkpoint c = checkpoint_from_model(m, d, name);
+            CHECK(c.layer_bytes.raw() * m.layers + c.non_layer_bytes.raw() == Approx(weight_bytes(m, d).raw()).epsilon(1e-12));
+            CHECK(c.non_layer_sharded);
+        }
+    }
+    const ModelSpec llama = io::load_model("--model", "llama-3.1-70b");
+    const Checkpoint fp4 = checkpoint_from_model(llama, DType::fp4, "a"), mx = checkpoint_from_model(llama, DType::mxfp4, "b");
+    CHECK(fp4.layer_bytes.raw() / mx.layer_bytes.raw() == Approx(4.5 / 4.25).epsilon(1e-12));  // NVFP4 4 + 8/16 bits
+    // Embedding and untied head, 2 × 128,256 × 8,192 in BF16 = 4.20 GB, half a rank's at TP2.
+    const Checkpoint bf16 = checkpoint_from_model(llama, DType::bf16, "c");
+    CHECK(bf16.non_layer_bytes.raw() == Approx(2.0 * 128256 * 8192 * 2).epsilon(1e-12));
+    CHECK(bf16.non_layer_rank(2).raw() == Approx(bf16.non_layer_bytes.raw() / 2).epsilon(1e-12));
+    // 80 GB card: (80e9 − 4.20e9) / 1.711 GB a layer = 44 resident (46 without the embedding and head).
+    const LayerHost host{Bytes(80e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt};
+    CHECK(layer_offload(bf16, host, 1).resident == 44);
+    Checkpoint bare = bf16;
+    bare.non_layer_bytes = Bytes(0);
+    CHECK(layer_offload(bare, host, 1).resident == 46);
+}

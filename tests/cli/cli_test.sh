@@ -64,8 +64,9 @@ echo "$outnf" | grep -Eq '^  throughput, tok/s +— +—$' && echo "$outnf" | gr
 outadp=$("$kvroof" verdict --hardware h200 --model deepseek-v3 --gpus 8 --attention-dp 1)
 echo "$outadp" | grep -q '^  model     deepseek-v3 (MLA, MoE): 671.0B params (37.6B active), weights 673 GB fp8' \
     && echo "$outadp" | grep -q 'HBM 1.112 TB usable - weights 752.9 GB' && ok || bad "--attention-dp: the model line counts the attention copies as the checkpoint's weights"
-# The layer-offload sweep budgets the whole card, as kvroof layers does: a 3 GB card holds one 1.71 GB layer.
-"$kvroof" sweep --analysis layers --grid hbm-cap=1,3 --out - --no-meta | grep -q '^3,offload,1.71128,1,79,' \
+# The layer-offload sweep budgets the whole card, as kvroof layers does: a 6 GB card holds the 4.20 GB embedding and
+# head and one 1.71 GB layer.
+"$kvroof" sweep --analysis layers --grid hbm-cap=1,6 --out - --no-meta | grep -q '^6,offload,1.71128,1,79,' \
     && ok || bad "sweep --analysis layers refuses a card under the verdict's 2 GB reserve"
 "$kvroof" verdict --hbm-cap 141GB --hbm-bw 4.8TB/s --c2c-bw 900GB/s --gpu-flops 2.5PFLOPS --slo-tpot 50ms --measured-tps 30 >/dev/null && ok || bad "unit-bearing flags"
 "$kvroof" mix --mix "long:0.7,short:0.3" | grep -q '^binding @ f=0' && ok || bad "mix table"
@@ -95,7 +96,7 @@ echo "$outw" | grep -q 'layers 0 full attention, 2 sliding window of 4096 tokens
 # By hand: κ_crit = F_pf/B_kv · link/C_eff = 141.1 GFLOP / 327,680 B · 225 GB/s / (0.7 · 2.5 PFLOPS) = 55.4 > κ_ratio 64,338/3,991 = 16.1;
 # P_OH = 16.1/55.4 = 0.291, link share 0.291/1.291 = 23 %.
 "$kvroof" prefill | tail -n 1 | grep -q '^PREFILL: compute-bound — κ_ratio 16.1 <= κ_crit 55.4; 23% of TTFT is the link$' && ok || bad "default prefill answer line"
-"$kvroof" layers --json | grep -q '"hardware": "gb200"' && "$kvroof" layers | grep -q '^llama-3.1-70b@16bit  *1 ' && ok || bad "plain layers is not verdict's default scenario"
+"$kvroof" layers --json | grep -q '"hardware": "gb200"' && "$kvroof" layers | grep -q '^llama-3.1-70b@bf16  *1 ' && ok || bad "plain layers is not verdict's default scenario"
 # --table seed is the κ_crit paper's scenario and table: the committed report, byte for byte, and its answer line.
 "$kvroof" prefill --table seed --report "$tmp/pk.md" >/dev/null && cmp -s "$tmp/pk.md" "$(dirname "$0")/../../outputs/prefill_kappa.md" && ok || bad "prefill --table seed differs from outputs/prefill_kappa.md"
 "$kvroof" prefill --table seed | tail -n 1 | grep -q '^PREFILL: transfer-bound — κ_ratio 16.1 > κ_crit 4.66; 78% of TTFT is the link$' && ok || bad "seed prefill answer line"
@@ -169,8 +170,8 @@ kc=$("$kvroof" prefill --json | grep -m1 '"kappa_crit"' | sed 's/.*: *\([0-9.e+-
     && ok || bad "sweep --analysis prefill: kappa_crit is not kvroof prefill's ($kc): $(cat "$tmp/pf.csv")"
 # sweep --analysis layers: the row carries kvroof layers --model's perfect-overlap ceiling (deepseek-v3 on one H100).
 "$kvroof" sweep --analysis layers --hardware h100-sxm --grid "model=deepseek-v3" --format jsonl >"$tmp/ly.jsonl" \
-    && grep -q '"offloaded_layers":54,' "$tmp/ly.jsonl" && grep -q '"overlap_tps_tok_per_s":0.0962217,' "$tmp/ly.jsonl" \
-    && "$kvroof" layers --model deepseek-v3 --hardware h100-sxm | grep -q '54 of 61 layers offloaded.*≤ 0.09622 tok/s with perfect overlap' \
+    && grep -q '"offloaded_layers":55,' "$tmp/ly.jsonl" && grep -q '"overlap_tps_tok_per_s":0.0944572,' "$tmp/ly.jsonl" \
+    && "$kvroof" layers --model deepseek-v3 --hardware h100-sxm | grep -q '55 of 61 layers offloaded.*≤ 0.09446 tok/s with perfect overlap' \
     && ok || bad "sweep --analysis layers: not kvroof layers' row: $(cat "$tmp/ly.jsonl")"
 # sweep bad input: exit 2, one line naming the --grid entry, no --out file.
 expect_bad_sweep() {

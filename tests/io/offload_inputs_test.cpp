@@ -45,7 +45,7 @@ TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the defau
     const LayersSetup s = io::resolve_layers(io::LayersInputs{});
     REQUIRE(s.checkpoints.size() == 1);
     const Checkpoint& c = s.checkpoints.front();
-    CHECK(c.name == def.model.name + "@16bit");
+    CHECK(c.name == def.model.name + "@bf16");
     CHECK(c.layers == def.model.layers);
     CHECK(s.hardware == def.hardware.name);
     CHECK(s.tp == std::vector<int>{def.hardware.deployment.gpus});

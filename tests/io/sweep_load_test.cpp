@@ -68,6 +68,32 @@ TEST_CASE("a concurrency axis: each row is the operating point at that many clie
     CHECK(rows[0].at("running_req").get<double>() == Approx(1.0).epsilon(1e-5));
 }
 
+TEST_CASE("a concurrency axis may end in max: every request at once, as --concurrency max", "[sweep][load]") {
+    // The memory-full point beside a benchmark's clients (it was refused: "expected a number, got 'max'").
+    const std::vector<nlohmann::json> rows = run_rows(benchmark_spec({"concurrency=8,max"}));
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0].at("load_clients").get<double>() == 8);
+    CHECK(rows[1].at("load_clients") == "max");
+    const Scenario sc = build_scenario(benchmark_spec({}).fixed).scenario;
+    const PreparedScenario ps(sc);
+    LoadSpec load;
+    load.mode = LoadMode::saturate;
+    const OperatingPoint p = operating_point(ps, load, 0.0, 0.0);
+    CHECK(rows[1].at("tps_tok_per_s").get<double>() == Approx(p.throughput).epsilon(1e-5));
+    CHECK(rows[1].at("running_req").get<double>() == Approx(p.running).epsilon(1e-5));
+    // As full as memory allows: more requests run than 8 clients send, and no fewer tokens come out.
+    CHECK(rows[1].at("running_req").get<double>() > rows[0].at("running_req").get<double>());
+    CHECK(rows[1].at("tps_tok_per_s").get<double>() >= rows[0].at("tps_tok_per_s").get<double>());
+    // In CSV the cell is the text too.
+    const SweepSpec csv = benchmark_spec({"concurrency=max"}, SweepFormat::csv);
+    validate_sweep(csv);
+    std::string out;
+    run_sweep(csv, [&](std::string_view t) { out += t; });
+    CHECK(out.find("\nmax,0,0,ok,") != std::string::npos);
+    // max is concurrency's alone.
+    CHECK_THROWS_WITH(parse_grid_entry("request-rate=1,max"), Catch::Contains("'max'"));
+}
+
 TEST_CASE("a load flag with an f axis: the operating point at each f", "[sweep][load]") {
     SweepSpec s = benchmark_spec({"f=0,0.5"});
     s.load.batch = "16";

@@ -54,7 +54,8 @@ struct DisaggStudy {
     Resource baseline_limit = Resource::hbm_capacity;  // what caps the baseline's batch
     // GPU prefill feed
     double prefill_gpu_s = 0, prefill_link_s = 0;  // per call, on the whole GPU group
-    double gpu_calls_per_s = 0;  // all GPUs
+    double gpu_calls_per_s = 0;  // all GPUs; 0 where the group cannot prefill (weights_fit_gpu)
+    bool weights_fit_gpu = true;  // the group's HBM holds the weights and one call of the longest class
     // CPU decode engine, per socket
     bool weights_fit_dram = true;
     double cpu_batch = 0, cpu_step = 0, cpu_calls_per_s = 0;
@@ -130,7 +131,9 @@ struct DecodeMix {
     const detail::DecodeMix m = detail::decode_mix(sc, ps.mc, ps.sys);
     s.prefill_gpu_s = pipelined_pass(ps.pipe, m.prefill_gpu, m.sum_p_a);  // transfer(A) is linear in A: Σp·A
     s.prefill_link_s = ps.pipe.offload_share * link_time(m.h2d, m.d2h, ps.sys.link_bidir);
-    s.gpu_calls_per_s = 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s);
+    // The GPUs prefill only what they hold: the weights and one call's KV (the baseline's own check, at f = 0).
+    s.weights_fit_gpu = ps.hbm_free_bytes() > 0 && ps.session_fits_hbm(0.0);
+    s.gpu_calls_per_s = s.weights_fit_gpu ? 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s) : 0.0;
     s.prefill_latency_s = m.prefill_gpu + prefill_transfer(ps.pipe, m.sum_p_a);
     s.prefill_meets_ttft = !sc.policy.slo_ttft || s.prefill_latency_s <= sc.policy.slo_ttft->raw();
     // One socket as a decode engine.

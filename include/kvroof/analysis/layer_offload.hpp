@@ -42,13 +42,18 @@ struct Checkpoint {
     std::string name;
     int layers = 0;
     Bytes layer_bytes;  // one layer, whole (TP 1)
-    Bytes non_layer_bytes;  // held by every rank besides its layers
+    Bytes non_layer_bytes;  // held by every rank besides its layers (sharded: all ranks together)
+    bool non_layer_sharded = false;  // split over the TP ranks (a model's embedding and head, vocab-parallel)
     Bytes total_bytes;  // as published (a cross-check)
     int experts = 0;  // 0: dense
     int experts_active = 0;
     double routed_fraction = 0;  // share of a layer's bytes that are routed experts
 
     [[nodiscard]] bool is_moe() const noexcept { return experts > 0; }
+    // The non-layer tensors one rank of a TP group holds.
+    [[nodiscard]] Bytes non_layer_rank(int tp) const noexcept {
+        return non_layer_sharded ? TensorParallel{tp}.shard(non_layer_bytes) : non_layer_bytes;
+    }
     // Bytes of one layer that one token actually uses.
     [[nodiscard]] Bytes needed_per_token(int tp) const noexcept {
         const double rank = TensorParallel{tp}.shard(layer_bytes).raw();
@@ -102,6 +107,31 @@ struct Checkpoint {
     return c;
 }
 
+// A checkpoint of `m` as verdict stores it at `weights` (weight_bytes_by_group: scales included, and a
+// quantised checkpoint's own BF16 parts kept so): its layers, and the embedding and output head as the non-layer
+// tensors, split over the TP ranks as engines split the vocabulary. `kvroof layers --model M --weight-dtype D`
+// asks this one; it had taken D's element size alone (4 bits for int4, mxfp4 and fp4 alike) and no embedding.
+[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, DType weights, std::string name) {
+    const ParamCounts p = param_counts(m);
+    const WeightBytes wb = weight_bytes_by_group(m, weights);
+    const DType outside_dtype = stored_as_checkpoint(m, weights) ? DType::bf16 : weights;
+    const double outside = (p.embedding + p.lm_head) * weight_bytes_per_element(outside_dtype);
+    const double in_layers = wb.total - outside;
+    Checkpoint c;
+    c.name = std::move(name);
+    c.layers = m.layers;
+    c.layer_bytes = Bytes(in_layers / m.layers);
+    c.total_bytes = Bytes(in_layers);
+    c.non_layer_bytes = Bytes(outside);
+    c.non_layer_sharded = true;
+    if (m.is_moe()) {
+        c.experts = m.experts;
+        c.experts_active = m.experts_active;
+        c.routed_fraction = wb.routed / in_layers;
+    }
+    return c;
+}
+
 struct LayerHost {
     Bytes card_budget;  // per card
     BytesPerSecond link;  // host->device, per card, sustained
@@ -135,7 +165,7 @@ struct LayerOffloadRow {
     LayerOffloadRow r;
     r.tp = tp;
     r.layer_rank = group.shard(c.layer_bytes);
-    const double room = h.card_budget.raw() - c.non_layer_bytes.raw();
+    const double room = h.card_budget.raw() - c.non_layer_rank(tp).raw();
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
     const int most = static_cast<int>(std::min<double>(c.layers, fit));
     if (forced_offloaded >= 0 && c.layers - forced_offloaded > most)  // a split the card cannot hold is not an answer
@@ -200,7 +230,7 @@ struct DecodeTarget {
     // Clamped in double before the conversion: a slow target moves more than every layer.
     d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
     d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);
-    d.fits = (d.resident_needed + c.non_layer_bytes).raw() <= h.card_budget.raw();
+    d.fits = (d.resident_needed + c.non_layer_rank(tp)).raw() <= h.card_budget.raw();
     return d;
 }
 

@@ -64,7 +64,7 @@ struct LayersQuestion {
 };
 [[nodiscard]] inline LayersQuestion layers_question(const Scenario& s) {
     LayersQuestion q;
-    q.checkpoint = checkpoint_from_model(s.model, 8.0 * bytes_per_element(s.policy.weight_dtype), s.model.name);
+    q.checkpoint = checkpoint_from_model(s.model, s.policy.weight_dtype, s.model.name);
     q.host.card_budget = s.hardware.gpu.hbm_capacity;
     q.host.link = s.hardware.link.bandwidth;
     q.host.compute_per_layer = default_layer_compute(q.checkpoint, s.hardware);

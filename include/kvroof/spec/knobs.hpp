@@ -98,6 +98,7 @@ struct Knob {
     bool grid_only = false;  // f and ov: sweep axes, not scenario flags
     char list_sep = ',';  // separator of a --grid list (';' where values hold commas)
     std::string_view none_text{};  // text meaning "no value" ("none" for an SLO), or empty
+    std::string_view top_text{};  // a grid value meaning "as many as memory holds" (concurrency's "max"): +inf
     // Text knobs: text -> value, throwing InputError naming `flag`.
     KnobValue (*decode)(std::string_view flag, std::string_view text) = nullptr;
     KnobAccess access{};
