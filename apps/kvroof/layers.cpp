@@ -21,8 +21,9 @@ namespace {
 std::string layers_footer(const HardwareSpec& def_hw) {
     const auto& cfg = io::embedded_config("layers_budget");
     return fmt::format(
-        "With no flag it answers for verdict's default scenario: {} with {} weights (a checkpoint built from the model preset: "
-        "its transformer layers, embeddings and head excluded) on {} x {} over the GPU's own link ({}, {} per GPU), the "
+        "With no flag it answers for verdict's default scenario: {} with {} weights (a checkpoint built from the model preset at "
+        "verdict's weight bytes: its transformer layers, and the embeddings and head kept on every card, split over the TP "
+        "ranks) on {} x {} over the GPU's own link ({}, {} per GPU), the "
         "budget the card's HBM, the compute per offloaded layer one layer's weights read from HBM at eta-mem.\n"
         "--table seed answers instead for the Result 5 budget table of \"CPU offload and prefetch: the measured ceiling\" "
         "({} checkpoints x TP {} on a {} over {}, {} ms per layer), what `kvroof report` writes to layers_budget.md; other "

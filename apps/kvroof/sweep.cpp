@@ -67,10 +67,9 @@ io::SweepSpec spec_from(const SweepOptions& o) {
     spec.load.override_with(o.load);
     if (!o.config.empty()) {  // the file's load flags the command line kept, named where the load is at fault
         const nlohmann::json merged = io::load_text_json(spec.load), cli = io::load_text_json(o.load);
-        std::string kept;
+        spec.load_file = o.config;
         for (const auto& [k, v] : merged.items())
-            if (!cli.contains(k)) kept += (kept.empty() ? "" : ", ") + k;
-        if (!kept.empty()) spec.load_from_file = fmt::format("{}: {}", o.config, kept);
+            if (!cli.contains(k)) spec.load_from_file.push_back(k);
     }
     // A command-line axis replaces the file's axis of the same knob, in its place (the rows keep their order).
     const size_t file_axes = spec.axes.size();

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include "sweep_plot.hpp"
@@ -48,6 +49,8 @@ double as_shown(double v) {
 // A grid value as its cell shows it.
 std::string cell_text(const io::GridAxis& a, std::uint64_t i) {
     if (a.text()) return a.values[i];
+    if (!a.row->top_text.empty() && a.number(i) == std::numeric_limits<double>::infinity())
+        return std::string(a.row->top_text);  // concurrency's max, as its cell says it
     std::string t;
     io::append_number6(t, a.number(i));
     return t;

@@ -15,7 +15,15 @@ std::string f_text(const LadderRung& r) {
     return r.offload ? fmt::format(" (f = {:.2f} / {:.2f})", r.band.conservative.f, r.band.optimistic.f) : std::string();
 }
 
+// A rung serves something at one end of its band at least; one that does not shows no tok/s ("—", null in JSON).
+bool serves(const LadderRung& r) { return r.band.conservative.throughput > 0 || r.band.optimistic.throughput > 0; }
+std::string tps_cell(double v, bool serving) { return serving ? fmt::format("{:.1f}", v) : std::string("—"); }
+json tps_json(double v, bool serving) { return serving ? json(v) : json(nullptr); }
+
 std::string bound_text(const LadderRung& r) {
+    const ServingPoint& p = r.band.conservative;
+    if (!serves(r))  // why nothing runs, as verdict says it (it was the batch limit, hbm_capacity, beside 0.0 tok/s)
+        return !p.fits ? "weights do not fit" : !p.session_fits ? "one session does not fit" : "no batch meets the SLOs";
     const Resource c = r.band.conservative.headline, o = r.band.optimistic.headline;
     return c == o ? std::string(name(c)) : fmt::format("{} / {}", name(c), name(o));
 }
@@ -34,12 +42,13 @@ std::string table(const LadderStudy& s, bool markdown) {
     for (std::size_t i = 0; i < s.rungs.size(); ++i) {
         const LadderRung& r = s.rungs[i];
         const std::string lever = rung_label(r) + f_text(r);
-        out += markdown ? fmt::format("| {} | {} | `{}` | {:.1f} | {:.1f} | {:.1f} | {} | {} |\n", i, lever, rung_flag(r),
-                                      r.band.conservative.throughput, r.band.optimistic.throughput, r.per_gpu_conservative,
+        const bool on = serves(r);
+        const std::string con = tps_cell(r.band.conservative.throughput, on), opt = tps_cell(r.band.optimistic.throughput, on),
+                          per_gpu = tps_cell(r.per_gpu_conservative, on);
+        out += markdown ? fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} |\n", i, lever, rung_flag(r), con, opt, per_gpu,
                                       gain_text(r, i == 0), bound_text(r))
-                        : fmt::format("  {:<5}{:<46}{:<16}{:>12.1f}{:>12.1f}{:>12.1f}{:>9}  {}\n", i, lever, rung_flag(r),
-                                      r.band.conservative.throughput, r.band.optimistic.throughput, r.per_gpu_conservative,
-                                      gain_text(r, i == 0), bound_text(r));
+                        : fmt::format("  {:<5}{:<46}{:<16}{:>12}{:>12}{:>12}{:>9}  {}\n", i, lever, rung_flag(r), con, opt,
+                                      per_gpu, gain_text(r, i == 0), bound_text(r));
     }
     return out;
 }
@@ -104,9 +113,11 @@ std::string ladder_line(const LadderStudy& s) {
     if (s.rungs.size() == 1)
         return fmt::format("LADDER: {:.1f} tok/s; no lever gains {:.0f} % per GPU{}\n", a.band.conservative.throughput,
                            (kGainThreshold - 1) * 100, s.compute_bound ? " (GPU-compute-bound)" : "");
-    return fmt::format("LADDER: {:.1f} -> {:.1f} tok/s (ov = 0) .. {:.1f} (ov = 1) in {} step(s): {}{}\n",
-                       a.band.conservative.throughput, b.band.conservative.throughput, b.band.optimistic.throughput,
-                       s.rungs.size() - 1, steps, s.compute_bound ? "; then GPU-compute-bound" : "");
+    // From nothing served ("the weights do not fit"), not from a measured-looking 0.0.
+    const std::string from = serves(a) ? fmt::format("{:.1f}", a.band.conservative.throughput) : bound_text(a);
+    return fmt::format("LADDER: {} -> {:.1f} tok/s (ov = 0) .. {:.1f} (ov = 1) in {} step(s): {}{}\n", from,
+                       b.band.conservative.throughput, b.band.optimistic.throughput, s.rungs.size() - 1, steps,
+                       s.compute_bound ? "; then GPU-compute-bound" : "");
 }
 
 std::string ladder_table_markdown(const LadderStudy& s) { return table(s, true); }
@@ -131,8 +142,9 @@ json ladder_json(const LadderReport& r, const BuiltScenario& built) {
                          {"gpus", x.scenario.hardware.deployment.gpus},
                          {"conservative", point_json(x.band.conservative)},
                          {"optimistic", point_json(x.band.optimistic)},
-                         {"per_gpu_conservative_tok_s", x.per_gpu_conservative},
-                         {"per_gpu_optimistic_tok_s", x.per_gpu_optimistic},
+                         {"serves", serves(x)},
+                         {"per_gpu_conservative_tok_s", tps_json(x.per_gpu_conservative, serves(x))},
+                         {"per_gpu_optimistic_tok_s", tps_json(x.per_gpu_optimistic, serves(x))},
                          {"gain_per_gpu", x.band.conservative.throughput > 0 ? render::finite_or_null(x.gain) : nullptr}});
     const std::string l = ladder_line(r.study);
     return json{

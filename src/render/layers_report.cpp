@@ -2,6 +2,8 @@
 // `kvroof layers` as text, markdown and JSON, from one LayersStudy.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kvroof/io/offload_reports.hpp"
 
 namespace kvroof::io {
@@ -27,7 +29,7 @@ std::string host_line(const LayersSetup& s, bool with_copy) {
 
 std::string budget_row(const LayersStudy& st, const LayersCell& c, bool md) {
     const LayerOffloadRow& r = c.row;
-    const bool any = r.offloaded > 0;
+    const bool any = r.has_ceiling();
     const std::string transfer = any ? fmt::format("{:.2f}", gib(r.transfer_per_token)) : "—";
     const std::string share = any ? pct(r.compute_share, md) : "—";
     const std::string hide = any ? pct(r.max_hideable, md) : "—";
@@ -99,6 +101,11 @@ std::string layers_answer(const LayersStudy& st) {
     if (st.cells.size() == 1) {
         const Checkpoint& c = st.setup.checkpoints.front();
         const LayerOffloadRow& r = st.cells.front().row;
+        if (!r.non_layer_fits)
+            return fmt::format(
+                "LAYERS: {} TP{} — DOES NOT FIT: the {:.4g} GiB card cannot hold the {:.4g} GiB of embeddings and output head "
+                "every rank keeps",
+                c.name, r.tp, gib(st.setup.host.card_budget), gib(c.non_layer_rank(r.tp)));
         return r.offloaded == 0
                    ? fmt::format("LAYERS: {} TP{} — all {} layers fit the {:.4g} GiB card: no offload, no transfer ceiling",
                                  c.name, r.tp, c.layers, gib(st.setup.host.card_budget))
@@ -113,6 +120,9 @@ std::string layers_answer(const LayersStudy& st) {
         return fmt::format("LAYERS: transfer-bound — the best offloaded ceiling is {:.4g} tok/s ({}) even with perfect overlap",
                            b.row.overlap_tps, fmt::format("{} TP{}", cell_name(st, b), b.row.tp));
     }
+    if (std::any_of(st.cells.begin(), st.cells.end(), [](const LayersCell& c) { return !c.row.non_layer_fits; }))
+        return "LAYERS: no configuration runs with offload — each card holds every layer or not even the embeddings and "
+               "output head";
     return "LAYERS: every configuration fits without offload — no transfer ceiling";
 }
 
@@ -147,8 +157,10 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
     for (const LayersCell& c : st.cells) {
         const LayerOffloadRow& r = c.row;
         const Checkpoint& cp = s.checkpoints[c.checkpoint];
-        const bool any = r.offloaded > 0;
+        const bool any = r.has_ceiling();
         json j{{"checkpoint", cp.name},
+               {"non_layer_fits", r.non_layer_fits},
+               {"non_layer_bytes_per_rank", cp.non_layer_rank(r.tp).raw()},
                {"tp", r.tp},
                {"layer_bytes_per_rank", r.layer_rank.raw()},
                {"resident", r.resident},
@@ -176,12 +188,14 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
     if (s.target_tps) {
         target = json::array();
         for (const TargetCell& t : st.targets)
-            target.push_back({{"checkpoint", s.checkpoints[t.checkpoint].name},
-                              {"tp", t.tp},
-                              {"movable_bytes_per_token", t.target.movable_per_token.raw()},
-                              {"max_offloaded_layers", t.target.max_offloaded},
-                              {"resident_bytes_needed", t.target.resident_needed.raw()},
-                              {"fits", t.target.fits}});
+            target.push_back(
+                {{"checkpoint", s.checkpoints[t.checkpoint].name},
+                 {"tp", t.tp},
+                 {"movable_bytes_per_token", t.target.movable_per_token.raw()},
+                 {"max_offloaded_layers", t.target.max_offloaded},
+                 // With the non-layer tensors, as the text says it (fits compares the same sum).
+                 {"resident_bytes_needed", (t.target.resident_needed + s.checkpoints[t.checkpoint].non_layer_rank(t.tp)).raw()},
+                 {"fits", t.target.fits}});
     }
     json given = json::object();
     for (const auto& [k, v] : given_flags) given[k] = v;

@@ -49,7 +49,7 @@ std::string band_section(const ReferenceScenario& r) {
     std::string s = fmt::format("## {}\n\n{}. `kvroof verdict{}`\n\n**{}**\n\n", r.name, r.description, r.flags_text,
                                 verdict_line(r.table.report));
     if (v.kind == VerdictKind::does_not_fit) return s;
-    s += "| f | tok/s (ov = 0) | tok/s (ov = 1) | gain (ov = 0) | gain (ov = 1) | batch (ov = 0) | TPOT (ov = 0) | time bound by "
+    s += "| f | tok/s (ov = 0) | tok/s (ov = 1) | gain (ov = 0) | gain (ov = 1) | batch (ov = 0) | step (ov = 0) | time bound by "
          "(ov = 0) | time bound by (ov = 1) |\n"
          "|---|---|---|---|---|---|---|---|---|\n";
     for (size_t k = 0; k < r.table.rows.size(); ++k) {

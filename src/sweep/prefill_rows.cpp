@@ -91,11 +91,11 @@ private:
     void append_row(std::string& out) override {
         const LayersQuestion q = layers_question(scenario_);
         const LayerOffloadRow r = layer_offload(q.checkpoint, q.host, q.tp);
-        const bool any = r.offloaded > 0;
+        const bool any = r.has_ceiling();
         const auto tps = [any](double v) { return any ? v : kNone; };
         cells_.begin(out);
         cells_.axes(out, spec_, idx_);
-        cells_.text(out, kLayersColumns[0].name, any ? "offload" : "fits");
+        cells_.text(out, kLayersColumns[0].name, !r.non_layer_fits ? "does_not_fit" : any ? "offload" : "fits");
         // In kLayersColumns order from layer_rank_GB.
         const double nums[] = {r.layer_rank.raw() / 1e9,
                                static_cast<double>(r.resident),

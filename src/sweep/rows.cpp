@@ -219,7 +219,7 @@ void RowWorker::append_row_as(const CachedPoint& p, std::string& out, Numbers* n
     put(Csv ? "," : "\",\"verdict\":\"");
     put(name(kind_at(v, b, f, f_axis_ >= 0)));
     if constexpr (!Csv) *w++ = '"';
-    const std::array<double, 3> ov_nums = ov_cells(p, f, fits);
+    const std::array<double, 3> ov_nums = ov_axis_ >= 0 ? ov_cells(p, f, fits) : std::array<double, 3>{kNone, kNone, kNone};
     if (ov_axis_ >= 0) {
         constexpr std::string_view keys[] = {",\"ov\":", ",\"tps_ov_tok_per_s\":", ",\"gain_ov\":"};
         for (size_t i = 0; i < 3; ++i) {

@@ -239,8 +239,14 @@ void validate_sweep(const SweepSpec& spec) {
     try {
         (void)sweep_load(spec);  // the load flags, and at most one load
     } catch (const InputError& e) {
-        if (spec.load_from_file.empty()) throw;
-        throw InputError(fmt::format("{} (from the sweep file, {})", e.what(), spec.load_from_file));
+        // "--requests: …": the flag at fault; the file is named where it gave that flag.
+        const std::string_view what = e.what();
+        const size_t colon = what.find(':');
+        const std::string flag =
+            what.rfind("--", 0) == 0 && colon != std::string_view::npos ? std::string(what.substr(2, colon - 2)) : std::string();
+        const auto& kept = spec.load_from_file;
+        if (flag.empty() || std::find(kept.begin(), kept.end(), flag) == kept.end()) throw;
+        throw InputError(fmt::format("{} (--{} from the sweep file {})", what, flag, spec.load_file));
     }
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `kvroof disagg`: GPUs prefill, CPU sockets decode; each figure against its equation.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "kvroof/analysis/disagg.hpp"
 #include "kvroof/analysis/gpu_disagg.hpp"
@@ -69,6 +70,8 @@ TEST_CASE("GPUs whose HBM cannot hold the weights prefill nothing", "[disagg]") 
     CHECK(s.max_throughput == 0.0);
     CHECK(s.at_machine.throughput == 0.0);
     for (const DisaggPoint& p : s.curve) CHECK(p.throughput == 0.0);
+    CHECK_FALSE(std::isfinite(s.balance_cpus_per_gpu));  // no balance (null), not 0 sockets per GPU
+    CHECK_FALSE(s.prefill_meets_ttft);
     // Four of them hold it and a 68k-token codex call (312 GB usable; two would hold the weights, not the call's 22 GB).
     in.set("gpus", "4");
     const DisaggStudy two = disagg_study(io::build_scenario(in).scenario);

@@ -52,7 +52,22 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
     && ok || bad "a gain of nothing over nothing is shown as 1.00×"
 "$kvroof" verdict --slo-tpot 1ms --report "$tmp/inf.md" >/dev/null && grep -q '^| f = 0, ov = 0 | 0.000 | 0 | 0.0 | — |' "$tmp/inf.md" \
     && ! grep -q '1\.00×' "$tmp/inf.md" && ok || bad "the markdown report shows 1.00× where nothing is served"
-"$kvroof" ladder --hardware h100-sxm --model llama-3.1-70b --gpus 1 | grep -E '^  1 +\+ tensor parallel over 2 GPUs .* 0\.0 +— +hbm_capacity$' -q && ok || bad "a ladder growth step that serves nothing shows a gain"
+# Scenarios that do not fit say so in every command, with no figures: mix, layers on a card under the embeddings,
+# disagg's balance (null, not 0 sockets); verdict's points show the ITL the SLO bounds beside the bare step.
+"$kvroof" mix --hardware h100-sxm | grep -q '^MIX: DOES NOT FIT — weights 141.1 GB > HBM 78 GB usable' \
+    && "$kvroof" layers --hbm-cap 1GB | grep -q '^LAYERS: llama-3.1-70b@bf16 TP1 — DOES NOT FIT: the 0.9313 GiB card cannot hold' \
+    && "$kvroof" disagg --hardware h100-sxm --json | grep -q '"balance_cpus_per_gpu": null' \
+    && "$kvroof" verdict | grep -q '38.7 tok/s (batch 1.04, ITL 26.8 ms, step 25.4 ms, TTFT' \
+    && ok || bad "a scenario that does not fit shows figures, or verdict's point shows no ITL"
+# A concurrency grid's max is its text in a plot's legend too (it was concurrency=inf).
+"$kvroof" sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 --grid concurrency=8,max \
+    --grid f=0:0.2:0.1 --plot "$tmp/cm.svg" --x f --y tps_tok_per_s --out /dev/null \
+    && grep -q '<text>concurrency=max</text>' "$tmp/cm.svg" && ok || bad "concurrency=max is not max in the plot legend"
+# A rung that serves nothing shows no tok/s and says why (it showed 0.0 tok/s beside hbm_capacity).
+lad=$("$kvroof" ladder --hardware h100-sxm --model llama-3.1-70b --gpus 1)
+echo "$lad" | grep -E '^  1 +\+ tensor parallel over 2 GPUs +--gpus 2 +— +— +— +— +one session does not fit$' -q \
+    && echo "$lad" | grep -q '^  0 .* weights do not fit$' && echo "$lad" | grep -q '^LADDER: weights do not fit -> ' \
+    && ok || bad "a ladder step that serves nothing shows tok/s or a gain"
 # Two outputs may share a device or standard output (a sweep thrown away, its sidecar too).
 "$kvroof" sweep --grid f=0,1 --out /dev/null --meta /dev/null && ok || bad "sweep --out /dev/null --meta /dev/null refused"
 outnf=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --isl 2000 --osl 500)
@@ -66,7 +81,8 @@ echo "$outadp" | grep -q '^  model     deepseek-v3 (MLA, MoE): 671.0B params (37
     && echo "$outadp" | grep -q 'HBM 1.112 TB usable - weights 752.9 GB' && ok || bad "--attention-dp: the model line counts the attention copies as the checkpoint's weights"
 # The layer-offload sweep budgets the whole card, as kvroof layers does: a 6 GB card holds the 4.20 GB embedding and
 # head and one 1.71 GB layer.
-"$kvroof" sweep --analysis layers --grid hbm-cap=1,6 --out - --no-meta | grep -q '^6,offload,1.71128,1,79,' \
+"$kvroof" sweep --analysis layers --grid hbm-cap=1,6 --out - --no-meta >"$tmp/lc.csv" && grep -q '^6,offload,1.71128,1,79,' "$tmp/lc.csv" \
+    && grep -q '^1,does_not_fit,1.71128,0,80,[0-9.]*,[0-9.]*,[0-9.]*,,,,' "$tmp/lc.csv" \
     && ok || bad "sweep --analysis layers refuses a card under the verdict's 2 GB reserve"
 "$kvroof" verdict --hbm-cap 141GB --hbm-bw 4.8TB/s --c2c-bw 900GB/s --gpu-flops 2.5PFLOPS --slo-tpot 50ms --measured-tps 30 >/dev/null && ok || bad "unit-bearing flags"
 "$kvroof" mix --mix "long:0.7,short:0.3" | grep -q '^binding @ f=0' && ok || bad "mix table"

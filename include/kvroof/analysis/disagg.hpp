@@ -135,7 +135,8 @@ struct DecodeMix {
     s.weights_fit_gpu = ps.hbm_free_bytes() > 0 && ps.session_fits_hbm(0.0);
     s.gpu_calls_per_s = s.weights_fit_gpu ? 1.0 / std::max(s.prefill_gpu_s, s.prefill_link_s) : 0.0;
     s.prefill_latency_s = m.prefill_gpu + prefill_transfer(ps.pipe, m.sum_p_a);
-    s.prefill_meets_ttft = !sc.policy.slo_ttft || s.prefill_latency_s <= sc.policy.slo_ttft->raw();
+    // A prefill that cannot run meets no SLO.
+    s.prefill_meets_ttft = s.weights_fit_gpu && (!sc.policy.slo_ttft || s.prefill_latency_s <= sc.policy.slo_ttft->raw());
     // One socket as a decode engine.
     const HardwareSpec& hw = sc.hardware;
     const double bw = hw.host.dram_bandwidth.raw() * hw.host.eta_dram, flops = hw.host.flops.raw() * hw.host.eta_compute;
@@ -168,7 +169,8 @@ struct DecodeMix {
         s.cpu_calls_per_s = s.cpu_batch > 0 ? s.cpu_batch / (m.sum_p_o * s.cpu_step) : 0.0;
     }
     const double per_gpu_feed = s.gpu_calls_per_s / s.gpus;
-    s.balance_cpus_per_gpu = s.cpu_calls_per_s > 0 ? per_gpu_feed / s.cpu_calls_per_s : kUnbounded;
+    // No balance where either side does nothing (null in JSON): 0 sockets would read as a real answer.
+    s.balance_cpus_per_gpu = s.cpu_calls_per_s > 0 && per_gpu_feed > 0 ? per_gpu_feed / s.cpu_calls_per_s : kUnbounded;
     s.max_throughput = m.sum_p_o * s.gpu_calls_per_s;
     s.at_machine = disagg_at(s, hw.host.cpus_per_gpu, m.sum_p_o);
     for (int k = -1; k <= 9; ++k) s.curve.push_back(disagg_at(s, std::ldexp(1.0, k), m.sum_p_o));  // 0.5 .. 512 per GPU

@@ -151,7 +151,12 @@ struct LayerOffloadRow {
     // Expert granularity, same resident set: only what each token needs moves.
     Bytes expert_transfer_per_token;
     double expert_serial_tps = 0, expert_overlap_tps = 0;
-    bool fits_without_offload() const noexcept { return offloaded == 0; }
+    // The card holds the non-layer tensors (embeddings, output head); else no layer runs on it, and the figures above
+    // are no ceiling of anything (shown as none).
+    bool non_layer_fits = true;
+    bool fits_without_offload() const noexcept { return non_layer_fits && offloaded == 0; }
+    // Offloaded layers set a transfer ceiling: some layers move and the card runs the rest.
+    bool has_ceiling() const noexcept { return non_layer_fits && offloaded > 0; }
 };
 
 // `forced_offloaded` (>= 0) replaces the budget's choice with a given split.
@@ -166,6 +171,7 @@ struct LayerOffloadRow {
     r.tp = tp;
     r.layer_rank = group.shard(c.layer_bytes);
     const double room = h.card_budget.raw() - c.non_layer_rank(tp).raw();
+    r.non_layer_fits = room >= 0;
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
     const int most = static_cast<int>(std::min<double>(c.layers, fit));
     if (forced_offloaded >= 0 && c.layers - forced_offloaded > most)  // a split the card cannot hold is not an answer

@@ -81,7 +81,7 @@ struct LayersQuestion {
     for (size_t c = 0; c < setup.checkpoints.size(); ++c) {
         for (int tp : setup.tp) {
             LayersCell cell{c, layer_offload(setup.checkpoints[c], setup.host, tp, forced), std::nullopt};
-            const bool any = cell.row.offloaded > 0;
+            const bool any = cell.row.has_ceiling();
             if (setup.prefill_compute_ms && any)
                 cell.prefill = layer_offload_prefill(cell.row, setup.rows, milliseconds(*setup.prefill_compute_ms));
             if (any && cell.row.overlap_tps > best_tps) {

@@ -203,9 +203,9 @@ struct Rates {
 }
 
 // The rates at the batch r.batch, with the GPU's utilisation-seconds.
-inline void account(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
+inline void account(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, const StepShape& at_b,
+                    ServingPoint& r) {
     const double B = r.batch, sum_p_o = md.sum_p_o;
-    const StepShape at_b = shape_at(ps, bs.shape, B);
     const Rates x = rates(md, bs, at_b, B, r.ttft);
     r.tpot = x.tpot;
     r.util_sec = md.per_call_prefill;
@@ -223,10 +223,10 @@ inline void account(const PreparedScenario& ps, const MixDemand& md, const Batch
 }
 
 // What the GPU timeline is spent on, and the binding resource.
-inline void attribute(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, ServingPoint& r) {
+inline void attribute(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs, const StepShape& sh,
+                      ServingPoint& r) {
     const auto& entries = ps.scenario->mix.entries;
     const double B = r.batch;
-    const StepShape sh = shape_at(ps, bs.shape, B);
     // A time split over its parts in proportion: the GPU roofline (compute or
     // HBM), the all-reduces and all-to-alls, the CPU (compute or DRAM) and the link.
     struct Comm {
@@ -271,9 +271,10 @@ namespace detail {
     return false;
 }
 
-// The serving point at Detail::row or Detail::full.
-[[nodiscard]] inline ServingPoint evaluate_full(const PreparedScenario& ps, const MixDemand& md, double ov, Detail level) {
-    const double f = md.f;
+// The serving point at Detail::row or Detail::full, on the batch shape of md at its ov (bs.shape.ov).
+[[nodiscard]] inline ServingPoint evaluate_full(const PreparedScenario& ps, const MixDemand& md, const BatchShape& bs,
+                                                Detail level) {
+    const double f = md.f, ov = bs.shape.ov;
     ServingPoint r;
     r.f = f;
     r.ov = ov;
@@ -289,7 +290,6 @@ namespace detail {
         r.ttft_class[i] = combine(Seconds(md.pre[i].gpu_part), Seconds(md.pre[i].offload_part), ov).raw();
     r.ttft = mean_ttft(md, ov);
 
-    const BatchShape bs = batch_shape(ps, md, ov);
     const Ceilings c = batch_ceilings(ps, md, bs.shape, ov, level);
     r.b_cap_hbm = c.b_cap_hbm;
     r.b_cap_dram = c.b_cap_dram;
@@ -313,9 +313,13 @@ namespace detail {
         r.binding = r.headline = r.batch_limit;
         return r;
     }
-    account(ps, md, bs, r);
-    attribute(ps, md, bs, r);
+    const StepShape at_b = shape_at(ps, bs.shape, r.batch);
+    account(ps, md, bs, at_b, r);
+    attribute(ps, md, bs, at_b, r);
     return r;
+}
+[[nodiscard]] inline ServingPoint evaluate_full(const PreparedScenario& ps, const MixDemand& md, double ov, Detail level) {
+    return evaluate_full(ps, md, batch_shape(ps, md, ov), level);
 }
 }  // namespace detail
 

@@ -156,9 +156,11 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.requests_per_s = t.completed / T;
     r.time_in_system = t.completed > 0 ? t.sojourn / t.completed : 0.0;
     r.in_system = t.in_system / T;
-    r.queue_mean = t.queued / T;
+    // The time sums add their steps' dt one by one and may exceed the window T by a rounding (1 + 4e-14 of a share):
+    // a share is at most 1 and a mean at most its maximum.
     r.queue_max = t.queue_max;
-    r.queue_busy = t.queue_busy / T;
+    r.queue_mean = std::min(t.queued / T, r.queue_max);
+    r.queue_busy = std::min(t.queue_busy / T, 1.0);
     r.batch = t.batch / T;
     r.running = t.running / T;
     r.hbm_used = t.hbm_used / T;

@@ -40,7 +40,10 @@ struct Band {
 // throughput, batch, TPOT, TTFT and bindings as band(ps, f), cheaper.
 [[nodiscard]] inline Band band_row(const PreparedScenario& ps, double f) {
     const MixDemand d = mix_demand(ps, f);
-    return {detail::evaluate_full(ps, d, 0.0, detail::Detail::row), detail::evaluate_full(ps, d, 1.0, detail::Detail::row)};
+    const detail::BatchShape lo = detail::batch_shape(ps, d, 0.0);  // the two ends differ only in ov
+    detail::BatchShape hi = lo;
+    hi.shape.ov = 1.0;
+    return {detail::evaluate_full(ps, d, lo, detail::Detail::row), detail::evaluate_full(ps, d, hi, detail::Detail::row)};
 }
 
 // Throughput at f over the baseline's: kUnbounded where only the point serves, NaN where neither does (0 over 0

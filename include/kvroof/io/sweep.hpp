@@ -76,8 +76,10 @@ struct SweepSpec {
     int threads = 1;
     int shard_index = 1, shard_count = 1;  // --shard K/N, 1-based
     std::string description;  // a sweep file's, carried into the provenance
-    // The load flags a --config file gave and the command line kept, e.g. "r.json: requests", named in a load error.
-    std::string load_from_file;
+    // The --config file and the load flags it gave that the command line kept ("requests"): a load error about one
+    // of them names the file.
+    std::string load_file;
+    std::vector<std::string> load_from_file;
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of
