@@ -237,7 +237,11 @@ std::vector<Knob> fabric_rows() {
          .shown_default = "from --net, else 50 (a 400 Gb/s NIC per GPU)", .lo = kMinBandwidth, .hi = kMaxBandwidth,
          .help = "scale-out network per GPU per direction (InfiniBand NDR / RoCE 400G: 50GB/s), carrying the all-to-alls beyond the NVLink domain",
          .group = kHardware, .preset = PresetFile::net, .preset_key = "net_bandwidth_GBps", .preset_required = true,
-         .access = on_hw<&HardwareSpec::net, &NetSpec::bandwidth>()},
+         .access = {[](Scenario& s, const KnobValue& v) {  // no longer the preset's figure: "custom", as --c2c-bw makes its link
+                        s.hardware.net.bandwidth = BytesPerSecond(std::get<double>(v));
+                        s.hardware.net.name = "custom";
+                    },
+                    [](const Scenario& s) { return s.hardware.net.bandwidth.raw(); }}},
         {.name = "net-latency", .column = "net_latency_us", .type = KnobType::quantity, .unit = UnitKind::time, .bare = "us",
          .shown_default = "from --net, else 14 (NCCL's network-step latency)", .lo = 0, .hi = kMaxLinkLatency,
          .help = "fixed time of one all-to-all or pipeline transfer over the scale-out network, e.g. 14us", .group = kHardware,

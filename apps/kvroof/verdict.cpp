@@ -2,6 +2,7 @@
 // `kvroof verdict`: the one-shot answer for one scenario.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 
 #include <fmt/format.h>
@@ -115,6 +116,11 @@ void run_verdict(const VerdictOptionsText& o) {
         io::SolveText t = o.solve_text;
         t.knob = *o.solve;
         const SolveResult r = solve(built.scenario, io::solve_spec(t, built.scenario));
+        // The answer's own scenario may be one engines refuse (--solve gpus: 13 GPUs over 128 heads): say so, as
+        // verdict does at that value.
+        if (r.outcome == SolveOutcome::at_least || r.outcome == SolveOutcome::at_most)
+            for (const std::string& w : io::tensor_parallel_warnings(r.at_answer.facts.scenario))
+                std::fprintf(stderr, "kvroof: warning: at the answer: %s\n", w.c_str());
         emit_lazy(
             o.output, [&] { return io::render_solve_text(r); }, [&] { return io::solve_json(r, built).dump(2) + "\n"; },
             [&] { return io::render_solve_markdown(r, built); });

@@ -60,7 +60,7 @@ std::string sections(const LayersStudy& st, bool md) {
                          "weights and the k routed experts a token uses)\n";
     for (const LayersCell& c : st.cells) {
         const LayerOffloadRow& r = c.row;
-        if (r.offloaded == 0) continue;
+        if (!r.has_ceiling()) continue;
         const Checkpoint& cp = s.checkpoints[c.checkpoint];
         o += md ? fmt::format("| {} | {} | {:.2f}× | {:.2f} | {:.2f} | {:.4g} |\n", cp.name, r.tp, cp.move_amplification(),
                               gib(r.transfer_per_token), gib(r.expert_transfer_per_token), r.expert_overlap_tps)
@@ -93,7 +93,8 @@ std::string sections(const LayersStudy& st, bool md) {
 }
 
 constexpr const char* kNoOffloadNote =
-    "— : zero layers need offloading at that TP, so there is no transfer to ceiling against.\n";
+    "— : zero layers need offloading at that TP, so there is no transfer to ceiling against; or the card cannot hold the "
+    "embeddings, output head and one layer, so nothing runs.\n";
 
 }  // namespace
 
@@ -104,8 +105,8 @@ std::string layers_answer(const LayersStudy& st) {
         if (!r.non_layer_fits)
             return fmt::format(
                 "LAYERS: {} TP{} — DOES NOT FIT: the {:.4g} GiB card cannot hold the {:.4g} GiB of embeddings and output head "
-                "every rank keeps",
-                c.name, r.tp, gib(st.setup.host.card_budget), gib(c.non_layer_rank(r.tp)));
+                "every rank keeps and one {:.4g} GiB layer to run",
+                c.name, r.tp, gib(st.setup.host.card_budget), gib(c.non_layer_rank(r.tp)), gib(r.layer_rank));
         return r.offloaded == 0
                    ? fmt::format("LAYERS: {} TP{} — all {} layers fit the {:.4g} GiB card: no offload, no transfer ceiling",
                                  c.name, r.tp, c.layers, gib(st.setup.host.card_budget))
@@ -170,8 +171,8 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
                {"compute_s_per_token", r.compute_s},
                {"serial_tok_per_s", any ? json(r.serial_tps) : json(nullptr)},
                {"perfect_overlap_tok_per_s", any ? json(r.overlap_tps) : json(nullptr)},
-               {"compute_share", r.compute_share},
-               {"max_hideable", r.max_hideable},
+               {"compute_share", any ? json(r.compute_share) : json(nullptr)},
+               {"max_hideable", any ? json(r.max_hideable) : json(nullptr)},
                {"move_amplification", cp.move_amplification()},
                {"expert_granular",
                 {{"transfer_bytes_per_token", r.expert_transfer_per_token.raw()},

@@ -261,8 +261,11 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
         s += fmt::format("  workload  {} p={:.3g}: S_c={:.0f} A={:.0f} O={:.0f} tokens, idle gap {:.2f} s\n", e.cls.name,
                          e.weight, e.cls.s_cached, e.cls.a_append, e.cls.o_output, e.cls.idle_gap.raw());
     s += fmt::format("  policy    sparse={:g} r={:g} SLO TPOT {} TTFT {} | idle sessions: {}\n", p.sparse, p.r,
-                     p.slo_tpot ? fmt_ms(p.slo_tpot->raw()) : "none", p.slo_ttft ? fmt_ms(p.slo_ttft->raw()) : "none",
-                     to_string(p.idle));
+                     // What it bounds, where not the ITL shown beside each point (--slo-tpot-bounds step).
+                     !p.slo_tpot                           ? std::string("none")
+                     : p.slo_tpot_bounds == SloTarget::itl ? fmt_ms(p.slo_tpot->raw())
+                                                           : fmt_ms(p.slo_tpot->raw()) + " (on the bare step)",
+                     p.slo_ttft ? fmt_ms(p.slo_ttft->raw()) : "none", to_string(p.idle));
     if (!b.overrides.empty()) {
         s += "  overrides";
         for (const auto& [k, v] : b.overrides) s += fmt::format(" {}={}", k, v);

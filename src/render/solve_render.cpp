@@ -36,7 +36,12 @@ std::string metric_text(const SolveResult& r, double m) {
     }
 }
 
-std::string target_text(const SolveSpec& s) {
+std::string target_text(const SolveResult& r) {
+    const SolveSpec& s = r.spec;
+    // The tok/s target counts every replica (solve_metric), where each verdict figure is one replica's.
+    const bool replicas = s.knob == "dp" || r.at_answer.facts.scenario.hardware.deployment.dp > 1;
+    if (s.target == SolveTarget::throughput && replicas)
+        return fmt::format("a best bankable throughput >= {:g} tok/s over all --dp replicas together", s.value);
     switch (s.target) {
         case SolveTarget::gain_bankable: return fmt::format("a bankable offload gain >= {:.2f}× (ov = 0)", s.value);
         case SolveTarget::gain_pipelined: return fmt::format("a pipelined offload gain >= {:.2f}× (ov = 1)", s.value);
@@ -139,23 +144,31 @@ SolveSpec solve_spec(const SolveText& t, const Scenario& sc) {
 
 std::string solve_line(const SolveResult& r) {
     const std::string flag = flag_of(r.spec), range = value_text(r, r.spec.lo) + " .. " + value_text(r, r.spec.hi);
-    const std::string tail =
-        r.crossings > 1 ? fmt::format("; the target changes {} times in the range: the first change is given", r.crossings) : "";
+    // With several changes the target holds on a window, not on every value beyond the first: "from" / "up to", not
+    // ">=" / "<=" (--hbm-cap >= 143.1 GB had read as every larger card, and at 500 GB the gain is 1.00×).
+    const bool several = r.crossings > 1;
+    const std::string tail = several
+                                 ? fmt::format(
+                                       "; the target changes {} times in the range: the first change is given, it does not hold "
+                                       "beyond the next (narrow --range to find it)",
+                                       r.crossings)
+                                 : "";
+    const bool least = r.outcome == SolveOutcome::at_least;
     switch (r.outcome) {
         case SolveOutcome::at_least:
         case SolveOutcome::at_most:
             return fmt::format(
                 "SOLVE: {} {} {} for {} ({} there{}), searched {}{}", flag,
-                r.outcome == SolveOutcome::at_least ? ">=" : "<=", value_text(r, r.answer), target_text(r.spec),
+                several ? (least ? "from" : "up to") : (least ? ">=" : "<="), value_text(r, r.answer), target_text(r),
                 metric_text(r, r.metric_at_answer),
                 r.whole ? fmt::format("; {} at {}", metric_text(r, r.metric_beyond), value_text(r, r.beyond)) : std::string(),
                 range, tail);
         case SolveOutcome::every_value:
-            return fmt::format("SOLVE: every {} in {} gives {} ({} at {}, {} at {})", flag, range, target_text(r.spec),
+            return fmt::format("SOLVE: every {} in {} gives {} ({} at {}, {} at {})", flag, range, target_text(r),
                                metric_text(r, r.metric_lo), value_text(r, r.spec.lo), metric_text(r, r.metric_hi),
                                value_text(r, r.spec.hi));
         case SolveOutcome::no_value:
-            return fmt::format("SOLVE: no {} in {} gives {} ({} at {}, {} at {})", flag, range, target_text(r.spec),
+            return fmt::format("SOLVE: no {} in {} gives {} ({} at {}, {} at {})", flag, range, target_text(r),
                                metric_text(r, r.metric_lo), value_text(r, r.spec.lo), metric_text(r, r.metric_hi),
                                value_text(r, r.spec.hi));
     }
@@ -164,7 +177,7 @@ std::string solve_line(const SolveResult& r) {
 
 std::string render_solve_text(const SolveResult& r) {
     std::string s = fmt::format("kvroof {} — solve\n\n", KVROOF_VERSION);
-    s += fmt::format("Searched {} for {}: {} verdicts ({} scan points, then bisection).\n", flag_of(r.spec), target_text(r.spec),
+    s += fmt::format("Searched {} for {}: {} verdicts ({} scan points, then bisection).\n", flag_of(r.spec), target_text(r),
                      r.evaluations, kSolveScan);
     const bool found = r.outcome == SolveOutcome::at_least || r.outcome == SolveOutcome::at_most;
     s += fmt::format("At {} = {}:\n  {}\n\n", flag_of(r.spec), value_text(r, r.answer), verdict_line(r.at_answer));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -106,6 +107,23 @@ void check_items(const SweepSpec& spec, const TypedGrid& grid, const std::vector
         for (size_t a : b.axes) idx[a] = 0;
         base += b.size;
     }
+}
+
+// The load flags of the sweep file that an error names ("--batch fixes the batch"), each as a whole flag ("--prefill"
+// is not "--prefill-chunk"): "--batch", or empty where it names none of them.
+std::string file_flags_named(const SweepSpec& spec, std::string_view what) {
+    const auto names = [what](const std::string& k) {
+        const std::string flag = "--" + k;
+        for (size_t at = what.find(flag); at != std::string_view::npos; at = what.find(flag, at + 1)) {
+            const size_t end = at + flag.size();
+            if (end == what.size() || !(std::islower(static_cast<unsigned char>(what[end])) || what[end] == '-')) return true;
+        }
+        return false;
+    };
+    std::string from;
+    for (const std::string& k : spec.load_from_file)
+        if (names(k)) from += (from.empty() ? "--" : ", --") + k;
+    return from;
 }
 
 // f, ov and a load never reach the scenario: their one rule is their range
@@ -239,14 +257,9 @@ void validate_sweep(const SweepSpec& spec) {
     try {
         (void)sweep_load(spec);  // the load flags, and at most one load
     } catch (const InputError& e) {
-        // "--requests: …": the flag at fault; the file is named where it gave that flag.
-        const std::string_view what = e.what();
-        const size_t colon = what.find(':');
-        const std::string flag =
-            what.rfind("--", 0) == 0 && colon != std::string_view::npos ? std::string(what.substr(2, colon - 2)) : std::string();
-        const auto& kept = spec.load_from_file;
-        if (flag.empty() || std::find(kept.begin(), kept.end(), flag) == kept.end()) throw;
-        throw InputError(fmt::format("{} (--{} from the sweep file {})", what, flag, spec.load_file));
+        const std::string from = file_flags_named(spec, e.what());
+        if (from.empty()) throw;
+        throw InputError(fmt::format("{} ({} from the sweep file {})", e.what(), from, spec.load_file));
     }
     const bool grid_mix = axis_of(spec, "mix") >= 0, grid_wl = axis_of(spec, "workload") >= 0;
     if ((grid_mix && (grid_wl || spec.fixed.given("workload"))) || (grid_wl && spec.fixed.given("mix")))

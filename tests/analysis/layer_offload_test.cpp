@@ -168,7 +168,7 @@ TEST_CASE("expert granularity never moves more than layer granularity", "[layers
     }
 }
 
-TEST_CASE("a model's checkpoint holds verdict's weight bytes: its layers, then the embedding and head", "[layers]") {
+TEST_CASE("a model's checkpoint: its stored bytes by hand, the embedding and head apart and on every card", "[layers]") {
     // `layers --weight-dtype fp4|mxfp4|int4` charged 4 bits for all three and left the embedding and head out of the
     // card: 46 llama-3.1-70b bf16 layers "fit" a 74.5 GiB H100-PCIe beside 4.2 GB of them.
     // gpt-oss-120b as stored (its model card's note: 65,168,179,200 B, experts MXFP4, attention, routers, embedding and
@@ -197,4 +197,11 @@ TEST_CASE("a model's checkpoint holds verdict's weight bytes: its layers, then t
     CHECK_FALSE(tiny.non_layer_fits);
     CHECK_FALSE(tiny.has_ceiling());
     CHECK_FALSE(tiny.fits_without_offload());
+    // 5 GB holds the 4.20 GB of embeddings and head but not one 1.71 GB layer to compute on: nothing runs (it gave
+    // 80 of 80 offloaded at 1.644 tok/s); 6 GB holds one.
+    CHECK_FALSE(layer_offload(bf16, LayerHost{Bytes(5e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1).non_layer_fits);
+    const LayerOffloadRow six = layer_offload(bf16, LayerHost{Bytes(6e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1);
+    CHECK(six.non_layer_fits);
+    CHECK(six.resident == 1);
+    CHECK(six.has_ceiling());
 }

@@ -56,6 +56,7 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 # disagg's balance (null, not 0 sockets); verdict's points show the ITL the SLO bounds beside the bare step.
 "$kvroof" mix --hardware h100-sxm | grep -q '^MIX: DOES NOT FIT — weights 141.1 GB > HBM 78 GB usable' \
     && "$kvroof" layers --hbm-cap 1GB | grep -q '^LAYERS: llama-3.1-70b@bf16 TP1 — DOES NOT FIT: the 0.9313 GiB card cannot hold' \
+    && ! "$kvroof" layers --hbm-cap 5GB | grep -q 'tok/s' \
     && "$kvroof" disagg --hardware h100-sxm --json | grep -q '"balance_cpus_per_gpu": null' \
     && "$kvroof" verdict | grep -q '38.7 tok/s (batch 1.04, ITL 26.8 ms, step 25.4 ms, TTFT' \
     && ok || bad "a scenario that does not fit shows figures, or verdict's point shows no ITL"
@@ -63,6 +64,15 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
 "$kvroof" sweep --hardware h100-sxm --model llama-3.1-8b --weight-dtype fp8 --isl 2000 --osl 500 --grid concurrency=8,max \
     --grid f=0:0.2:0.1 --plot "$tmp/cm.svg" --x f --y tps_tok_per_s --out /dev/null \
     && grep -q '<text>concurrency=max</text>' "$tmp/cm.svg" && ok || bad "concurrency=max is not max in the plot legend"
+# --solve: a target that holds on a window reads "from", not ">=" (at 500 GB the gain is 1.00x); a tok/s target over
+# --dp replicas says so; an answer engines refuse is warned about. Labels say what the numbers are.
+"$kvroof" verdict --solve hbm-cap --target-gain 1.1 --cpus-per-gpu 1 --sparse 0.1 | grep -q '^SOLVE: --hbm-cap from 143.1 GB for' \
+    && "$kvroof" verdict --solve gpus --target tps=400 --dp 2 | grep -q 'tok/s over all --dp replicas together' \
+    && "$kvroof" verdict --model llama-3.1-405b --hardware h200 --solve gpus --target tps=200 2>&1 >/dev/null \
+        | grep -q '^kvroof: warning: at the answer: --gpus 13: ' \
+    && "$kvroof" verdict --slo-tpot-bounds step --slo-tpot 20 | grep -q 'SLO TPOT 20.0 ms (on the bare step)' \
+    && "$kvroof" verdict --net ib-ndr-measured --net-bw 100 --gpus 16 2>/dev/null | grep -q '^ *network custom: 100 GB/s' \
+    && ok || bad "a solve window read as >=, a dp target unlabelled, or an SLO/network label that misstates its figure"
 # A rung that serves nothing shows no tok/s and says why (it showed 0.0 tok/s beside hbm_capacity).
 lad=$("$kvroof" ladder --hardware h100-sxm --model llama-3.1-70b --gpus 1)
 echo "$lad" | grep -E '^  1 +\+ tensor parallel over 2 GPUs +--gpus 2 +— +— +— +— +one session does not fit$' -q \

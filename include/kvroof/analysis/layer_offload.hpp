@@ -151,8 +151,8 @@ struct LayerOffloadRow {
     // Expert granularity, same resident set: only what each token needs moves.
     Bytes expert_transfer_per_token;
     double expert_serial_tps = 0, expert_overlap_tps = 0;
-    // The card holds the non-layer tensors (embeddings, output head); else no layer runs on it, and the figures above
-    // are no ceiling of anything (shown as none).
+    // The card holds the non-layer tensors (embeddings, output head) and one layer, the one it computes on (resident
+    // or copied in); else nothing runs on it, and the figures above are no ceiling of anything (shown as none).
     bool non_layer_fits = true;
     bool fits_without_offload() const noexcept { return non_layer_fits && offloaded == 0; }
     // Offloaded layers set a transfer ceiling: some layers move and the card runs the rest.
@@ -171,9 +171,12 @@ struct LayerOffloadRow {
     r.tp = tp;
     r.layer_rank = group.shard(c.layer_bytes);
     const double room = h.card_budget.raw() - c.non_layer_rank(tp).raw();
-    r.non_layer_fits = room >= 0;
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
     const int most = static_cast<int>(std::min<double>(c.layers, fit));
+    r.non_layer_fits = most >= 1;
+    if (forced_offloaded >= 0 && !r.non_layer_fits)
+        throw InputError("offload-layers: at TP" + std::to_string(tp) +
+                         " the card cannot hold the non-layer tensors and one layer: no split runs");
     if (forced_offloaded >= 0 && c.layers - forced_offloaded > most)  // a split the card cannot hold is not an answer
         throw InputError("offload-layers: at TP" + std::to_string(tp) + " the card holds " + std::to_string(most) + " of the " +
                          std::to_string(c.layers) + " layers beside the non-layer tensors, so at least " +
@@ -236,7 +239,8 @@ struct DecodeTarget {
     // Clamped in double before the conversion: a slow target moves more than every layer.
     d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
     d.resident_needed = rank * static_cast<double>(c.layers - d.max_offloaded);
-    d.fits = (d.resident_needed + c.non_layer_rank(tp)).raw() <= h.card_budget.raw();
+    // The card also holds the layer it computes on when every layer moves.
+    d.fits = std::max(d.resident_needed.raw(), rank.raw()) + c.non_layer_rank(tp).raw() <= h.card_budget.raw();
     return d;
 }
 
