@@ -143,11 +143,7 @@ Checkpoint model_checkpoint(const Scenario& sc, const std::optional<std::string>
     const double bits = parse_number("--weight-bits", *weight_bits);
     check::positive("--weight-bits", bits);
     check::in_range("--weight-bits", bits, limits::kMinWeightBits, limits::kMaxWeightBits);
-    Checkpoint c = checkpoint_from_model(sc.model, bits, fmt::format("{}@{:g}bit", sc.model.name, bits));
-    const ParamCounts p = param_counts(sc.model);
-    c.non_layer_bytes = Bytes((p.embedding + p.lm_head) * bits / 8.0);
-    c.non_layer_sharded = true;
-    return c;
+    return checkpoint_from_model(sc.model, bits, fmt::format("{}@{:g}bit", sc.model.name, bits));
 }
 
 // Checkpoints: built from --model, given, the seed's set, or built from verdict's default model.

@@ -96,7 +96,8 @@ Checkpoint checkpoint_from_json(std::string_view where, const json& c, std::stri
         check::in_range(fmt::format("{}: weight_bits", where), bits, limits::kMinWeightBits, limits::kMaxWeightBits);
         const Bytes non_layer = k.non_layer_bytes, total = k.total_bytes;
         k = checkpoint_from_model(m, bits, k.name);
-        k.non_layer_bytes = non_layer;
+        k.non_layer_bytes = non_layer;  // the seed's measured per-rank figure, not the model's embedding and head
+        k.non_layer_sharded = false;
         k.total_bytes = total;
     } else {
         k.layers = field(where, c, "layers", "layers");

@@ -102,7 +102,7 @@ std::string layers_answer(const LayersStudy& st) {
     if (st.cells.size() == 1) {
         const Checkpoint& c = st.setup.checkpoints.front();
         const LayerOffloadRow& r = st.cells.front().row;
-        if (!r.non_layer_fits)
+        if (!r.runs_on_card)
             return fmt::format(
                 "LAYERS: {} TP{} — DOES NOT FIT: the {:.4g} GiB card cannot hold the {:.4g} GiB of embeddings and output head "
                 "every rank keeps and one {:.4g} GiB layer to run",
@@ -121,7 +121,7 @@ std::string layers_answer(const LayersStudy& st) {
         return fmt::format("LAYERS: transfer-bound — the best offloaded ceiling is {:.4g} tok/s ({}) even with perfect overlap",
                            b.row.overlap_tps, fmt::format("{} TP{}", cell_name(st, b), b.row.tp));
     }
-    if (std::any_of(st.cells.begin(), st.cells.end(), [](const LayersCell& c) { return !c.row.non_layer_fits; }))
+    if (std::any_of(st.cells.begin(), st.cells.end(), [](const LayersCell& c) { return !c.row.runs_on_card; }))
         return "LAYERS: no configuration runs with offload — each card holds every layer or not even the embeddings and "
                "output head";
     return "LAYERS: every configuration fits without offload — no transfer ceiling";
@@ -160,7 +160,7 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
         const Checkpoint& cp = s.checkpoints[c.checkpoint];
         const bool any = r.has_ceiling();
         json j{{"checkpoint", cp.name},
-               {"non_layer_fits", r.non_layer_fits},
+               {"runs_on_card", r.runs_on_card},
                {"non_layer_bytes_per_rank", cp.non_layer_rank(r.tp).raw()},
                {"tp", r.tp},
                {"layer_bytes_per_rank", r.layer_rank.raw()},

@@ -20,8 +20,6 @@ std::string weights_do_not_fit(const MixTable& t) {
     return fmt::format("MIX: DOES NOT FIT — weights {} > HBM {} usable: no offload fraction changes that",
                        format_bytes(t.facts.weights.raw()), format_bytes(t.facts.hbm_usable.raw()));
 }
-// The bare step where a batch runs, else none.
-std::string step_cell(const ServingPoint& p) { return p.feasible ? fmt_ms(p.tpot) : std::string("—"); }
 }  // namespace
 
 std::string render_mix_text(const MixTable& t, const BuiltScenario& built) {
@@ -36,7 +34,8 @@ std::string render_mix_text(const MixTable& t, const BuiltScenario& built) {
                          r.conservative.throughput, r.optimistic.throughput,
                          fmt_gain(gain(r.conservative, t.baseline.conservative)),
                          fmt_gain(gain(r.optimistic, t.baseline.optimistic)), fmt_batch(r.conservative.batch),
-                         step_cell(r.conservative), name(r.conservative.headline), name(r.optimistic.headline));
+                         render::fmt_ms_if(r.conservative.feasible, r.conservative.tpot), name(r.conservative.headline),
+                         name(r.optimistic.headline));
     }
     s += fmt::format("\nbinding @ f=0: {} = {}\n", name(t.baseline.conservative.headline),
                      meaning(t.baseline.conservative.headline));
@@ -81,7 +80,8 @@ std::string render_mix_markdown(const MixTable& t, const BuiltScenario& built) {
         s += fmt::format("| {:.2f} | {:.1f} | {:.1f} | {} | {} | {} | {} | {} | {} |\n", t.fs[i], r.conservative.throughput,
                          r.optimistic.throughput, fmt_gain(gain(r.conservative, t.baseline.conservative)),
                          fmt_gain(gain(r.optimistic, t.baseline.optimistic)), fmt_batch(r.conservative.batch),
-                         step_cell(r.conservative), name(r.conservative.headline), name(r.optimistic.headline));
+                         render::fmt_ms_if(r.conservative.feasible, r.conservative.tpot), name(r.conservative.headline),
+                         name(r.optimistic.headline));
     }
     s += fmt::format("\nBest f: {:.3f} at ov = 0 ({}), {:.3f} at ov = 1 ({}).\n", t.best_conservative.f,
                      fmt_gain(gain(t.best_conservative, t.baseline.conservative)), t.best_optimistic.f,

@@ -16,7 +16,14 @@ namespace {
 using nlohmann::json;
 using render::finite_or_null;
 
-std::string saturation_limits(const LoadSpec& l);
+// What caps an open loop's requests in the engine: memory, the chunk budget (chunked prefill), --max-seqs.
+std::string saturation_limits(const LoadSpec& l) {
+    const bool chunked = l.prefill == PrefillMode::chunked, capped = std::isfinite(l.max_seqs);
+    const std::string cap = capped ? fmt::format("--max-seqs {:g}", l.max_seqs) : std::string();
+    if (chunked && capped) return "memory, the chunk budget and " + cap;
+    if (chunked || capped) return "memory and " + (chunked ? std::string("the chunk budget") : cap);
+    return "memory and the GPU's time";
+}
 
 std::string load_text(const LoadSpec& l) {
     std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
@@ -119,15 +126,6 @@ std::string table(const PointStudy& s, bool markdown) {
     out += markdown ? fmt::format("| fits | {} | {} |\n| step bound by | {} | {} |\n", fa, fb, ba, bb)
                     : text_row("fits", fa, fb) + text_row("step bound by", ba, bb);
     return out;
-}
-
-// What caps an open loop's requests in the engine: memory, the chunk budget (chunked prefill), --max-seqs.
-std::string saturation_limits(const LoadSpec& l) {
-    const bool chunked = l.prefill == PrefillMode::chunked, capped = std::isfinite(l.max_seqs);
-    const std::string cap = capped ? fmt::format("--max-seqs {:g}", l.max_seqs) : std::string();
-    if (chunked && capped) return "memory, the chunk budget and " + cap;
-    if (chunked || capped) return "memory and " + (chunked ? std::string("the chunk budget") : cap);
-    return "memory and the GPU's time";
 }
 
 std::string notes(const PointReport& r) {

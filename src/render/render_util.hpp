@@ -27,6 +27,8 @@ inline std::string fmt_gain_cell(double g) {
     return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×";
 }
 inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
+// A step or ITL where a batch runs, else none ("—"): an infeasible point has no step to show.
+inline std::string fmt_ms_if(bool runs, double s) { return runs ? fmt_ms(s) : std::string("—"); }
 
 // The echo of the resolved inputs (hardware, model, workload, policy, overrides).
 [[nodiscard]] std::string inputs_text(const BuiltScenario& b, const ScenarioFacts& facts);

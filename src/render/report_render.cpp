@@ -57,9 +57,8 @@ std::string band_section(const ReferenceScenario& r) {
         const ServingPoint& o = r.table.rows[k].optimistic;
         s += fmt::format("| {:.1f} | {:.1f} | {:.1f} | {} | {} | {:.2f} | {} | {} | {} |\n", r.table.fs[k], c.throughput,
                          o.throughput, render::fmt_gain_cell(gain(c, v.baseline.conservative)),
-                         render::fmt_gain_cell(gain(o, v.baseline.optimistic)), c.batch,
-                         c.feasible ? fmt::format("{:.1f} ms", c.tpot * 1e3) : std::string("—"), time_words(c.binding),
-                         time_words(o.binding));
+                         render::fmt_gain_cell(gain(o, v.baseline.optimistic)), c.batch, render::fmt_ms_if(c.feasible, c.tpot),
+                         time_words(c.binding), time_words(o.binding));
     }
     s += fmt::format("\nIdle sessions are held in HBM (`--idle hold`); parking them in CPU DRAM alone gives {} .. {}.\n\n",
                      render::fmt_gain_cell(v.parking_gain_conservative), render::fmt_gain_cell(v.parking_gain_optimistic));

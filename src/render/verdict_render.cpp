@@ -304,10 +304,9 @@ json verdict_json(const VerdictReport& r, const BuiltScenario& built) {
 namespace {
 std::string md_point_row(const char* label, const ServingPoint& p, double g) {
     // ITL (what --slo-tpot bounds, the step with its interleaved prefill) beside the bare step; none where no batch runs.
-    const auto ms = [&p](double s) { return p.feasible ? fmt_ms(s) : std::string("—"); };
     return fmt::format("| {} | {:.3f} | {:g} | {:.1f} | {} | {} | {} | {} | {} | {} | {} |\n", label, p.f, p.ov, p.throughput,
-                       fmt_gain(g), fmt_batch(p.batch), ms(p.tpot_observed), ms(p.tpot), fmt_ms(p.ttft), time_words(p.binding),
-                       limit_words(p.batch_limit));
+                       fmt_gain(g), fmt_batch(p.batch), render::fmt_ms_if(p.feasible, p.tpot_observed),
+                       render::fmt_ms_if(p.feasible, p.tpot), fmt_ms(p.ttft), time_words(p.binding), limit_words(p.batch_limit));
 }
 constexpr const char* kPointHeader =
     "| point | f | ov | tok/s | gain | batch | ITL | step | TTFT | time bound by | batch limited by "

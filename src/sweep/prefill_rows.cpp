@@ -95,7 +95,7 @@ private:
         const auto tps = [any](double v) { return any ? v : kNone; };
         cells_.begin(out);
         cells_.axes(out, spec_, idx_);
-        cells_.text(out, kLayersColumns[0].name, !r.non_layer_fits ? "does_not_fit" : any ? "offload" : "fits");
+        cells_.text(out, kLayersColumns[0].name, !r.runs_on_card ? "does_not_fit" : any ? "offload" : "fits");
         // In kLayersColumns order from layer_rank_GB.
         const double nums[] = {r.layer_rank.raw() / 1e9,
                                static_cast<double>(r.resident),

@@ -194,14 +194,14 @@ TEST_CASE("a model's checkpoint: its stored bytes by hand, the embedding and hea
     CHECK(layer_offload(bare, host, 1).resident == 46);
     // A card under the embedding and head runs no layer: no ceiling (it gave 80 of 80 offloaded at 1.644 tok/s on 1 GB).
     const LayerOffloadRow tiny = layer_offload(bf16, LayerHost{Bytes(1e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1);
-    CHECK_FALSE(tiny.non_layer_fits);
+    CHECK_FALSE(tiny.runs_on_card);
     CHECK_FALSE(tiny.has_ceiling());
     CHECK_FALSE(tiny.fits_without_offload());
     // 5 GB holds the 4.20 GB of embeddings and head but not one 1.71 GB layer to compute on: nothing runs (it gave
     // 80 of 80 offloaded at 1.644 tok/s); 6 GB holds one.
-    CHECK_FALSE(layer_offload(bf16, LayerHost{Bytes(5e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1).non_layer_fits);
+    CHECK_FALSE(layer_offload(bf16, LayerHost{Bytes(5e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1).runs_on_card);
     const LayerOffloadRow six = layer_offload(bf16, LayerHost{Bytes(6e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1);
-    CHECK(six.non_layer_fits);
+    CHECK(six.runs_on_card);
     CHECK(six.resident == 1);
     CHECK(six.has_ceiling());
 }

@@ -172,7 +172,7 @@ TEST_CASE("a layers row equals kvroof layers --model's row at the same figures",
                 REQUIRE(st.cells.size() == 1);
                 const LayerOffloadRow& r = st.cells.front().row;
                 const auto row = nlohmann::json::parse(lines[i++]);
-                CHECK(row.at("status") == (!r.non_layer_fits ? "does_not_fit" : r.offloaded > 0 ? "offload" : "fits"));
+                CHECK(row.at("status") == (!r.runs_on_card ? "does_not_fit" : r.offloaded > 0 ? "offload" : "fits"));
                 CHECK(row.at("resident_layers") == r.resident);
                 CHECK(row.at("offloaded_layers") == r.offloaded);
                 check_cell(row, "layer_rank_GB", r.layer_rank.raw() / 1e9);

@@ -88,35 +88,12 @@ struct Checkpoint {
     void check_validity() const { check_validity(name); }
 };
 
-// A checkpoint of `m`'s transformer layers stored at `bits_per_weight`
-// (embeddings and output head excluded: they are non-layer tensors).
-[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, double bits_per_weight, std::string name) {
-    const ParamCounts p = param_counts(m);
-    const double outside = p.embedding * (m.tied_embeddings ? 1.0 : 2.0);
-    const double in_layers = p.total - outside;
-    Checkpoint c;
-    c.name = std::move(name);
-    c.layers = m.layers;
-    c.layer_bytes = Bytes(in_layers / m.layers * bits_per_weight / 8.0);
-    c.total_bytes = Bytes(in_layers * bits_per_weight / 8.0);
-    if (m.is_moe()) {
-        c.experts = m.experts;
-        c.experts_active = m.experts_active;
-        c.routed_fraction = p.routed / in_layers;
-    }
-    return c;
-}
-
-// A checkpoint of `m` as verdict stores it at `weights` (weight_bytes_by_group: scales included, and a
-// quantised checkpoint's own BF16 parts kept so): its layers, and the embedding and output head as the non-layer
-// tensors, split over the TP ranks as engines split the vocabulary. `kvroof layers --model M --weight-dtype D`
-// asks this one; it had taken D's element size alone (4 bits for int4, mxfp4 and fp4 alike) and no embedding.
-[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, DType weights, std::string name) {
-    const ParamCounts p = param_counts(m);
-    const WeightBytes wb = weight_bytes_by_group(m, weights);
-    const DType outside_dtype = stored_as_checkpoint(m, weights) ? DType::bf16 : weights;
-    const double outside = (p.embedding + p.lm_head) * weight_bytes_per_element(outside_dtype);
-    const double in_layers = wb.total - outside;
+namespace detail {
+// A model's checkpoint from its bytes: in its layers (routed experts `routed` of them) and outside them (the
+// embedding and output head: non-layer tensors every card holds, split over the TP ranks as engines split the
+// vocabulary).
+[[nodiscard]] inline Checkpoint model_checkpoint(const ModelSpec& m, std::string name, double in_layers, double outside,
+                                                 double routed) {
     Checkpoint c;
     c.name = std::move(name);
     c.layers = m.layers;
@@ -127,9 +104,28 @@ struct Checkpoint {
     if (m.is_moe()) {
         c.experts = m.experts;
         c.experts_active = m.experts_active;
-        c.routed_fraction = wb.routed / in_layers;
+        c.routed_fraction = routed / in_layers;
     }
     return c;
+}
+}  // namespace detail
+
+// A checkpoint of `m` stored at a flat `bits_per_weight` (scales included), its embedding and head too.
+[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, double bits_per_weight, std::string name) {
+    const ParamCounts p = param_counts(m);
+    const double outside = p.embedding + p.lm_head, bytes = bits_per_weight / 8.0;
+    return detail::model_checkpoint(m, std::move(name), (p.total - outside) * bytes, outside * bytes, p.routed * bytes);
+}
+
+// A checkpoint of `m` as verdict stores it at `weights` (weight_bytes_by_group: scales included, and a
+// quantised checkpoint's own BF16 parts kept so). `kvroof layers --model M --weight-dtype D` asks this one; it had
+// taken D's element size alone (4 bits for int4, mxfp4 and fp4 alike) and no embedding.
+[[nodiscard]] inline Checkpoint checkpoint_from_model(const ModelSpec& m, DType weights, std::string name) {
+    const ParamCounts p = param_counts(m);
+    const WeightBytes wb = weight_bytes_by_group(m, weights);
+    const DType outside_dtype = stored_as_checkpoint(m, weights) ? DType::bf16 : weights;
+    const double outside = (p.embedding + p.lm_head) * weight_bytes_per_element(outside_dtype);
+    return detail::model_checkpoint(m, std::move(name), wb.total - outside, outside, wb.routed);
 }
 
 struct LayerHost {
@@ -153,10 +149,10 @@ struct LayerOffloadRow {
     double expert_serial_tps = 0, expert_overlap_tps = 0;
     // The card holds the non-layer tensors (embeddings, output head) and one layer, the one it computes on (resident
     // or copied in); else nothing runs on it, and the figures above are no ceiling of anything (shown as none).
-    bool non_layer_fits = true;
-    bool fits_without_offload() const noexcept { return non_layer_fits && offloaded == 0; }
+    bool runs_on_card = true;
+    bool fits_without_offload() const noexcept { return runs_on_card && offloaded == 0; }
     // Offloaded layers set a transfer ceiling: some layers move and the card runs the rest.
-    bool has_ceiling() const noexcept { return non_layer_fits && offloaded > 0; }
+    bool has_ceiling() const noexcept { return runs_on_card && offloaded > 0; }
 };
 
 // `forced_offloaded` (>= 0) replaces the budget's choice with a given split.
@@ -173,8 +169,8 @@ struct LayerOffloadRow {
     const double room = h.card_budget.raw() - c.non_layer_rank(tp).raw();
     const double fit = room <= 0 ? 0.0 : std::floor(room / r.layer_rank.raw() * (1 + 1e-12));
     const int most = static_cast<int>(std::min<double>(c.layers, fit));
-    r.non_layer_fits = most >= 1;
-    if (forced_offloaded >= 0 && !r.non_layer_fits)
+    r.runs_on_card = most >= 1;
+    if (forced_offloaded >= 0 && !r.runs_on_card)
         throw InputError("offload-layers: at TP" + std::to_string(tp) +
                          " the card cannot hold the non-layer tensors and one layer: no split runs");
     if (forced_offloaded >= 0 && c.layers - forced_offloaded > most)  // a split the card cannot hold is not an answer
