@@ -34,7 +34,7 @@ Cells cells(const CompareRow& r) {
     const bool served = b.throughput > 0;
     const std::string none = "—";
     auto best = [&](const ServingPoint& p, double total, double gn) {
-        return p.throughput > 0 ? fmt::format("f={:.2f} {:.1f} ({})", p.f, total, gain(gn)) : none;
+        return p.throughput > 0 ? fmt::format("f={} {:.1f} ({})", render::fmt_f(p.f), total, gain(gn)) : none;
     };
     return {served ? fmt::format("{:.1f}", r.baseline_total) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
@@ -79,10 +79,12 @@ std::string compare_line(const CompareStudy& s) {
     if (s.rows.empty()) return "COMPARE: nothing to compare\n";
     const CompareRow& b = s.rows[s.best];
     return fmt::format(
-        "COMPARE: {} serves the most per GPU: {:.1f} tok/s per GPU at its bankable best (f = {:.2f}), of {} "
+        "COMPARE: {} serves the most per GPU: {:.1f} tok/s per GPU at its bankable best (f = {}), of {} "
         "scenarios\n",
         b.label, b.best_per_gpu,
-        b.verdict.best_conservative.throughput > b.verdict.baseline.conservative.throughput ? b.verdict.best_conservative.f : 0.0,
+        render::fmt_f(b.verdict.best_conservative.throughput > b.verdict.baseline.conservative.throughput
+                          ? b.verdict.best_conservative.f
+                          : 0.0),
         s.rows.size());
 }
 

@@ -12,7 +12,8 @@ using nlohmann::json;
 namespace {
 // The f of each band end when offloading, else nothing.
 std::string f_text(const LadderRung& r) {
-    return r.offload ? fmt::format(" (f = {:.2f} / {:.2f})", r.band.conservative.f, r.band.optimistic.f) : std::string();
+    return r.offload ? fmt::format(" (f = {} / {})", render::fmt_f(r.band.conservative.f), render::fmt_f(r.band.optimistic.f))
+                     : std::string();
 }
 
 // A rung serves something at one end of its band at least; one that does not shows no tok/s ("—", null in JSON).
@@ -63,9 +64,9 @@ std::string notes(const LadderStudy& s) {
                : fmt::format("No remaining lever gains {:.0f} % or more per GPU at ov = 0.\n", (kGainThreshold - 1) * 100);
     if (s.overlap_only)
         out += fmt::format(
-            "CPU offload on top of the last step pays only with overlap: {:.1f} tok/s at ov = 1 (f = {:.2f}), {:.1f} at ov = "
+            "CPU offload on top of the last step pays only with overlap: {:.1f} tok/s at ov = 1 (f = {}), {:.1f} at ov = "
             "0.\n",
-            s.overlap_only->band.optimistic.throughput, s.overlap_only->band.optimistic.f,
+            s.overlap_only->band.optimistic.throughput, render::fmt_f(s.overlap_only->band.optimistic.f),
             s.overlap_only->band.conservative.throughput);
     return out;
 }
@@ -84,6 +85,7 @@ std::string rung_label(const LadderRung& r) {
         case LeverKind::sparse: return fmt::format("+ sparse attention ({:g} % of KV read)", sc.policy.sparse * 100);
         case LeverKind::kv_quant: return fmt::format("+ {} KV cache", to_string(sc.policy.kv_dtype));
         case LeverKind::park_idle: return "+ park idle sessions in CPU DRAM";
+        case LeverKind::hold_idle: return "+ hold idle sessions in HBM";
         case LeverKind::offload: return "+ CPU offload at the best f";
     }
     return "?";
@@ -97,7 +99,8 @@ std::string rung_flag(const LadderRung& r) {
         case LeverKind::sparse: return fmt::format("--sparse {:g}", sc.policy.sparse);
         case LeverKind::kv_quant: return fmt::format("--kv-dtype {}", to_string(sc.policy.kv_dtype));
         case LeverKind::park_idle: return "--idle park";
-        case LeverKind::offload: return fmt::format("--f {:.2f}", r.band.conservative.f);
+        case LeverKind::hold_idle: return "--idle hold";
+        case LeverKind::offload: return "--f " + render::f_flag(r.band.conservative.f, r.f_fits_from);
     }
     return "";
 }

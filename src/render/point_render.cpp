@@ -95,7 +95,7 @@ std::string text_row(std::string_view label, std::string_view a, std::string_vie
 }
 
 std::string table(const PointStudy& s, bool markdown) {
-    const std::string head = s.f_fixed ? fmt::format("f = {:.2f} (given)", s.f) : fmt::format("best f = {:.2f}", s.f);
+    const std::string head = s.f_fixed ? fmt::format("f = {} (given)", render::fmt_f(s.f)) : "best f = " + render::fmt_f(s.f);
     std::string out = markdown ? fmt::format("| | f = 0 | {} |\n|---|---|---|\n", head) : text_row("", "f = 0", head);
     auto row = [&](const char* label, const std::string& a, const std::string& b) {
         out += markdown ? fmt::format("| {} | {} | {} |\n", label, a, b) : text_row(label, a, b);
@@ -149,7 +149,7 @@ std::string notes(const PointReport& r) {
             "TTFT).\n",
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
-            s.f > 0 ? fmt::format(", {:.1f} at f = {:.2f}", s.at_f.conservative.running, s.f) : std::string());
+            s.f > 0 ? fmt::format(", {:.1f} at f = {}", s.at_f.conservative.running, render::fmt_f(s.f)) : std::string());
     const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
         out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "
@@ -181,7 +181,8 @@ std::string notes(const PointReport& r) {
         std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),
         e.moe ? "; MoE throughput is over-predicted" : "");
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
-        out += fmt::format("At f = 0 the point does not fit; it needs f >= {:.2f} to fit.\n", *s.smallest_f_that_fits);
+        out += fmt::format("At f = 0 the point does not fit; it needs f >= {} to fit.\n",
+                           render::f_flag(*s.smallest_f_that_fits, *s.smallest_f_that_fits));
     return out;
 }
 }  // namespace
@@ -195,7 +196,7 @@ namespace {
 std::string point_offload_facts(const PointStudy& s) {
     const bool fits0 = s.baseline.conservative.fits;
     auto one = [&](const char* what, const OperatingPoint& p, double g, const char* ov) {
-        const std::string at = fmt::format("{}f={:.2f}", s.f_fixed ? "the chosen " : "", p.f);
+        const std::string at = fmt::format("{}f={}", s.f_fixed ? "the chosen " : "", render::fmt_f(p.f));
         if (!p.fits) return fmt::format("{} does not fit at {} ({})", what, at, ov);
         return fits0 || std::isfinite(g) ? fmt::format("{} {} at {} ({})", what, render::fmt_gain(g), at, ov)
                                          : fmt::format("{} {:.0f} tok/s at {} ({})", what, p.throughput, at, ov);
@@ -213,8 +214,8 @@ std::string point_verdict_line(const PointStudy& s) {
     if (s.kind == VerdictKind::does_not_fit) return fmt::format("VERDICT: DOES NOT FIT at {} at any f\n", at);
     std::string head;
     switch (s.kind) {
-        case VerdictKind::offload: head = fmt::format("OFFLOAD f={:.2f}", s.f); break;
-        case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}", s.f); break;
+        case VerdictKind::offload: head = "OFFLOAD f=" + render::fmt_f(s.f); break;
+        case VerdictKind::offload_with_overlap: head = "OFFLOAD ONLY WITH OVERLAP f=" + render::fmt_f(s.f); break;
         case VerdictKind::marginal:
             head =
                 fmt::format("MARGINAL (offload gains under {:.1f} %, kvroof's median error on a gain)", 100 * kGainUncertainty);

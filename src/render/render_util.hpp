@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,6 +26,32 @@ inline std::string fmt_gain(double g) {
 inline std::string fmt_gain_cell(double g) {
     if (std::isnan(g)) return "—";
     return std::isfinite(g) ? fmt::format("{:.2f}×", g) : "∞×";
+}
+// An offload fraction: `decimals` decimals, or three significant digits where
+// those would read 0 or 1 for an f strictly between (a session that fits only
+// from f = 1.2e-06 offloads something; "f=0.00" would say it does not).
+// `unit`, when given, gets the value of the text's last digit.
+inline std::string fmt_f(double f, int decimals = 2, double* unit = nullptr) {
+    const double half = 0.5 * std::pow(10.0, -decimals);  // what rounds to 0 or to 1 at that many decimals
+    int shown = decimals;
+    std::string t;
+    if (f > 0 && f < half) {
+        t = fmt::format("{:.3g}", f);
+        if (unit) *unit = std::pow(10.0, std::floor(std::log10(std::stod(t))) - 2);
+        return t;
+    }
+    if (f > 1 - half && f < 1) shown = 6, f = std::min(f, 1 - 2e-6);
+    if (unit) *unit = std::pow(10.0, -shown);
+    return fmt::format("{:.{}f}", f, shown);
+}
+// f as a --f value or a threshold ("needs f >= …"): fmt_f's text, one unit
+// of its last digit higher where the text rounded below `at_least` (the least
+// f at which one session fits), so the flag never asks for an f that fits nothing.
+inline std::string f_flag(double f, double at_least = 0, int decimals = 2) {
+    double unit = 0;
+    const std::string t = fmt_f(f, decimals, &unit);
+    const double shown = std::stod(t);
+    return shown >= at_least ? t : fmt_f(std::max(shown + unit, at_least), decimals);
 }
 inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
 // A step or ITL where a batch runs, else none ("—"): an infeasible point has no step to show.

@@ -118,28 +118,28 @@ std::string band_text(const VerdictReport& r) {
                      name(b.conservative.binding), limit_words(b.conservative.batch_limit), name(b.conservative.batch_limit));
     s += fmt::format("  what to act on: {}\n", meaning(b.conservative.headline));
     if (!b.conservative.session_fits && v.smallest_f_that_fits)
-        s += fmt::format("  one session of the longest class does not fit at f = 0: it needs f >= {:.3f}\n",
-                         *v.smallest_f_that_fits);
+        s += fmt::format("  one session of the longest class does not fit at f = 0: it needs f >= {}\n",
+                         render::f_flag(*v.smallest_f_that_fits, *v.smallest_f_that_fits, 3));
     const double shown[] = {b.conservative.batch, v.best_conservative.batch, v.best_optimistic.batch};
     if (std::any_of(std::begin(shown), std::end(shown), [](double x) { return std::isfinite(x) && x != std::floor(x); }))
         s += "  (a batch is the mean number of sequences decoding in a step, a fluid mean; below 1, a session decodes part of "
              "the time)\n";
     s += "\nBest offload fraction\n";
-    s += fmt::format("  bankable  (ov=0, no overlap):      f*={:.3f} -> {} ({})\n", v.best_conservative.f,
+    s += fmt::format("  bankable  (ov=0, no overlap):      f*={} -> {} ({})\n", render::fmt_f(v.best_conservative.f, 3),
                      point_summary(v.best_conservative), fmt_gain(gain(v.best_conservative, b.conservative)));
-    s += fmt::format("  pipelined (ov=1, perfect overlap): f*={:.3f} -> {} ({})\n", v.best_optimistic.f,
+    s += fmt::format("  pipelined (ov=1, perfect overlap): f*={} -> {} ({})\n", render::fmt_f(v.best_optimistic.f, 3),
                      point_summary(v.best_optimistic), fmt_gain(gain(v.best_optimistic, b.optimistic)));
     s += fmt::format("  a gain under {:.1f} % is MARGINAL: kvroof's median error on a gain (outputs/accuracy.md)\n\n",
                      100 * kGainUncertainty);
-    s += fmt::format("Band at f={:.3f}{}\n", v.f, v.f_fixed ? " (chosen with --f)" : "");
+    s += fmt::format("Band at f={}{}\n", render::fmt_f(v.f, 3), v.f_fixed ? " (chosen with --f)" : "");
     s += fmt::format("  conservative (ov=0): {} -> {}\n", point_summary(v.at_f.conservative), fmt_gain(v.gain_conservative));
     s += fmt::format("  optimistic   (ov=1): {} -> {}\n", point_summary(v.at_f.optimistic), fmt_gain(v.gain_optimistic));
     if (r.at_ov)
         s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov),
                          fmt_gain(gain(*r.at_ov, b.conservative)));
     if (v.f > 0 && v.at_f.conservative.feasible)
-        s += fmt::format("  at f={:.3f}: time bound by {}; batch limited by {}\n", v.f, time_words(v.at_f.conservative.binding),
-                         limit_words(v.at_f.conservative.batch_limit));
+        s += fmt::format("  at f={}: time bound by {}; batch limited by {}\n", render::fmt_f(v.f, 3),
+                         time_words(v.at_f.conservative.binding), limit_words(v.at_f.conservative.batch_limit));
     s += "\nIdle sessions\n";
     s += fmt::format("  the verdict assumes idle sessions {} (--idle {})\n",
                      v.idle == IdlePolicy::hold ? "keep their KV in HBM" : "park their KV in CPU DRAM", to_string(v.idle));
@@ -173,7 +173,7 @@ std::string calibration_text(const Calibration& c) {
 std::string offload_facts(const Verdict& v) {
     const bool fits0 = v.baseline.conservative.session_fits;
     auto one = [&](const char* what, const ServingPoint& p, double g, const char* ov) {
-        const std::string at = v.f_fixed ? fmt::format("the chosen f={:.2f}", v.f) : fmt::format("f={:.2f}", p.f);
+        const std::string at = v.f_fixed ? "the chosen f=" + render::fmt_f(v.f) : "f=" + render::fmt_f(p.f);
         return fits0 ? fmt::format("{} {} at {} ({})", what, fmt_gain(g), at, ov)
                      : fmt::format("{} {:.1f} tok/s at {} ({})", what, p.throughput, at, ov);
     };
@@ -206,8 +206,10 @@ std::string verdict_line(const VerdictReport& r) {
         r.facts.scenario.policy.sparse < 1 ? fmt::format(" (sparse={:g})", r.facts.scenario.policy.sparse) : std::string();
     std::string head;
     switch (v.kind) {
-        case VerdictKind::offload: head = fmt::format("OFFLOAD f={:.2f}{}", v.f, sparse); break;
-        case VerdictKind::offload_with_overlap: head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={:.2f}{}", v.f, sparse); break;
+        case VerdictKind::offload: head = fmt::format("OFFLOAD f={}{}", render::fmt_f(v.f), sparse); break;
+        case VerdictKind::offload_with_overlap:
+            head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={}{}", render::fmt_f(v.f), sparse);
+            break;
         case VerdictKind::marginal:
             head = fmt::format("MARGINAL{} (offload gains under {:.1f} %, kvroof's median error on a gain)", sparse,
                                100 * kGainUncertainty);

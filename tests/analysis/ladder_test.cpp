@@ -15,8 +15,8 @@ Scenario scenario(std::initializer_list<std::pair<const char*, const char*>> fla
     for (const auto& [k, v] : flags) in.set(k, v);
     return io::build_scenario(in).scenario;
 }
-constexpr LeverKind kAll[] = {LeverKind::tensor_parallel, LeverKind::sparse, LeverKind::kv_quant, LeverKind::park_idle,
-                              LeverKind::offload};
+constexpr LeverKind kAll[] = {LeverKind::tensor_parallel, LeverKind::sparse,    LeverKind::kv_quant,
+                              LeverKind::park_idle,       LeverKind::hold_idle, LeverKind::offload};
 }  // namespace
 
 TEST_CASE("each rung is the best lever available on the one before, and the ladder stops when none gains 2 %", "[ladder]") {
@@ -128,4 +128,28 @@ TEST_CASE("the offload lever is its best f's gain, with --f fixed or not", "[lad
     REQUIRE(free_off != free.end());
     CHECK(off->gain == free_off->gain);  // the same lever whatever f the verdict shows
     CHECK(off == levers.begin());
+}
+
+TEST_CASE("parked whole, a session that outgrows CPU DRAM fits when held: holding is a lever", "[ladder]") {
+    // GB200 with 5 GB of CPU DRAM for its two GPUs: 2.5 GB each, under codex's 22.39 GB session,
+    // which HBM holds (1.92 sessions fit there).
+    const Scenario parked = scenario({{"idle", "park"}, {"cpu-mem", "5"}});
+    const Verdict v = make_verdict(parked);
+    CHECK(v.kind == VerdictKind::does_not_fit);
+    const std::vector<LadderRung> levers = single_levers(parked, v);
+    REQUIRE_FALSE(levers.empty());
+    const LadderRung& hold = levers.front();
+    REQUIRE(hold.lever);
+    CHECK(*hold.lever == LeverKind::hold_idle);
+    CHECK(hold.scenario.policy.idle == IdlePolicy::hold);
+    CHECK(hold.gain == kUnbounded);  // it makes the scenario serve
+    CHECK(hold.band.conservative.throughput == band(PreparedScenario(hold.scenario), 0.0).conservative.throughput);
+    // The ladder takes it first, and never offers parking back.
+    const LadderStudy s = ladder_study(parked);
+    REQUIRE(s.rungs.size() >= 2);
+    CHECK(*s.rungs[1].lever == LeverKind::hold_idle);
+    for (std::size_t i = 1; i < s.rungs.size(); ++i) CHECK(*s.rungs[i].lever != LeverKind::park_idle);
+    // A scenario that holds is offered parking, not holding.
+    const Scenario held = scenario({});
+    CHECK_FALSE(detail::take_lever(LeverKind::hold_idle, detail::evaluate_rung(held, false), LadderOptions{}));
 }

@@ -24,6 +24,15 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
     && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
 "$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -Eq '^SOLVE: --cpus-per-gpu >= [0-9.]+ for a bankable offload gain >= 1\.20×' && ok || bad "--solve: no SOLVE line"
 "$kvroof" verdict --solve context --target fits --json | grep -q '"outcome": "at_most"' && ok || bad "--solve context --json"
+# One session fits only from f = 1.24e-06 (HBM free just short of its KV): the f shown is not "0.00",
+# and the lever's --f and the "needs f >=" figure each give a point that fits when run.
+edge=(--workload s_cached=130000,a_append=906,o_output=1000)
+"$kvroof" verdict "${edge[@]}" >"$tmp/edge" 2>/dev/null
+grep -q '^VERDICT: OFFLOAD f=1.24e-06 — offload: bankable [0-9.]* tok/s at f=1.24e-06 ' "$tmp/edge" && ok || bad "a tiny f reads as 0.00"
+lever_f=$(grep 'CPU offload at the best f' "$tmp/edge" | grep -o -- '--f [0-9.e+-]*' | cut -d' ' -f2)
+needs_f=$(grep -o 'it needs f >= [0-9.e+-]*' "$tmp/edge" | cut -d' ' -f5)
+[ "$lever_f" = 1.25e-06 ] && [ "$needs_f" = 1.25e-06 ] && ok || bad "lever --f '$lever_f', needs f >= '$needs_f': not rounded up to where a session fits"
+"$kvroof" verdict "${edge[@]}" --f "$lever_f" 2>/dev/null | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=1.25e-06 ' && ok || bad "the lever's --f $lever_f does not fit"
 "$kvroof" verdict --hardware H200 --model Llama-3.1-8B | tail -n 1 | grep -q '^VERDICT: ' && ok || bad "preset names are case-insensitive"
 "$kvroof" verdict --hbm-cap 80TB 2>"$tmp/warn" >/dev/null && grep -q '^kvroof: warning: --hbm-cap 80TB per GPU is above every sourced GPU preset (the most: 288 GB, mi355x)' "$tmp/warn" \
     && ok || bad "a per-GPU capacity above every sourced GPU is warned about"

@@ -9,6 +9,9 @@
 //   sparse attention     read `sparse` of the KV per decode token (once)
 //   KV quantisation      bf16/fp16 -> fp8 -> int4 (one step per round)
 //   park idle sessions   idle sessions' KV in CPU DRAM between calls (once; workloads with idle gaps)
+//   hold idle sessions   the reverse, where the scenario parks them (once): parked whole, a session
+//                        can outgrow CPU DRAM where held it fits. Each idle lever is offered only
+//                        against the scenario's own policy, so the ladder never turns it back.
 //   CPU offload          KV and attention at the best f of each band end (once)
 // A state without offload is evaluated at f = 0 (both band ends equal); with
 // it, at the best f of each end (optimise_f_band). Offload that pays only with
@@ -23,7 +26,7 @@
 
 namespace kvroof {
 
-enum class LeverKind { tensor_parallel, sparse, kv_quant, park_idle, offload };
+enum class LeverKind { tensor_parallel, sparse, kv_quant, park_idle, hold_idle, offload };
 
 struct LadderOptions {
     int max_gpus = 8;  // the tensor-parallel lever stops here
@@ -37,6 +40,7 @@ struct LadderRung {
     Band band;  // at f = 0, or at the best f of each end when offloading
     double per_gpu_conservative = 0, per_gpu_optimistic = 0;  // output tokens/s per GPU
     double gain = 1;  // per-GPU tokens/s at ov = 0 over the previous rung's
+    double f_fits_from = 0;  // the least f at which one session fits (0: at f = 0, or at no f)
 };
 
 struct LadderStudy {
@@ -51,6 +55,7 @@ namespace detail {
     const PreparedScenario ps(sc);
     LadderRung r;
     r.offload = offload;
+    r.f_fits_from = ps.smallest_f_that_fits().value_or(0.0);
     if (offload) {
         const auto best = optimise_f_band(ps);
         r.band = Band{best[0], best[1]};
@@ -89,6 +94,10 @@ namespace detail {
             sc.policy.idle = IdlePolicy::park;
             break;
         }
+        case LeverKind::hold_idle:
+            if (sc.policy.idle != IdlePolicy::park) return std::nullopt;
+            sc.policy.idle = IdlePolicy::hold;
+            break;
         case LeverKind::offload:
             if (offload) return std::nullopt;
             offload = true;
@@ -120,7 +129,7 @@ namespace detail {
     given.per_gpu_conservative = v.baseline.conservative.throughput / replica_gpus(scenario.hardware);
     given.per_gpu_optimistic = v.baseline.optimistic.throughput / replica_gpus(scenario.hardware);
     std::vector<LadderRung> out;
-    for (LeverKind k : {LeverKind::park_idle, LeverKind::kv_quant, LeverKind::tensor_parallel}) {
+    for (LeverKind k : {LeverKind::park_idle, LeverKind::hold_idle, LeverKind::kv_quant, LeverKind::tensor_parallel}) {
         auto r = detail::take_lever(k, given, o);
         if (r && r->band.conservative.throughput > 0) out.push_back(std::move(*r));
     }
@@ -129,6 +138,7 @@ namespace detail {
         off.lever = LeverKind::offload;
         off.scenario = scenario;
         off.offload = true;
+        off.f_fits_from = v.smallest_f_that_fits.value_or(0.0);
         off.band = Band{v.best_conservative, v.best_optimistic};
         off.per_gpu_conservative = v.best_conservative.throughput / replica_gpus(scenario.hardware);
         off.per_gpu_optimistic = v.best_optimistic.throughput / replica_gpus(scenario.hardware);
@@ -144,11 +154,14 @@ namespace detail {
     LadderStudy s;
     s.options = o;
     s.rungs.push_back(detail::evaluate_rung(scenario, false));
-    constexpr LeverKind kLevers[] = {LeverKind::tensor_parallel, LeverKind::sparse, LeverKind::kv_quant, LeverKind::park_idle,
-                                     LeverKind::offload};
+    constexpr LeverKind kLevers[] = {LeverKind::tensor_parallel, LeverKind::sparse,    LeverKind::kv_quant,
+                                     LeverKind::park_idle,       LeverKind::hold_idle, LeverKind::offload};
+    // The idle lever that would turn the scenario's own policy back once the other was taken.
+    const LeverKind reverse = scenario.policy.idle == IdlePolicy::park ? LeverKind::park_idle : LeverKind::hold_idle;
     for (int round = 0; round < 16; ++round) {  // at most 14 levers exist; 16 is a bound, not a limit reached
         std::optional<LadderRung> best;
         for (LeverKind k : kLevers) {
+            if (k == reverse) continue;
             auto r = detail::take_lever(k, s.rungs.back(), o);
             if (r && r->band.conservative.throughput > 0 && (!best || detail::gains_more(*r, *best))) best = std::move(r);
         }
