@@ -60,6 +60,7 @@ std::optional<io::CalibrationFile> apply_calibration(const VerdictOptionsText& o
     }
     io::CalibrationFile c = io::read_calibration(where, io::read_json_file("--calibration", *o.calibration));
     io::apply_fit(built.scenario, c.values);
+    built.overrides.emplace_back("--calibration", *o.calibration);  // echoed with the inputs; voids the defaults' stated error
     return c;
 }
 

@@ -3,10 +3,13 @@
 #include "kvroof/io/point_render.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <string>
+#include <vector>
 
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
@@ -128,7 +131,17 @@ std::string table(const PointStudy& s, bool markdown) {
     return out;
 }
 
-std::string notes(const PointReport& r) {
+// The flags of this run that move an efficiency or an overhead away from the defaults
+// the measured error was taken at (--eta*, --step-overhead, --moe-layer-latency, --calibration).
+std::vector<std::string> efficiency_flags(const BuiltScenario& built) {
+    std::vector<std::string> out;
+    for (const auto& [flag, value] : built.overrides)
+        if (flag.rfind("--eta", 0) == 0 || flag == "--step-overhead" || flag == "--moe-layer-latency" || flag == "--calibration")
+            out.push_back(flag);
+    return out;
+}
+
+std::string notes(const PointReport& r, const BuiltScenario& built) {
     const PointStudy& s = r.study;
     std::string out;
     out += "Ranges are the overlap band: offloaded work serialised (ov = 0) – perfectly hidden (ov = 1).\n";
@@ -173,13 +186,22 @@ std::string notes(const PointReport& r) {
             "drain with none arriving): {:.0f} tok/s at f = 0 in the steady state.\n",
             s.load.requests, s.load.requests == 1 ? "" : "s", s.baseline.conservative.steady_throughput);
     const StatedError& e = s.stated_error;
-    out += fmt::format(
-        "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput "
-        "{:.0f} %{} "
-        "over public vLLM, TensorRT-LLM, SGLang and LMDeploy points{}.\n",
-        e.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
-        std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),
-        e.moe ? "; MoE throughput is over-predicted" : "");
+    const std::vector<std::string> moved = efficiency_flags(built);
+    if (!moved.empty())
+        out += fmt::format(
+            "Measured error (outputs/accuracy.md) is kvroof's at its default efficiencies; this run sets {}, so it does not "
+            "apply{}.\n",
+            fmt::join(moved, ", "),
+            std::find(moved.begin(), moved.end(), "--calibration") != moved.end() ? "; the calibration's intervals below do"
+                                                                                  : "");
+    else
+        out += fmt::format(
+            "Measured error at these defaults ({} models, outputs/accuracy.md): mean absolute ITL {:.0f} %, throughput "
+            "{:.0f} %{} "
+            "over public vLLM, TensorRT-LLM, SGLang and LMDeploy points{}.\n",
+            e.moe ? "MoE" : "dense", 100 * e.itl, 100 * e.throughput,
+            std::isnan(e.ttft) ? std::string() : fmt::format(", TTFT {:.0f} %", 100 * e.ttft),
+            e.moe ? "; MoE throughput is over-predicted" : "");
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
         out += fmt::format("At f = 0 the point does not fit; it needs f >= {} to fit.\n",
                            render::f_flag(*s.smallest_f_that_fits, *s.smallest_f_that_fits));
@@ -232,14 +254,14 @@ std::string point_verdict_line(const PointStudy& s) {
 std::string render_point_text(const PointReport& r, const BuiltScenario& built) {
     std::string s = render::inputs_text(built, r.facts) + "\n";
     s += "Operating point: " + load_text(r.study.load) + "\n";
-    s += table(r.study, false) + "\n" + notes(r) + point_verdict_line(r.study);
+    s += table(r.study, false) + "\n" + notes(r, built) + point_verdict_line(r.study);
     return s;
 }
 
 std::string render_point_markdown(const PointReport& r, const BuiltScenario& built) {
     std::string s =
         "# Operating point\n\n" + load_text(r.study.load) + "\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts);
-    s += "```\n\n## At f = 0 and at the chosen f\n\n" + table(r.study, true) + "\n" + notes(r) + "\n`" +
+    s += "```\n\n## At f = 0 and at the chosen f\n\n" + table(r.study, true) + "\n" + notes(r, built) + "\n`" +
          point_verdict_line(r.study).substr(0, point_verdict_line(r.study).size() - 1) + "`\n";
     return s;
 }
@@ -311,7 +333,9 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                   {"itl", s.stated_error.itl},
                   {"throughput", s.stated_error.throughput},
                   {"ttft", std::isnan(s.stated_error.ttft) ? json(nullptr) : json(s.stated_error.ttft)},
-                  {"basis", "mean absolute percentage error on the public measured points of outputs/accuracy.md"}}},
+                  {"basis", "mean absolute percentage error on the public measured points of outputs/accuracy.md"},
+                  {"applies", efficiency_flags(built).empty()},
+                  {"moved_by", efficiency_flags(built)}}},
                 {"time_bound_by", name(s.baseline.conservative.binding)},
                 {"verdict", name(s.kind)},
                 {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};

@@ -443,6 +443,11 @@ tpo="$(dirname "$0")/../fixtures/validate_throughput_only.json"
 grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
 "$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+# The defaults' measured error is stated only at the defaults: a calibration or an η given voids it, and says so.
+"$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 | grep -q '^Measured error (outputs/accuracy.md) is kvroof.s at its default efficiencies; this run sets --calibration, so it does not apply; the calibration.s intervals below do\.$' \
+    && ok || bad "verdict --calibration states the defaults' measured error"
+"$kvroof" verdict --concurrency 8 --eta-mem 0.7 --json | grep -A7 '"stated_error"' | grep -q '"applies": false' && ok || bad "stated_error.applies with --eta-mem"
+"$kvroof" verdict --concurrency 8 | grep -q '^Measured error at these defaults (dense models' && ok || bad "the defaults' measured error at the defaults"
 # With --f the calibrated throughputs and gains are of the chosen f: the bankable gain is its throughput over f = 0's.
 calf=$("$kvroof" verdict --calibration "$tmp/fit.json" --f 0.3 --json)
 echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"throughput at f = 0 (ov = 0)\","]; t=v["\"throughput, bankable (ov = 0)\","]; g=v["\"gain, bankable\","]; d=t/b-g; exit !(b>0 && g>0 && d<1e-9*g && d>-1e-9*g)}' \
