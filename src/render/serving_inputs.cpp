@@ -34,12 +34,23 @@ std::string math_words(const HardwareSpec& hw, DType asked) {
 // its pipeline, and the scale-out network (what --net set, and what uses it).
 std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
     std::string s;
-    if (hw.deployment.gpus > 1)
+    const std::string each = fmt::format(
+        "each {:g} us + bytes at {:g} x {} per direction ({})", hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
+        format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
+        hw.gpu.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    const int t = hw.deployment.gpus;
+    if (t > 1 && hw.deployment.attention_dp == 1 && model.attention == Attention::mla) {
+        // As detail::apply_attention_dp charges it: no attention all-reduce; the FFN blocks gathered, under EP only the dense ones.
+        const int ffn = model.layers - model.mlp_free_layers, moe = hw.deployment.ep > 1 ? param_counts(model).moe_layers : 0;
         s += fmt::format(
-            "            tensor parallel x{}: 2 all-reduces per layer, each {:g} us + bytes at {:g} x {} per direction ({})\n",
-            hw.deployment.gpus, hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
-            format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
-            hw.gpu.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+            "            data-parallel attention x{}: no attention all-reduce; an all-gather and a reduce-scatter "
+            "around each of {} {}FFN blocks{}, {}\n",
+            t, ffn - moe, moe > 0 ? "dense " : "",
+            moe > 0 ? fmt::format(" (the {} MoE layers: the EP {} all-to-alls instead)", moe, hw.deployment.ep) : std::string(),
+            each);
+    } else if (t > 1) {
+        s += fmt::format("            tensor parallel x{}: 2 all-reduces per layer, {}\n", t, each);
+    }
     if (hw.deployment.gpus > hw.gpu.nvlink_domain)
         s += fmt::format(
             "            the group spans {:g} NVLink domains of {}: each all-reduce also crosses the network, hierarchically "

@@ -443,6 +443,10 @@ tpo="$(dirname "$0")/../fixtures/validate_throughput_only.json"
 grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
 "$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+# The inputs echo says what data-parallel attention exchanges: under EP only the dense FFN blocks are gathered.
+"$kvroof" verdict --model deepseek-v3 --gpus 8 --attention-dp 1 --ep 8 --hardware h200 2>/dev/null \
+    | grep -q '^            data-parallel attention x8: no attention all-reduce; an all-gather and a reduce-scatter around each of 3 dense FFN blocks (the 58 MoE layers: the EP 8 all-to-alls instead), each 5 us' \
+    && ok || bad "the ADP+EP inputs echo"
 # The defaults' measured error is stated only at the defaults: a calibration or an η given voids it, and says so.
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 | grep -q '^Measured error (outputs/accuracy.md) is kvroof.s at its default efficiencies; this run sets --calibration, so it does not apply; the calibration.s intervals below do\.$' \
     && ok || bad "verdict --calibration states the defaults' measured error"
