@@ -161,7 +161,7 @@ void run_sweep_cmd(const SweepOptions& o) {
         svg->commit();
     }
     if (meta) {
-        meta->write(io::sweep_provenance(spec).dump(2) + "\n");
+        meta->write(io::sweep_provenance(spec, meta_path).dump(2) + "\n");
         meta->commit();
     }
     if (out) out->commit();

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <string>
 #include <system_error>
 
 #include "kvroof/io/presets.hpp"
@@ -26,6 +27,39 @@ std::string shipped_or_given(std::string_view path) {
     const fs::path shipped = exe.parent_path().parent_path() / "share" / "kvroof" / given;
     return fs::is_regular_file(shipped, ec) ? shipped.string() : std::string(path);
 }
+// A relative file path a provenance file names, read from the current folder:
+// `base` (the file's folder) joined to it. Anything else stands as given.
+std::string rebased(const std::string& value, const std::filesystem::path& base) {
+    if (base.empty() || !is_path(value) || std::filesystem::path(value).is_absolute()) return value;
+    return (base / value).lexically_normal().generic_string();
+}
+
+// The inverse, for writing one: a relative path that names a file here, relative
+// to the folder `dir` the provenance goes to.
+std::string relocated(const std::string& value, const std::filesystem::path& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!is_path(value) || fs::path(value).is_absolute() || !fs::exists(value, ec)) return value;
+    const fs::path here = fs::absolute(value, ec).lexically_normal(), there = fs::absolute(dir, ec).lexically_normal();
+    if (ec) return value;
+    const fs::path rel = here.lexically_relative(there);
+    return rel.empty() ? value : rel.generic_string();
+}
+
+// A text axis's values through `f`, its entry rewritten where one changed (numeric axes hold no paths).
+template <class F>
+void map_paths(GridAxis& a, F f) {
+    if (!a.text()) return;
+    bool changed = false;
+    std::string entry = a.knob + "=";
+    for (std::size_t i = 0; i < a.values.size(); ++i) {
+        std::string v = f(a.values[i]);
+        changed = changed || v != a.values[i];
+        a.values[i] = std::move(v);
+        entry += (i ? "," : "") + a.values[i];
+    }
+    if (changed) a.entry = std::move(entry);
+}
 }  // namespace
 
 SweepAnalysis parse_sweep_analysis(std::string_view flag, std::string_view text) {
@@ -46,6 +80,8 @@ SweepSpec load_sweep_file(std::string_view given) {
             throw InputError(
                 fmt::format("{}: unknown key '{}'; allowed: description, analysis, fixed, load, grid, kvroof", where, k));
     SweepSpec spec;
+    // A provenance file (its "kvroof" key) names files relative to its own folder.
+    const std::filesystem::path base = j.contains("kvroof") ? std::filesystem::path(path).parent_path() : std::filesystem::path();
     if (j.contains("analysis")) {
         if (!j.at("analysis").is_string())
             throw InputError(fmt::format("{}: 'analysis' must be a string, got {}", where, j.at("analysis").type_name()));
@@ -62,7 +98,7 @@ SweepSpec load_sweep_file(std::string_view given) {
                 fmt::format("{}: 'fixed' must be an object of flag: \"value\", got {}", where, j.at("fixed").type_name()));
         for (const auto& [k, v] : j.at("fixed").items()) {
             if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
-            set_scenario_flag(spec.fixed, k, v.get<std::string>(), where, Origin::config);
+            set_scenario_flag(spec.fixed, k, rebased(v.get<std::string>(), base), where, Origin::config);
         }
     }
     if (j.contains("load")) spec.load = load_text_from_json(where, j.at("load"));  // a benchmark's load: operating-point rows
@@ -89,17 +125,20 @@ SweepSpec load_sweep_file(std::string_view given) {
             throw InputError(
                 fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where, g.type_name()));
         spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
+        map_paths(spec.axes.back(), [&](const std::string& v) { return rebased(v, base); });
     }
     return spec;
 }
 
-nlohmann::json sweep_provenance(const SweepSpec& spec) {
+nlohmann::json sweep_provenance(const SweepSpec& spec, std::string_view meta_path) {
+    const std::filesystem::path dir = std::filesystem::path(meta_path).parent_path();
+    const auto place = [&](const std::string& v) { return meta_path.empty() ? v : relocated(v, dir); };
     nlohmann::json fixed = nlohmann::json::object(), inputs = nlohmann::json::array(), resolved = nlohmann::json::object();
     for (const Knob& k : knobs()) {
         if (k.grid_only) continue;
         if (const auto& g = spec.fixed.get(k)) {
-            fixed[std::string(k.name)] = g->text;
-            inputs.push_back({{"knob", k.name}, {"value", g->text}, {"from", describe(g->origin)}});
+            fixed[std::string(k.name)] = place(g->text);
+            inputs.push_back({{"knob", k.name}, {"value", place(g->text)}, {"from", describe(g->origin)}});
         } else if (!k.fallback.empty()) {
             bool on_grid = false;
             for (const auto& a : spec.axes) on_grid = on_grid || a.row == &k;
@@ -107,7 +146,10 @@ nlohmann::json sweep_provenance(const SweepSpec& spec) {
         }
     }
     nlohmann::json grid = nlohmann::json::array();
-    for (const auto& a : spec.axes) grid.push_back(a.entry);
+    for (GridAxis a : spec.axes) {
+        map_paths(a, place);
+        grid.push_back(a.entry);
+    }
     const auto range = shard_range(spec);
     nlohmann::json out = {{"fixed", fixed},
                           {"grid", grid},

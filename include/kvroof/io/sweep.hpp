@@ -139,7 +139,12 @@ char* write_number6(char* p, double v);
 //             "inputs": [{"knob", "value", "from"}], "resolved": {knob: value}}}.
 // "inputs" says where each fixed value came from ("command line",
 // "--config", "command line, overrides --config"); "resolved" names the
-// presets and defaults in force for the knobs not given.
-[[nodiscard]] nlohmann::json sweep_provenance(const SweepSpec& spec);
+// presets and defaults in force for the knobs not given. A relative file a
+// knob names (--model sub/config.json, or in a text axis) is written relative
+// to the folder of `meta_path`, where the provenance goes, and load_sweep_file
+// reads such a file's paths relative to its own folder: `kvroof sweep --config
+// OUT.meta.json` finds them from any folder, and from the one the sweep ran in
+// gives the same rows. Without a meta_path, paths stand as given.
+[[nodiscard]] nlohmann::json sweep_provenance(const SweepSpec& spec, std::string_view meta_path = {});
 
 }  // namespace kvroof::io
