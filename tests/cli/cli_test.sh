@@ -452,6 +452,8 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
     && ok || bad "verdict --calibration states the defaults' measured error"
 "$kvroof" verdict --concurrency 8 --eta-mem 0.7 --json | grep -A7 '"stated_error"' | grep -q '"applies": false' && ok || bad "stated_error.applies with --eta-mem"
 "$kvroof" verdict --concurrency 8 | grep -q '^Measured error at these defaults (dense models' && ok || bad "the defaults' measured error at the defaults"
+"$kvroof" verdict --model qwen3-30b-a3b --concurrency 8 --eta-moe-gemm 0.124 2>/dev/null | grep -q '^Measured error at these defaults (MoE models' \
+    && ok || bad "--eta-moe-gemm is the condition of the MoE figures, not a move away from them"
 # With --f the calibrated throughputs and gains are of the chosen f: the bankable gain is its throughput over f = 0's.
 calf=$("$kvroof" verdict --calibration "$tmp/fit.json" --f 0.3 --json)
 echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"throughput at f = 0 (ov = 0)\","]; t=v["\"throughput, bankable (ov = 0)\","]; g=v["\"gain, bankable\","]; d=t/b-g; exit !(b>0 && g>0 && d<1e-9*g && d>-1e-9*g)}' \
