@@ -94,8 +94,11 @@ std::string lever_name(const LadderRung& l) {
     return label.rfind("+ ", 0) == 0 ? label.substr(2) : label;
 }
 
-std::string lever_gain(const LadderRung& l) {
-    return std::isfinite(l.gain) ? fmt::format("{:.2f}×", l.gain) : std::string("makes it fit");
+// A lever's gain; where the scenario serves nothing, what the lever does: where it did not fit, it fits; where
+// it fit but no batch met the SLOs, it serves.
+std::string lever_gain(const LadderRung& l, VerdictKind kind) {
+    if (std::isfinite(l.gain)) return fmt::format("{:.2f}×", l.gain);
+    return kind == VerdictKind::does_not_fit ? "makes it fit" : "makes it serve";
 }
 
 std::string levers_text(const VerdictReport& r) {
@@ -103,7 +106,7 @@ std::string levers_text(const VerdictReport& r) {
     std::string s = "\nEach lever alone (tok/s per GPU at ov=0 over the scenario as given)\n";
     for (const LadderRung& l : r.levers)
         s += fmt::format("  {:<44} {:<18} {:>10.1f} tok/s per GPU  {}\n", lever_name(l), rung_flag(l), l.per_gpu_conservative,
-                         lever_gain(l));
+                         lever_gain(l, r.verdict.kind));
     return s;
 }
 
@@ -188,9 +191,12 @@ std::string offload_facts(const Verdict& v) {
 // "; best lever: park idle sessions in CPU DRAM (--idle park) 1.32×", or that none gains.
 std::string lever_clause(const VerdictReport& r) {
     if (r.levers.empty() || !(r.levers.front().gain > 1.0))
-        return r.verdict.kind == VerdictKind::does_not_fit ? "; no single lever makes it fit" : "; no single lever gains";
+        return r.verdict.kind == VerdictKind::does_not_fit ? "; no single lever makes it fit"
+               : r.verdict.kind == VerdictKind::infeasible ? "; no single lever makes it serve"
+                                                           : "; no single lever gains";
     const LadderRung& best = r.levers.front();
-    const std::string g = std::isfinite(best.gain) ? lever_gain(best) + " per GPU" : lever_gain(best);
+    const std::string g =
+        std::isfinite(best.gain) ? lever_gain(best, r.verdict.kind) + " per GPU" : lever_gain(best, r.verdict.kind);
     return fmt::format("; best lever: {} ({}) {}{}", lever_name(best), rung_flag(best), g,
                        best.gain < 1.0 + kGainUncertainty ? " (marginal)" : "");
 }
@@ -335,7 +341,8 @@ std::string band_markdown(const VerdictReport& r) {
     if (!r.levers.empty()) {
         s += "\n## Each lever alone\n\n| lever | flag | tok/s per GPU (ov = 0) | gain per GPU |\n|---|---|---|---|\n";
         for (const LadderRung& l : r.levers)
-            s += fmt::format("| {} | `{}` | {:.1f} | {} |\n", lever_name(l), rung_flag(l), l.per_gpu_conservative, lever_gain(l));
+            s += fmt::format("| {} | `{}` | {:.1f} | {} |\n", lever_name(l), rung_flag(l), l.per_gpu_conservative,
+                             lever_gain(l, r.verdict.kind));
     }
     return s;
 }

@@ -443,6 +443,9 @@ tpo="$(dirname "$0")/../fixtures/validate_throughput_only.json"
 grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --out: not a calibration file"
 "$kvroof" verdict --calibration "$tmp/fit.json" | grep -qE '^CALIBRATED VERDICT: [a-z_]+ \(a gain under [0-9]+ %' && ok || bad "verdict --calibration: no CALIBRATED VERDICT line"
 "$kvroof" verdict --calibration "$tmp/fit.json" --concurrency 8 --json | grep -q '"calibration": {' && ok || bad "verdict --calibration --json lacks the calibration"
+# INFEASIBLE quotes the empty step the SLO meets: the weights' read, the all-reduces' latency and the step overhead.
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --isl 2000 --osl 500 --tp 8 --slo-tpot 8ms 2>/dev/null | tail -n 1 \
+    | grep -q '^VERDICT: INFEASIBLE — even an empty decode step (8.4 ms) exceeds the TPOT SLO 8.0 ms' && ok || bad "INFEASIBLE's empty step"
 # The inputs echo says what data-parallel attention exchanges: under EP only the dense FFN blocks are gathered.
 "$kvroof" verdict --model deepseek-v3 --gpus 8 --attention-dp 1 --ep 8 --hardware h200 2>/dev/null \
     | grep -q '^            data-parallel attention x8: no attention all-reduce; an all-gather and a reduce-scatter around each of 3 dense FFN blocks (the 58 MoE layers: the EP 8 all-to-alls instead), each 5 us' \

@@ -36,7 +36,7 @@ struct ScenarioFacts {
     Bytes hbm_free;  // hbm_usable − weights (negative when they do not fit)
     Bytes cpu_memory;  // CPU DRAM of every socket
     Bytes session_kv_max;  // one session of the longest class
-    Seconds empty_step;  // weights_read(0) / HBM bandwidth: the TPOT of an empty decode step
+    Seconds empty_step;  // the decode step of no sequence at f = 0: its weight read, fixed latencies, overhead, pipeline stretch
     std::vector<ClassFit> classes;
 };
 
@@ -56,7 +56,9 @@ struct ScenarioFacts {
     f.hbm_free = Bytes(ps.hbm_free_bytes());
     f.cpu_memory = ps.sys.cpu_memory;
     f.session_kv_max = Bytes(ps.session_kv_max);
-    f.empty_step = Seconds(ps.mc.weights_read(0.0).raw() / ps.sys.hbm_bandwidth.raw());
+    // What an SLO on the step (or the ITL: its prefill term vanishes with the batch) meets at B -> 0.
+    const detail::BatchShape empty = detail::batch_shape(ps, mix_demand(ps, 0.0), 0.0);
+    f.empty_step = Seconds(detail::shape_at(ps, empty.shape, 0.0).step(0.0));
     const double free = f.hbm_free.raw();
     for (const auto& e : sc.mix.entries) {
         const double session = kv_held(ps.mc, e.cls.context()).raw();
