@@ -155,16 +155,16 @@ std::vector<std::string> beyond_sourced_devices(const ScenarioInputs& in, const 
 }
 }  // namespace
 
-std::vector<std::string> tensor_parallel_warnings(const Scenario& s) {
+std::vector<std::string> tensor_parallel_warnings(const Scenario& s, std::string_view flag) {
     std::vector<std::string> out;
     // Engines shard the attention heads over the tensor-parallel group (vLLM refuses a TP that does not
     // divide them); `parallel` and `ladder` try only such groups. A verdict still answers, split evenly.
     const int tp = s.hardware.deployment.gpus;
     if (s.hardware.deployment.attention_dp == 0 && s.model.heads > 0 && s.model.heads % tp != 0)
         out.push_back(
-            fmt::format("--gpus {}: {}'s {} attention heads do not split evenly over a tensor-parallel "
+            fmt::format("{} {}: {}'s {} attention heads do not split evenly over a tensor-parallel "
                         "group of {}, which engines refuse; the figures assume an even split",
-                        tp, s.model.name, s.model.heads, tp));
+                        flag, tp, s.model.name, s.model.heads, tp));
     return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -135,8 +136,11 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
 void print_warnings(const io::BuiltScenario& b, bool group_chosen, const std::string& label) {
     std::vector<std::string> all = b.warnings;
     for (auto& w : io::context_warnings(b.scenario)) all.push_back(std::move(w));
-    if (!group_chosen)
-        for (auto& w : io::tensor_parallel_warnings(b.scenario)) all.push_back(std::move(w));
+    if (!group_chosen) {
+        // Named as the user gave the group: --tp or --gpus.
+        const bool tp = std::any_of(b.overrides.begin(), b.overrides.end(), [](const auto& o) { return o.first == "--tp"; });
+        for (auto& w : io::tensor_parallel_warnings(b.scenario, tp ? "--tp" : "--gpus")) all.push_back(std::move(w));
+    }
     const std::string prefix = label.empty() ? "" : label + ": ";
     for (const auto& w : all) std::fprintf(stderr, "kvroof: warning: %s%s\n", prefix.c_str(), w.c_str());
 }

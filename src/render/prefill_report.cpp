@@ -84,9 +84,12 @@ std::string scenario_text(const PrefillStudy& st) {
                                 format_bandwidth(s.link.raw()), to_string(s.kv));
     t += fmt::format("  workload {}: K = {:.0f} cached, T = {:.0f} new tokens\n", s.workload.name, s.workload.s_cached,
                      s.workload.a_append);
-    const bool by_layer = st.b_kv.raw() != kv_bytes_per_token(s.model, s.kv).raw();
-    t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token{}\n\n", st.f_pf.raw() / 1e9, st.b_kv.raw(),
-                     by_layer ? " (the KV K cached tokens hold, per token: window or linear layers)" : "");
+    const bool by_layer = st.b_kv.raw() != st.kv_copies * kv_bytes_per_token(s.model, s.kv).raw();
+    t += fmt::format("  F_pf {:.4g} GFLOP/token, B_kv {:.0f} B/token{}{}\n\n", st.f_pf.raw() / 1e9, st.b_kv.raw(),
+                     by_layer ? " (the KV K cached tokens hold, per token: window or linear layers)" : "",
+                     st.kv_copies > 1
+                         ? fmt::format(" (the group holds and reloads {:.3g} copies of each token's KV)", st.kv_copies)
+                         : std::string());
     t += fmt::format("κ_M = {:.4g} FLOP/B, κ_HW = {:.4g} B/FLOP, κ_crit = {}\n", r.kappa_m, r.kappa_hw, fmt_kappa(r.kappa_crit));
     t += fmt::format("κ_ratio = K/T = {} -> {}\n", fmt_kappa(r.kappa_ratio), regime_name(r.regime));
     t += fmt::format("TTFT = {:.1f} ms link + {:.1f} ms GPU = {:.1f} ms serial (Eq. 3); at ov={:g}: {:.1f} ms\n", r.t_link * 1e3,
@@ -233,6 +236,7 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
                   {"kv_dtype", to_string(s.kv)},
                   {"f_pf_flop_per_token", st.f_pf.raw()},
                   {"b_kv_bytes_per_token", st.b_kv.raw()},
+                  {"kv_copies", st.kv_copies},
                   {"ov", s.ov},
                   {"vram_bytes", st.vram.raw()},
                   {"token_budget", s.token_budget},

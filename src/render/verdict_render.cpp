@@ -55,8 +55,12 @@ std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
 }
 
 std::string capacity_text(const ScenarioFacts& facts) {
-    std::string s = fmt::format("Capacity\n  HBM {} usable - weights {} = {} for KV\n", format_bytes(facts.hbm_usable.raw()),
-                                format_bytes(facts.weights.raw()), format_bytes(facts.hbm_free.raw()));
+    const bool weights_fit = facts.hbm_free.raw() > 0;
+    std::string s =
+        weights_fit ? fmt::format("Capacity\n  HBM {} usable - weights {} = {} for KV\n", format_bytes(facts.hbm_usable.raw()),
+                                  format_bytes(facts.weights.raw()), format_bytes(facts.hbm_free.raw()))
+                    : fmt::format("Capacity\n  HBM {} usable < weights {}: the weights do not fit, nothing is left for KV\n",
+                                  format_bytes(facts.hbm_usable.raw()), format_bytes(facts.weights.raw()));
     if (facts.kv_replication > 1) {
         const ModelSpec& m = facts.scenario.model;
         const int gpus = facts.scenario.hardware.deployment.gpus;
@@ -83,8 +87,13 @@ std::string capacity_text(const ScenarioFacts& facts) {
             e, E, (E + e - 1) / e, facts.expert_load, static_cast<double>(E) / e, format_bytes(facts.weights_uneven.raw()));
     }
     for (const ClassFit& c : facts.classes)
-        s += fmt::format("  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n",
-                         c.name, c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);
+        if (!weights_fit)
+            s += fmt::format("  {}: one session's KV at S={:.0f} is {}; {:.1f} sessions in CPU DRAM\n", c.name, c.context,
+                             format_bytes(c.session_kv.raw()), c.dram_sessions);
+        else
+            s += fmt::format(
+                "  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n", c.name,
+                c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);
     return s;
 }
 

@@ -120,8 +120,10 @@ TEST_CASE("prefill study: the model what-if of the scenario's own model is the s
     CHECK(st.models[0].f_pf == st.f_pf);
     REQUIRE(st.table_rows.size() == 1);
     REQUIRE(st.table_rows[0].kappa_crit.size() == 1);
-    // The table is per GPU at bf16; the scenario pools 2 GPUs, which leaves κ_crit unchanged.
-    CHECK(st.table_rows[0].kappa_crit[0] == Approx(st.result.kappa_crit));
+    // The table is per GPU at bf16 (one copy of the KV); the scenario pools 2 GPUs over the tiny model's one
+    // KV head, so each GPU holds and reloads a whole copy: twice the bytes per token, half the κ_crit.
+    CHECK(st.kv_copies == 2.0);
+    CHECK(st.table_rows[0].kappa_crit[0] == Approx(2 * st.result.kappa_crit));
 }
 
 TEST_CASE("prefill study: no scheduler without new tokens or without VRAM", "[prefill_study]") {

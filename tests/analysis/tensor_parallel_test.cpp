@@ -40,16 +40,36 @@ TEST_CASE("prefill at one GPU is analyse_prefill of the per-GPU inputs", "[tp][p
 }
 
 TEST_CASE("prefill over N GPUs: kappa unchanged, times divided by N, VRAM pooled", "[tp][prefill]") {
-    const PrefillStudy one = prefill_study(tiny_prefill(1), PrefillQuestions{});
-    const PrefillStudy eight = prefill_study(tiny_prefill(8), PrefillQuestions{});
+    // KV heads that split evenly over the group: one copy of each token's KV, a 1/N share on each GPU.
+    PrefillSetup s1 = tiny_prefill(1), s8 = tiny_prefill(8);
+    s1.model.heads = s1.model.kv_heads = s8.model.heads = s8.model.kv_heads = 8;
+    const PrefillStudy one = prefill_study(s1, PrefillQuestions{});
+    const PrefillStudy eight = prefill_study(s8, PrefillQuestions{});
+    CHECK(eight.kv_copies == 1.0);
     CHECK(eight.result.kappa_crit == Approx(one.result.kappa_crit));
     CHECK(eight.result.kappa_ratio == one.result.kappa_ratio);
     CHECK(eight.result.regime == one.result.regime);
     CHECK(eight.result.t_link == Approx(one.result.t_link / 8));
     CHECK(eight.result.t_gpu == Approx(one.result.t_gpu / 8));
     CHECK(eight.result.link_share == Approx(one.result.link_share));
-    const double weights = weight_bytes(test::tiny_model(), DType::bf16).raw();
+    const double weights = weight_bytes(s8.model, DType::bf16).raw();
     CHECK(eight.vram.raw() == Approx(8 * 9e9 - weights));
+}
+
+TEST_CASE("prefill over N GPUs with one KV head: every GPU holds and reloads the whole KV", "[tp][prefill]") {
+    // The tiny model's one KV head cannot be split: 8 copies, each over its own GPU's link, so the
+    // reload takes as long as on one GPU while the compute divides by 8 (κ_crit 8 times smaller).
+    const PrefillStudy one = prefill_study(tiny_prefill(1), PrefillQuestions{});
+    const PrefillStudy eight = prefill_study(tiny_prefill(8), PrefillQuestions{});
+    CHECK(eight.kv_copies == 8.0);
+    CHECK(eight.b_kv.raw() == 8 * one.b_kv.raw());
+    CHECK(eight.result.kappa_crit == Approx(one.result.kappa_crit / 8));
+    CHECK(eight.result.t_link == Approx(one.result.t_link));
+    CHECK(eight.result.t_gpu == Approx(one.result.t_gpu / 8));
+    // The scheduler counts the copies too: N_max is the pooled VRAM over 8 copies of each request's KV.
+    REQUIRE(eight.scheduler);
+    REQUIRE(one.scheduler);
+    CHECK(eight.scheduler->n_max == Approx(one.scheduler->n_max * eight.vram.raw() / one.vram.raw() / 8));
 }
 
 TEST_CASE("layer offload over N ranks: each rank holds and moves 1/N of a layer", "[tp][layers]") {

@@ -13,6 +13,7 @@
 #include "kvroof/analysis/prefill_kappa.hpp"
 #include "kvroof/analysis/tensor_parallel.hpp"
 #include "kvroof/physics/attention_layers.hpp"
+#include "kvroof/physics/call_demand.hpp"
 #include "kvroof/spec/hardware.hpp"
 #include "kvroof/spec/scenario.hpp"
 #include "kvroof/spec/workload.hpp"
@@ -93,7 +94,8 @@ struct KappaTableCells {
 // The answer for the setup's own scenario: what a prefill sweep's row shows.
 struct PrefillPoint {
     Flop f_pf;
-    Bytes b_kv;
+    Bytes b_kv;  // of the group: every copy it holds of a token's KV is reloaded (kv_copies of them)
+    double kv_copies = 1;
     KappaInputs inputs;  // of the group
     KappaResult result;
     Bytes vram;  // V_eff used by the scheduler
@@ -134,6 +136,13 @@ struct PrefillStudy : PrefillPoint {
     return per_token * (kv_tokens_held(a, k_cached) / k_cached);
 }
 
+// What a group of tp GPUs reloads per cached token: every copy it holds
+// (kv_replication: an MLA latent on every GPU, GQA with fewer KV heads than
+// GPUs on several), each over the link of the GPU that holds it.
+[[nodiscard]] inline Bytes group_reload_bytes(const ModelSpec& m, DType kv, double k_cached, int tp) noexcept {
+    return reload_bytes_per_cached_token(m, kv, k_cached) * kv_replication(m, tp);
+}
+
 // The default C_eff per GPU: η_compute of the GPU's dense peak in the GEMM
 // precision `math` (bf16 on a GPU without that math).
 [[nodiscard]] inline FlopPerSecond default_prefill_flops(const HardwareSpec& hw, DType math) noexcept {
@@ -168,7 +177,8 @@ struct PrefillStudy : PrefillPoint {
     setup.tp.check_validity("gpus");
     PrefillPoint p;
     p.f_pf = prefill_flop_per_token(setup.model);
-    p.b_kv = reload_bytes_per_cached_token(setup.model, setup.kv, setup.workload.s_cached);
+    p.kv_copies = kv_replication(setup.model, setup.tp.gpus);
+    p.b_kv = group_reload_bytes(setup.model, setup.kv, setup.workload.s_cached, setup.tp.gpus);
     p.inputs = group_kappa_inputs(setup, p.f_pf, p.b_kv);
     p.result = analyse_prefill(p.inputs);
     p.vram = setup.vram.value_or(group_vram_for_kv(setup));
@@ -215,7 +225,7 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
     for (const NamedModel& nm : q.models) {
         KappaInputs k = st.inputs;
         k.f_pf = prefill_flop_per_token(nm.model);
-        k.b_kv = reload_bytes_per_cached_token(nm.model, setup.kv, setup.workload.s_cached);
+        k.b_kv = group_reload_bytes(nm.model, setup.kv, setup.workload.s_cached, setup.tp.gpus);
         st.models.push_back({nm.name, nm.model.attention, nm.model.is_moe(), k.f_pf, k.b_kv, analyse_prefill(k)});
     }
     for (const WorkloadRatio& w : q.workloads) {

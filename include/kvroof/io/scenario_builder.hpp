@@ -81,8 +81,8 @@ void check_scenario(const Scenario& s);
 // is longer than the model's context window (ModelSpec::max_context): allowed,
 // as engines serve such contexts with RoPE scaling, but said.
 [[nodiscard]] std::vector<std::string> context_warnings(const Scenario& s);
-// One line when the tensor-parallel group (--gpus) does not divide the attention heads.
-[[nodiscard]] std::vector<std::string> tensor_parallel_warnings(const Scenario& s);
+// One line when the tensor-parallel group does not divide the attention heads, naming it as `flag` (--gpus or --tp).
+[[nodiscard]] std::vector<std::string> tensor_parallel_warnings(const Scenario& s, std::string_view flag = "--gpus");
 
 // The decoders of the text knobs (rows of the table), each loading its preset once per process.
 [[nodiscard]] KnobValue decode_hardware(std::string_view flag, std::string_view text);
