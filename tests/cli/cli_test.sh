@@ -24,6 +24,8 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
     && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
 "$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -Eq '^SOLVE: --cpus-per-gpu >= [0-9.]+ for a bankable offload gain >= 1\.20×' && ok || bad "--solve: no SOLVE line"
 "$kvroof" verdict --solve context --target fits --json | grep -q '"outcome": "at_most"' && ok || bad "--solve context --json"
+# fits: one session at its longest, S + O: the free HBM over the KV per token, less the output (520 tokens).
+"$kvroof" verdict --solve context --target fits | tail -n 1 | grep -q '^SOLVE: --context <= 130385 tokens ' && ok || bad "--solve context --target fits leaves out the output"
 # One session fits only from f = 1.24e-06 (HBM free just short of its KV): the f shown is not "0.00",
 # and the lever's --f and the "needs f >=" figure each give a point that fits when run.
 edge=(--workload s_cached=130000,a_append=906,o_output=1000)

@@ -13,6 +13,7 @@
 // the first change is the answer and `crossings` says how many were seen.
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -78,16 +79,22 @@ namespace detail {
     return sc;
 }
 
-// The target's figure for verdict v of a scenario of `dp` replicas (a throughput is every replica's, as compare's
-// and a sweep's are; a gain is the same per replica).
-[[nodiscard]] inline double solve_metric(const SolveSpec& s, const Verdict& v, double dp) {
+// The target's figure for verdict v of scenario sc (a throughput is every one of its dp replicas', as compare's
+// and a sweep's are; a gain is the same per replica). `fits` asks for one session of every class at its longest,
+// S + O, as the operating point and the simulator hold it (the solved verdict's own check stops at S).
+[[nodiscard]] inline double solve_metric(const SolveSpec& s, const Verdict& v, const Scenario& sc) {
+    const double dp = sc.hardware.deployment.dp;
     const ServingPoint& b = v.baseline.conservative;
     switch (s.target) {
         // A gain target counts an offload only (f* > 0): f = 0 is 1x by definition.
         case SolveTarget::gain_bankable: return v.best_conservative.f > 0 ? v.gain_bankable : 0.0;
         case SolveTarget::gain_pipelined: return v.best_optimistic.f > 0 ? v.gain_pipelined : 0.0;
         case SolveTarget::throughput: return std::max(b.throughput, v.best_conservative.throughput) * dp;
-        case SolveTarget::fits: return v.kind != VerdictKind::does_not_fit && b.fits && b.session_fits ? 1.0 : 0.0;
+        case SolveTarget::fits: {
+            if (v.kind == VerdictKind::does_not_fit || !b.fits || !b.session_fits) return 0.0;
+            const PreparedScenario ps(sc);
+            return ps.session_fits_hbm_peak(0.0) && ps.session_fits_dram_peak(0.0) ? 1.0 : 0.0;
+        }
     }
     return 0;
 }
@@ -107,14 +114,21 @@ namespace detail {
     if (r.whole && std::ceil(spec.lo) > std::floor(spec.hi)) throw InputError("solve: the range holds no whole value");
     auto eval = [&](double x) {
         ++r.evaluations;
-        const Scenario sc = detail::with_knob(base, k, x);
-        return detail::solve_metric(spec, make_verdict(sc), sc.hardware.deployment.dp);
+        try {
+            const Scenario sc = detail::with_knob(base, k, x);
+            return detail::solve_metric(spec, make_verdict(sc), sc);
+        } catch (const InputError& e) {  // a value the search reached, not one the user gave: say so
+            char value[32];
+            std::snprintf(value, sizeof value, "%g", x);
+            throw InputError("solve " + spec.knob + ": the search reached " + spec.knob + " = " + value + ", where " + e.what() +
+                             "; a search needs every value of its range to be valid (compare the valid ones instead)");
+        }
     };
     auto finish = [&](double x) {
         ++r.evaluations;
         const Scenario sc = detail::with_knob(base, k, x);
         r.at_answer = verdict_report(sc);
-        return detail::solve_metric(spec, r.at_answer.verdict, sc.hardware.deployment.dp);
+        return detail::solve_metric(spec, r.at_answer.verdict, sc);
     };
     auto meets = [&](double m) { return spec.target == SolveTarget::fits ? m > 0.5 : m >= spec.value; };
     const bool geometric = spec.lo > 0;
