@@ -101,8 +101,10 @@ std::string render_compare_markdown(const CompareStudy& s, const std::string& ba
 
 json compare_json(const CompareStudy& s, const std::string& base_flags) {
     json rows = json::array();
+    const auto served = [](double tps, double x) { return tps > 0 ? render::finite_or_null(x) : json(nullptr); };
     for (const CompareRow& r : s.rows) {
         const Verdict& v = r.verdict;
+        const double dp = r.scenario.hardware.deployment.dp;
         rows.push_back(
             {{"scenario", r.label},
              {"gpus", deployment_gpus(r.scenario.hardware)},  // every replica's; "baseline" and the best are one replica's
@@ -112,9 +114,13 @@ json compare_json(const CompareStudy& s, const std::string& base_flags) {
              {"baseline", point_json(v.baseline.conservative)},
              {"best_conservative", point_json(v.best_conservative)},
              {"best_optimistic", point_json(v.best_optimistic)},
-             {"baseline_per_gpu_tok_s", r.baseline_per_gpu},
-             {"best_per_gpu_tok_s", r.best_per_gpu},
-             {"baseline_per_user_tok_s", r.baseline_per_user},
+             // The text's figures: tok/s of every replica together, per GPU and per user; null where nothing is served.
+             {"baseline_tok_s", served(v.baseline.conservative.throughput, v.baseline.conservative.throughput * dp)},
+             {"best_conservative_tok_s", served(v.best_conservative.throughput, v.best_conservative.throughput * dp)},
+             {"best_optimistic_tok_s", served(v.best_optimistic.throughput, v.best_optimistic.throughput * dp)},
+             {"baseline_per_gpu_tok_s", served(v.baseline.conservative.throughput, r.baseline_per_gpu)},
+             {"best_per_gpu_tok_s", served(r.best_per_gpu, r.best_per_gpu)},
+             {"baseline_per_user_tok_s", served(v.baseline.conservative.throughput, r.baseline_per_user)},
              {"best_lever",
               r.levers.empty() || !(r.levers.front().gain > 1.0)
                   ? json(nullptr)

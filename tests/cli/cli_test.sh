@@ -448,6 +448,11 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
 # INFEASIBLE quotes the empty step the SLO meets: the weights' read, the all-reduces' latency and the step overhead.
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --isl 2000 --osl 500 --tp 8 --slo-tpot 8ms 2>/dev/null | tail -n 1 \
     | grep -q '^VERDICT: INFEASIBLE — even an empty decode step (8.4 ms) exceeds the TPOT SLO 8.0 ms' && ok || bad "INFEASIBLE's empty step"
+# compare --json carries the text's totals over --dp replicas, and null where nothing is served.
+"$kvroof" compare --hardware h100-sxm --model llama-3.1-70b --across gpus=1,4 --across dp=2 --json >"$tmp/cmp.json" &&
+    grep -q '"baseline_tok_s": null' "$tmp/cmp.json" && grep -q '"baseline_per_gpu_tok_s": null' "$tmp/cmp.json" &&
+    grep -q '"baseline_tok_s": 301.73' "$tmp/cmp.json" && grep -q '"throughput_tok_per_s": 150.86' "$tmp/cmp.json" \
+    && ok || bad "compare --json: totals over --dp, null where nothing serves"
 # The inputs echo says what data-parallel attention exchanges: under EP only the dense FFN blocks are gathered.
 "$kvroof" verdict --model deepseek-v3 --gpus 8 --attention-dp 1 --ep 8 --hardware h200 2>/dev/null \
     | grep -q '^            data-parallel attention x8: no attention all-reduce; an all-gather and a reduce-scatter around each of 3 dense FFN blocks (the 58 MoE layers: the EP 8 all-to-alls instead), each 5 us' \
