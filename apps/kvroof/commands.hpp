@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 
 namespace kvroof::cli {
 using Action = std::function<void()>;
@@ -29,4 +30,10 @@ Action setup_probe(CLI::App& app);
 Action setup_validate(CLI::App& app);
 Action setup_completion(CLI::App& app);
 Action setup_help(CLI::App& app);
+
+// The command line as given, "kvroof" and each argument (shell-quoted where it needs it), less where the
+// outputs go (--report, --out, --plot, --meta and their values): a report's reproduce line. Set once by
+// main before parsing.
+void set_invocation(int argc, char** argv);
+[[nodiscard]] const std::string& invocation();
 }  // namespace kvroof::cli

@@ -48,7 +48,43 @@ std::span<const Subcommand> to_build(int argc, char** argv) {
     return kSubcommands;
 }
 
+std::string& invocation_text() {
+    static std::string s;
+    return s;
+}
+}  // namespace
+
+void kvroof::cli::set_invocation(int argc, char** argv) {
+    std::string s = "kvroof";
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        // Where the outputs go is not how they were made: a report is the same wherever it is written.
+        bool skip = false;
+        for (const std::string_view f : {"--report", "--out", "--plot", "--meta"}) {
+            if (a == f) ++i, skip = true;  // and its value
+            skip = skip || (a.size() > f.size() && a.substr(0, f.size()) == f && a[f.size()] == '=');
+        }
+        if (skip) continue;
+        const bool plain = !a.empty() && a.find_first_not_of(
+                                             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                             "0123456789_./=:,+-@%") == std::string_view::npos;
+        s += ' ';
+        if (plain) {
+            s += a;
+            continue;
+        }
+        s += '\'';
+        for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        s += '\'';
+    }
+    invocation_text() = std::move(s);
+}
+
+const std::string& kvroof::cli::invocation() { return invocation_text(); }
+
+namespace {
 int run(int argc, char** argv) {
+    kvroof::cli::set_invocation(argc, argv);
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
     kvroof::io::install_temp_cleanup_on_signals();
     CLI::App app{"kvroof — closed-form model of LLM serving with KV/attention offload to CPU DRAM"};

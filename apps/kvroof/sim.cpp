@@ -99,7 +99,7 @@ void run_sim(const SimOptionsText& o) {
     }
     emit_lazy(
         o.output, [&] { return io::render_sim_text(r, built); }, [&] { return io::sim_report_json(r, built).dump(2) + "\n"; },
-        [&] { return io::render_sim_markdown(r, built, link); });
+        [&] { return io::render_sim_markdown(r, built, link, invocation()); });
     if (svg) svg->commit();
 }
 }  // namespace

@@ -124,7 +124,7 @@ void run_verdict(const VerdictOptionsText& o) {
                 std::fprintf(stderr, "kvroof: warning: at the answer: %s\n", w.c_str());
         emit_lazy(
             o.output, [&] { return io::render_solve_text(r); }, [&] { return io::solve_json(r, built).dump(2) + "\n"; },
-            [&] { return io::render_solve_markdown(r, built); });
+            [&] { return io::render_solve_markdown(r, built, invocation()); });
         return;
     }
     if ((o.solve_text.target || o.solve_text.target_gain || o.solve_text.range))
@@ -167,7 +167,7 @@ void run_verdict(const VerdictOptionsText& o) {
                 io::calibrated_gain(*cal, "gain, pipelined", v.gain_pipelined)};
         },
         kind, [&] { return io::render_verdict_text(r, built); }, [&] { return io::verdict_json(r, built); },
-        [&] { return io::render_verdict_markdown(r, built); });
+        [&] { return io::render_verdict_markdown(r, built, invocation()); });
 }
 }  // namespace
 

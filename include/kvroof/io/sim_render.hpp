@@ -27,7 +27,9 @@ struct SimReport {
 [[nodiscard]] std::string render_sim_text(const SimReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json sim_report_json(const SimReport& r, const BuiltScenario& built);
 // `plot`: the SVG's path as the markdown should link it (empty: none).
-[[nodiscard]] std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built, const std::string& plot = "");
+// `command`: the command line to show as the report's source (empty: kvroof sim with the scenario's flags alone).
+[[nodiscard]] std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built, const std::string& plot = "",
+                                              const std::string& command = "");
 
 // HBM used / capacity and each link direction's busy share over the run's windows.
 [[nodiscard]] PlotSpec sim_plot(const SimResult& r, const std::string& title);

@@ -25,6 +25,8 @@ struct SolveText {
 [[nodiscard]] std::string solve_line(const SolveResult& r);
 [[nodiscard]] std::string render_solve_text(const SolveResult& r);
 [[nodiscard]] nlohmann::json solve_json(const SolveResult& r, const BuiltScenario& built);
-[[nodiscard]] std::string render_solve_markdown(const SolveResult& r, const BuiltScenario& built);
+// `command`: the command line shown as the source (empty: kvroof verdict --solve with the scenario's flags).
+[[nodiscard]] std::string render_solve_markdown(const SolveResult& r, const BuiltScenario& built,
+                                                const std::string& command = "");
 
 }  // namespace kvroof::io

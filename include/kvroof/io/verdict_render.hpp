@@ -18,7 +18,9 @@ namespace kvroof::io {
 [[nodiscard]] std::string verdict_line(const VerdictReport& r);
 [[nodiscard]] std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json verdict_json(const VerdictReport& r, const BuiltScenario& built);
-[[nodiscard]] std::string render_verdict_markdown(const VerdictReport& r, const BuiltScenario& built);
+// `command`: the command line shown as the source (empty: kvroof verdict with the scenario's flags).
+[[nodiscard]] std::string render_verdict_markdown(const VerdictReport& r, const BuiltScenario& built,
+                                                  const std::string& command = "");
 
 [[nodiscard]] std::string render_mix_text(const MixTable& t, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json mix_json(const MixTable& t, const BuiltScenario& built);
