@@ -159,23 +159,26 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
         const LayerOffloadRow& r = c.row;
         const Checkpoint& cp = s.checkpoints[c.checkpoint];
         const bool any = r.has_ceiling();
+        const auto runs = [&r](auto x) {
+            return r.runs_on_card ? json(x) : json(nullptr);
+        };  // where the card runs no layer: null
         json j{{"checkpoint", cp.name},
                {"runs_on_card", r.runs_on_card},
                {"non_layer_bytes_per_rank", cp.non_layer_rank(r.tp).raw()},
                {"tp", r.tp},
                {"layer_bytes_per_rank", r.layer_rank.raw()},
-               {"resident", r.resident},
-               {"offloaded", r.offloaded},
-               {"transfer_bytes_per_token", r.transfer_per_token.raw()},
-               {"copy_s_per_token", r.copy_s},
-               {"compute_s_per_token", r.compute_s},
+               {"resident", runs(r.resident)},
+               {"offloaded", runs(r.offloaded)},
+               {"transfer_bytes_per_token", runs(r.transfer_per_token.raw())},
+               {"copy_s_per_token", runs(r.copy_s)},
+               {"compute_s_per_token", runs(r.compute_s)},
                {"serial_tok_per_s", any ? json(r.serial_tps) : json(nullptr)},
                {"perfect_overlap_tok_per_s", any ? json(r.overlap_tps) : json(nullptr)},
                {"compute_share", any ? json(r.compute_share) : json(nullptr)},
                {"max_hideable", any ? json(r.max_hideable) : json(nullptr)},
                {"move_amplification", cp.move_amplification()},
                {"expert_granular",
-                {{"transfer_bytes_per_token", r.expert_transfer_per_token.raw()},
+                {{"transfer_bytes_per_token", runs(r.expert_transfer_per_token.raw())},
                  {"serial_tok_per_s", any ? json(r.expert_serial_tps) : json(nullptr)},
                  {"perfect_overlap_tok_per_s", any ? json(r.expert_overlap_tps) : json(nullptr)}}}};
         if (c.prefill)

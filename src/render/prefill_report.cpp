@@ -186,8 +186,16 @@ std::string what_ifs_markdown(const PrefillStudy& st) {
 std::string prefill_answer(const PrefillStudy& st) {
     const KappaResult& r = st.result;
     const std::string cmp = r.regime == PrefillRegime::transfer_bound ? ">" : "<=";
-    return fmt::format("PREFILL: {} — κ_ratio {} {} κ_crit {}; {:.0f}% of TTFT is the link", regime_name(r.regime),
-                       fmt_kappa(r.kappa_ratio), cmp, fmt_kappa(r.kappa_crit), 100 * r.link_share);
+    // κ_crit is a ratio of the hardware and the model; a TTFT assumes the request runs, which it cannot where
+    // the group's HBM does not hold the weights.
+    const std::string runs =
+        st.vram.raw() > 0 ? std::string()
+        : st.vram.raw() < 0
+            ? fmt::format("; no request runs here: the weights exceed the HBM of {} GPU(s) by {} (the TTFT is a what-if)",
+                          st.setup.tp.gpus, format_bytes(-st.vram.raw()))
+            : std::string("; no request runs here: the weights leave no HBM for KV (the TTFT is a what-if)");
+    return fmt::format("PREFILL: {} — κ_ratio {} {} κ_crit {}; {:.0f}% of TTFT is the link{}", regime_name(r.regime),
+                       fmt_kappa(r.kappa_ratio), cmp, fmt_kappa(r.kappa_crit), 100 * r.link_share, runs);
 }
 
 std::string prefill_text(const PrefillStudy& st) {
