@@ -165,6 +165,12 @@ std::vector<std::string> tensor_parallel_warnings(const Scenario& s, std::string
             fmt::format("{} {}: {}'s {} attention heads do not split evenly over a tensor-parallel "
                         "group of {}, which engines refuse; the figures assume an even split",
                         flag, tp, s.model.name, s.model.heads, tp));
+    const int domain = s.hardware.gpu.nvlink_domain;
+    if (domain > 0 && tp > domain && tp % domain != 0)
+        out.push_back(
+            fmt::format("{} {}: the group spans {:.3g} NVLink domains of {} (--nvlink-domain), which no layout does; the "
+                        "all-reduce's cost takes {:.3g} as its count of domains",
+                        flag, tp, static_cast<double>(tp) / domain, domain, static_cast<double>(tp) / domain));
     return out;
 }
 

@@ -459,6 +459,12 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
 "$kvroof" prefill --hardware h100-sxm 2>/dev/null | tail -n 1 | grep -q '; no request runs here: the weights exceed the HBM of 1 GPU(s) by 63.1 GB (the TTFT is a what-if)$' \
     && ok || bad "prefill where the weights do not fit"
 "$kvroof" layers --hbm-cap 4GB --json | grep -q '"transfer_bytes_per_token": null' && ok || bad "layers --json: traffic where the card runs no layer"
+# A group that spans a fraction of an NVLink domain is warned about, by the flag the user gave.
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --tp 16 --nvlink-domain 3 2>&1 >/dev/null \
+    | grep -q "^kvroof: warning: --tp 16: the group spans 5.33 NVLink domains of 3 (--nvlink-domain), which no layout does" \
+    && ok || bad "a fractional count of NVLink domains"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --tp 3 2>&1 >/dev/null | grep -q "^kvroof: warning: --tp 3: llama-3.1-70b's 64 attention heads" \
+    && ok || bad "the uneven-heads warning names --tp"
 # compare --json carries the text's totals over --dp replicas, and null where nothing is served.
 "$kvroof" compare --hardware h100-sxm --model llama-3.1-70b --across gpus=1,4 --across dp=2 --json >"$tmp/cmp.json" &&
     grep -q '"baseline_tok_s": null' "$tmp/cmp.json" && grep -q '"baseline_per_gpu_tok_s": null' "$tmp/cmp.json" &&

@@ -147,8 +147,18 @@ namespace detail {
     const int pp = s.pp = sc.hardware.deployment.pp;
     if (s.gpus % pp != 0)
         throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
-    for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.gpu.nvlink_domain))
-        if (s.gpus / (t * pp) >= 2) s.splits.push_back(detail::pool_split(sc, load, t));
+    // The expert-parallel degree given splits each instance's experts: only instances it divides (EP 8 on a TP4
+    // instance is no deployment, as verdict refuses it).
+    const int ep = sc.hardware.deployment.ep;
+    int sizes = 0;
+    for (int t : tensor_parallel_sizes(sc.model, s.gpus / pp, sc.hardware.gpu.nvlink_domain)) {
+        if (s.gpus / (t * pp) < 2) continue;  // each pool needs an instance
+        ++sizes;
+        if (t % ep == 0) s.splits.push_back(detail::pool_split(sc, load, t));
+    }
+    if (s.splits.empty() && sizes > 0 && ep > 1)
+        throw InputError("ep: must divide the GPUs of an instance (each pool has at least one; with " + std::to_string(s.gpus) +
+                         " GPUs an instance has at most " + std::to_string(s.gpus / 2 / pp) + "), got " + std::to_string(ep));
     std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });
