@@ -77,14 +77,14 @@ std::string gpu_disagg_line(const GpuDisaggStudy& s) {
 }
 
 std::string render_gpu_disagg_text(const GpuDisaggReport& r, const BuiltScenario& built) {
-    return render::inputs_text(built, r.facts) + "\n" + heading(r.study) + "\n" + table(r.study, false) + "\n" +
+    return render::inputs_text(built, r.facts, false) + "\n" + heading(r.study) + "\n" + table(r.study, false) + "\n" +
            aggregated_text(r.study) + gpu_disagg_line(r.study);
 }
 
 std::string render_gpu_disagg_markdown(const GpuDisaggReport& r, const BuiltScenario& built) {
     const std::string l = gpu_disagg_line(r.study);
     return "# Prefill and decode on separate GPU pools\n\n" + heading(r.study) + "\n## Inputs\n\n```\n" +
-           render::inputs_text(built, r.facts) + "```\n\n## Pool splits\n\n" + table(r.study, true) + "\n" +
+           render::inputs_text(built, r.facts, false) + "```\n\n## Pool splits\n\n" + table(r.study, true) + "\n" +
            aggregated_text(r.study) + "\n`" + l.substr(0, l.size() - 1) + "`\n";
 }
 

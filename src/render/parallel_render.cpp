@@ -117,7 +117,7 @@ std::string parallel_verdict_line(const ParallelStudy& s) {
 
 std::string render_parallel_text(const ParallelReport& r, const BuiltScenario& built) {
     const ParallelStudy& s = r.study;
-    std::string out = render::inputs_text(built, r.facts) + "\n" + heading(s) +
+    std::string out = render::inputs_text(built, r.facts, false) + "\n" + heading(s) +
                       ".\n\nRanked by tokens/s per GPU at each "
                       "deployment's best load within the SLOs:\n" +
                       ranking(s, false);
@@ -128,7 +128,7 @@ std::string render_parallel_text(const ParallelReport& r, const BuiltScenario& b
 std::string render_parallel_markdown(const ParallelReport& r, const BuiltScenario& built) {
     const ParallelStudy& s = r.study;
     const std::string v = parallel_verdict_line(s);
-    return "# Deployments\n\n" + heading(s) + ".\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts) +
+    return "# Deployments\n\n" + heading(s) + ".\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts, false) +
            "```\n\n## Ranked by tokens/s per GPU\n\n" + ranking(s, true) + "\n## Pareto frontier\n\n" + frontier(s, true) +
            "\n`" + v.substr(0, v.size() - 1) + "`\n";
 }

@@ -58,7 +58,8 @@ inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); 
 inline std::string fmt_ms_if(bool runs, double s) { return runs ? fmt_ms(s) : std::string("—"); }
 
 // The echo of the resolved inputs (hardware, model, workload, policy, overrides).
-[[nodiscard]] std::string inputs_text(const BuiltScenario& b, const ScenarioFacts& facts);
+// `group` false where a study picks the deployments (kvroof parallel, disagg --arch gpu-pools): --gpus is every GPU.
+[[nodiscard]] std::string inputs_text(const BuiltScenario& b, const ScenarioFacts& facts, bool group = true);
 // The overrides as the command line gave them: ` --flag "value"` each.
 [[nodiscard]] inline std::string overrides_echo(const BuiltScenario& b) {
     std::string s;

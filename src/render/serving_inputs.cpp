@@ -32,8 +32,18 @@ std::string math_words(const HardwareSpec& hw, DType asked) {
 }
 // The GPUs' arrangement: the tensor-parallel all-reduces, the deployment and
 // its pipeline, and the scale-out network (what --net set, and what uses it).
-std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model) {
+// Where the study picks the deployments (`group` false: --gpus is every GPU,
+// not one group), only the network, and what may use it.
+std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model, bool group) {
     std::string s;
+    if (!group)
+        return fmt::format("            network {}: {} per GPU per direction, {:g} us per transfer; {}\n",
+                           hw.net.name.empty() ? "default" : hw.net.name, format_bandwidth(hw.net.bandwidth.raw()),
+                           hw.net.latency.raw() * 1e6,
+                           hw.deployment.gpus > hw.gpu.nvlink_domain
+                               ? fmt::format("carries what crosses the NVLink domain of {}", hw.gpu.nvlink_domain)
+                               : fmt::format("unused here (all {} GPUs within the NVLink domain of {})", hw.deployment.gpus,
+                                             hw.gpu.nvlink_domain));
     const std::string each = fmt::format(
         "each {:g} us + bytes at {:g} x {} per direction ({})", hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
         format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
@@ -221,7 +231,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
     return j;
 }
 
-std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& facts) {
+std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& facts, bool group) {
     const Scenario& sc = b.scenario;
     const HardwareSpec& hw = sc.hardware;
     const PolicySpec& p = sc.policy;
@@ -241,7 +251,7 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
         : hw.gpu.eta_moe_gemm > 0
             ? fmt::format(", MoE layer {:g} us, expert GEMMs {:g}", hw.gpu.moe_layer_latency.raw() * 1e6, hw.gpu.eta_moe_gemm)
             : fmt::format(", MoE layer {:g} us", hw.gpu.moe_layer_latency.raw() * 1e6));
-    s += parallel_text(hw, sc.model);
+    s += parallel_text(hw, sc.model, group);
     const ParamCounts& pc = facts.params;
     s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",

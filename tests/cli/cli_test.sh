@@ -465,6 +465,10 @@ grep -q '"kind": "kvroof-calibration"' "$tmp/fit.json" && ok || bad "validate --
     && ok || bad "a fractional count of NVLink domains"
 "$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --tp 3 2>&1 >/dev/null | grep -q "^kvroof: warning: --tp 3: llama-3.1-70b's 64 attention heads" \
     && ok || bad "the uneven-heads warning names --tp"
+# Where the study picks the deployments, --gpus is every GPU: the inputs echo names no TP group of them all.
+"$kvroof" parallel --hardware h100-sxm --gpus 16 --model llama-3.1-70b --isl 2000 --osl 500 2>/dev/null >"$tmp/par.txt" &&
+    ! grep -q "tensor parallel x16" "$tmp/par.txt" && grep -q "carries what crosses the NVLink domain of 8" "$tmp/par.txt" \
+    && ok || bad "parallel's inputs echo describes a TP16 group it never tries"
 # compare --json carries the text's totals over --dp replicas, and null where nothing is served.
 "$kvroof" compare --hardware h100-sxm --model llama-3.1-70b --across gpus=1,4 --across dp=2 --json >"$tmp/cmp.json" &&
     grep -q '"baseline_tok_s": null' "$tmp/cmp.json" && grep -q '"baseline_per_gpu_tok_s": null' "$tmp/cmp.json" &&
