@@ -59,6 +59,12 @@ std::string mechanism_text(const SimResult& r) {
                 "wait",
                 r.h2d.utilisation * 100, r.d2h.utilisation * 100, r.h2d.wait.mean * 1e3, r.h2d.wait.p99 * 1e3,
                 r.link_stall * 100);
+        case SimGap::dynamic_split:
+            return fmt::format(
+                "dynamic split: each step sends to the CPU the share of its own content that makes it shortest, while the "
+                "closed form runs the mean split, f = {:.3f}, on every step; a step's time is a maximum of its paths, so "
+                "balancing each step beats balancing the mean",
+                r.f_split.mean);
         case SimGap::burstiness:
             return fmt::format(
                 "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "

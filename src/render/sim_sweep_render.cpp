@@ -32,6 +32,10 @@ std::string_view meaning(SimGap g) {
             return "parked sessions' reloads and saves go through the link's FIFO queues: the link, not the steps, sets "
                    "the pace, or reloads wait before their call can prefill; the closed form spreads the same transfers over "
                    "its steps (in series with the GPU's work at ov = 0) and charges no wait";
+        case SimGap::dynamic_split:
+            return "each step sends to the CPU the share of its own content that makes it shortest, where the closed form "
+                   "runs the mean split on every step; a step's time is a maximum of its paths, so balancing each step beats "
+                   "balancing the mean";
         case SimGap::granularity:
             return "a step carries whole calls and whole prefill chunks, so steps with a chunk are far longer than "
                    "decode-only ones, and a step's time is not linear in its content; the closed form charges the step of "

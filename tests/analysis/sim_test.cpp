@@ -211,3 +211,29 @@ TEST_CASE("no more calls in the system than clients, and no rate over an empty w
 }
 
 }  // namespace kvroof
+
+namespace kvroof {
+TEST_CASE("the gap's mechanism agrees with its sign: a stall never explains a faster simulation", "[sim]") {
+    SimResult r;
+    r.closed.batch = 10;
+    r.batch = 5;  // fewer decoding than the closed form, calls queued half the time
+    r.queue_busy = 0.5;
+    r.gap_throughput = -0.3;
+    CHECK(detail::name_gap(r) == SimGap::admission_stall);
+    r.gap_throughput = +0.3;  // the simulation serves more: no stall made it so
+    CHECK(detail::name_gap(r) != SimGap::admission_stall);
+    r.spec.f_policy = FPolicy::dynamic;  // each step balances its own split: the closed form runs the mean
+    CHECK(detail::name_gap(r) == SimGap::dynamic_split);
+}
+
+TEST_CASE("an open loop the simulation serves short of its rate is overloaded even where the throughputs agree", "[sim]") {
+    SimResult r;
+    r.spec.load.mode = LoadMode::request_rate;
+    r.spec.load.value = 20;
+    r.requests_per_s = 13.9;  // the queue grows through the run
+    r.gap_throughput = 0.0, r.gap_itl = 0.0;
+    CHECK(detail::name_gap(r) == SimGap::overload);
+    r.requests_per_s = 19.9;  // served: no gap
+    CHECK(detail::name_gap(r) == SimGap::none);
+}
+}  // namespace kvroof
