@@ -130,8 +130,13 @@ TEST_CASE("GPU pools: each pool's rate from its own step, the split that balance
     const double x_p = 2048.0 / 2000.0;
     CHECK(b.prefill_step == Approx(detail::step_time(ps, pre, 0.0, 0.0, x_p, detail::StepPrefill::mean)).epsilon(1e-12));
     CHECK(b.prefill_rps == Approx(x_p / b.prefill_step).epsilon(1e-12));
-    // The decode instance at its memory limit: the decoding KV fills free HBM.
-    if (b.decode_limit == Resource::hbm_capacity) {
+    const bool prefill_bound = b.prefill_instances * b.prefill_rps < b.decode_instances * b.decode_rps;
+    if (prefill_bound) {
+        // Fed less than it serves, each decode instance runs its share: its batch over its step is that share's
+        // tokens (D = O − 1 = 499 decode steps a request, O = 500 tokens).
+        CHECK(b.decode_batch / 499.0 / b.decode_step * 500.0 * b.decode_instances == Approx(b.throughput).epsilon(1e-9));
+    } else if (b.decode_limit == Resource::hbm_capacity) {
+        // The decode instance at its memory limit: the decoding KV fills free HBM.
         const double kv_tokens = b.decode_batch * (2000 + 0.5 * 500);
         CHECK(kv_tokens * ps.mc.kv_gpu_per_token.raw() == Approx(ps.hbm_free_bytes()).epsilon(1e-9));
     }

@@ -39,8 +39,8 @@ struct PoolSplit {
     int tp = 1, pp = 1;
     int prefill_instances = 0, decode_instances = 0;
     double prefill_rps = 0, decode_rps = 0;  // per instance
-    double prefill_step = 0, decode_step = 0;  // s
-    double decode_batch = 0;  // sequences per decode instance
+    double prefill_step = 0, decode_step = 0;  // s; the decode step at the load the split gives each decode instance
+    double decode_batch = 0;  // sequences per decode instance, at that load (decode_rps: at its most)
     Resource decode_limit = Resource::hbm_capacity;  // hbm_capacity or slo_tpot
     double ttft = 0, transfer = 0;  // s
     double throughput = 0, per_gpu = 0;  // output tokens/s
@@ -67,6 +67,17 @@ namespace detail {
         in.sum_pA += c.p * c.A;
     }
     return in;
+}
+
+// The starts per step x of a decode instance serving `share` requests/s, below its most at x_max (x / step(x)
+// grows with x).
+[[nodiscard]] inline double decode_x_at(const PreparedScenario& ps, const PointInputs& dec, double x_max, double share) {
+    double a = 0, b = x_max;
+    for (int i = 0; i < 100 && b - a > 1e-12 * x_max; ++i) {
+        const double mid = 0.5 * (a + b);
+        (mid / step_time(ps, dec, 0.0, 0.0, mid, StepPrefill::none) < share ? a : b) = mid;
+    }
+    return b;
 }
 
 [[nodiscard]] inline PoolSplit pool_split(const Scenario& sc, const LoadSpec& load, int t) {
@@ -134,6 +145,14 @@ namespace detail {
         }
     }
     r.per_gpu = r.throughput / sc.hardware.deployment.gpus;
+    // Where the prefill pool feeds the decode instances less than they serve, each runs below its most, and the
+    // step and batch it sees are those of its share of the requests.
+    const double share = r.decode_instances > 0 ? r.throughput / dec.sum_pO / r.decode_instances : 0.0;
+    if (share > 0 && share < r.decode_rps) {
+        const double x = decode_x_at(ps, dec, lo, share);
+        r.decode_step = step_time(ps, dec, 0.0, 0.0, x, StepPrefill::none);
+        r.decode_batch = x * dec.sum_pD;
+    }
     r.feasible = r.throughput > 0 && (!sc.policy.slo_ttft || r.ttft <= sc.policy.slo_ttft->raw());
     return r;
 }
