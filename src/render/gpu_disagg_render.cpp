@@ -19,10 +19,11 @@ std::string split_name(const PoolSplit& p) {
 }
 
 std::string table(const GpuDisaggStudy& s, bool markdown) {
-    std::string out = markdown ? "| instances | tok/s per GPU | decode ITL | TTFT | prefill req/s per instance | decode req/s "
-                                 "per instance (most) | decode batch | decode limit |\n|---|---|---|---|---|---|---|---|\n"
-                               : fmt::format("  {:<34}{:>11}{:>10}{:>10}{:>18}{:>17}{:>9}  {}\n", "instances", "tok/s/GPU",
-                                             "ITL ms", "TTFT ms", "prefill rps/inst", "dec rps/inst max", "batch", "decode limit");
+    std::string out = markdown
+                          ? "| instances | tok/s per GPU | decode ITL | TTFT | prefill req/s per instance | decode req/s "
+                            "per instance (most) | decode batch | decode limit |\n|---|---|---|---|---|---|---|---|\n"
+                          : fmt::format("  {:<34}{:>11}{:>10}{:>10}{:>18}{:>17}{:>9}  {}\n", "instances", "tok/s/GPU", "ITL ms",
+                                        "TTFT ms", "prefill rps/inst", "dec rps/inst max", "batch", "decode limit");
     for (const PoolSplit& p : s.splits) {
         if (!p.feasible && p.throughput <= 0) {
             const std::string tp = p.pp > 1 ? fmt::format("{} PP{}", p.tp, p.pp) : fmt::format("{}", p.tp);
