@@ -33,12 +33,15 @@ std::string budget_row(const LayersStudy& st, const LayersCell& c, bool md) {
     const std::string transfer = any ? fmt::format("{:.2f}", gib(r.transfer_per_token)) : "—";
     const std::string share = any ? pct(r.compute_share, md) : "—";
     const std::string hide = any ? pct(r.max_hideable, md) : "—";
+    // A card that runs no layer holds and offloads none: —, as in --json (null).
+    const std::string resident = r.runs_on_card ? std::to_string(r.resident) : "—";
+    const std::string offloaded = r.runs_on_card ? std::to_string(r.offloaded) : "—";
     if (md)
         return fmt::format("| {} | {} | {:.2f} | {} | {} | {} | {} | {} | {} | {} |\n", cell_name(st, c), r.tp, gib(r.layer_rank),
-                           r.resident, r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share, hide);
+                           resident, offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share, hide);
     return fmt::format("{:<22} {:>3} {:>10.2f} {:>8} {:>9} {:>13} {:>10} {:>15} {:>8} {:>9}\n", cell_name(st, c), r.tp,
-                       gib(r.layer_rank), r.resident, r.offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any),
-                       share, hide);
+                       gib(r.layer_rank), resident, offloaded, transfer, tps(r.serial_tps, any), tps(r.overlap_tps, any), share,
+                       hide);
 }
 
 std::string target_line(const LayersStudy& st, const TargetCell& t) {

@@ -33,16 +33,16 @@ inline std::string fmt_gain_cell(double g) {
 // `unit`, when given, gets the value of the text's last digit.
 inline std::string fmt_f(double f, int decimals = 2, double* unit = nullptr) {
     const double half = 0.5 * std::pow(10.0, -decimals);  // what rounds to 0 or to 1 at that many decimals
-    int shown = decimals;
-    std::string t;
     if (f > 0 && f < half) {
-        t = fmt::format("{:.3g}", f);
+        const std::string t = fmt::format("{:.3g}", f);
         if (unit) *unit = std::pow(10.0, std::floor(std::log10(std::stod(t))) - 2);
         return t;
     }
-    if (f > 1 - half && f < 1) shown = 6, f = std::min(f, 1 - 2e-6);
+    int shown = decimals;
+    std::string t = fmt::format("{:.{}f}", f, shown);
+    while (f < 1 && t[0] == '1' && shown < 9) t = fmt::format("{:.{}f}", f, ++shown);  // below 1: as many as not to read 1
     if (unit) *unit = std::pow(10.0, -shown);
-    return fmt::format("{:.{}f}", f, shown);
+    return t;
 }
 // f as a --f value or a threshold ("needs f >= …"): fmt_f's text, one unit
 // of its last digit higher where the text rounded below `at_least` (the least

@@ -109,7 +109,7 @@ std::string sim_vs_closed_form_markdown(const std::string& description, const st
         "# The simulator beside the closed form\n\n{}.\n\nEach row is one `kvroof sim` run (docs/model.md, \"Discrete-event "
         "simulation\") beside the closed form's operating point at the same load. ITL and TTFT quantiles are the "
         "simulator's; gaps are simulated / closed form − 1 (ITL: the simulated mean); the mechanism is named when "
-        "throughput or ITL differ by more than 10 %.\n",
+        "throughput or ITL differ by more than 10 %, or when an open loop's queue grows.\n",
         description);
     for (const SimSweepPage& pg : pages) {
         const SimSweepSpec& sp = pg.sweep.spec;

@@ -16,6 +16,13 @@ using render::fmt_gain;
 using render::fmt_ms;
 using render::point_summary;
 
+// An f the verdict shows: where it sits just above the least f at which a session fits, the text is rounded up
+// to one that fits (render::f_flag), so running it as --f fits; a chosen f below that is shown as chosen.
+std::string shown_f(const Verdict& v, double f, int decimals = 2) {
+    const double fits_from = v.smallest_f_that_fits.value_or(0.0);
+    return render::f_flag(f, f >= fits_from ? fits_from : 0.0, decimals);
+}
+
 std::string infeasible_reason(const ServingPoint& p, const ScenarioFacts& facts) {
     const Scenario& sc = facts.scenario;
     if (p.binding == Resource::slo_ttft && sc.policy.slo_ttft) {
@@ -137,20 +144,20 @@ std::string band_text(const VerdictReport& r) {
         s += "  (a batch is the mean number of sequences decoding in a step, a fluid mean; below 1, a session decodes part of "
              "the time)\n";
     s += "\nBest offload fraction\n";
-    s += fmt::format("  bankable  (ov=0, no overlap):      f*={} -> {} ({})\n", render::fmt_f(v.best_conservative.f, 3),
+    s += fmt::format("  bankable  (ov=0, no overlap):      f*={} -> {} ({})\n", shown_f(v, v.best_conservative.f, 3),
                      point_summary(v.best_conservative), fmt_gain(gain(v.best_conservative, b.conservative)));
-    s += fmt::format("  pipelined (ov=1, perfect overlap): f*={} -> {} ({})\n", render::fmt_f(v.best_optimistic.f, 3),
+    s += fmt::format("  pipelined (ov=1, perfect overlap): f*={} -> {} ({})\n", shown_f(v, v.best_optimistic.f, 3),
                      point_summary(v.best_optimistic), fmt_gain(gain(v.best_optimistic, b.optimistic)));
     s += fmt::format("  a gain under {:.1f} % is MARGINAL: kvroof's median error on a gain (outputs/accuracy.md)\n\n",
                      100 * kGainUncertainty);
-    s += fmt::format("Band at f={}{}\n", render::fmt_f(v.f, 3), v.f_fixed ? " (chosen with --f)" : "");
+    s += fmt::format("Band at f={}{}\n", shown_f(v, v.f, 3), v.f_fixed ? " (chosen with --f)" : "");
     s += fmt::format("  conservative (ov=0): {} -> {}\n", point_summary(v.at_f.conservative), fmt_gain(v.gain_conservative));
     s += fmt::format("  optimistic   (ov=1): {} -> {}\n", point_summary(v.at_f.optimistic), fmt_gain(v.gain_optimistic));
     if (r.at_ov)
         s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov),
                          fmt_gain(gain(*r.at_ov, b.conservative)));
     if (v.f > 0 && v.at_f.conservative.feasible)
-        s += fmt::format("  at f={}: time bound by {}; batch limited by {}\n", render::fmt_f(v.f, 3),
+        s += fmt::format("  at f={}: time bound by {}; batch limited by {}\n", shown_f(v, v.f, 3),
                          time_words(v.at_f.conservative.binding), limit_words(v.at_f.conservative.batch_limit));
     s += "\nIdle sessions\n";
     s += fmt::format("  the verdict assumes idle sessions {} (--idle {})\n",
@@ -185,7 +192,7 @@ std::string calibration_text(const Calibration& c) {
 std::string offload_facts(const Verdict& v) {
     const bool fits0 = v.baseline.conservative.session_fits;
     auto one = [&](const char* what, const ServingPoint& p, double g, const char* ov) {
-        const std::string at = v.f_fixed ? "the chosen f=" + render::fmt_f(v.f) : "f=" + render::fmt_f(p.f);
+        const std::string at = v.f_fixed ? "the chosen f=" + shown_f(v, v.f) : "f=" + shown_f(v, p.f);
         return fits0 ? fmt::format("{} {} at {} ({})", what, fmt_gain(g), at, ov)
                      : fmt::format("{} {:.1f} tok/s at {} ({})", what, p.throughput, at, ov);
     };
@@ -221,9 +228,9 @@ std::string verdict_line(const VerdictReport& r) {
         r.facts.scenario.policy.sparse < 1 ? fmt::format(" (sparse={:g})", r.facts.scenario.policy.sparse) : std::string();
     std::string head;
     switch (v.kind) {
-        case VerdictKind::offload: head = fmt::format("OFFLOAD f={}{}", render::fmt_f(v.f), sparse); break;
+        case VerdictKind::offload: head = fmt::format("OFFLOAD f={}{}", shown_f(v, v.f), sparse); break;
         case VerdictKind::offload_with_overlap:
-            head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={}{}", render::fmt_f(v.f), sparse);
+            head = fmt::format("OFFLOAD ONLY WITH OVERLAP f={}{}", shown_f(v, v.f), sparse);
             break;
         case VerdictKind::marginal:
             head = fmt::format("MARGINAL{} (offload gains under {:.1f} %, kvroof's median error on a gain)", sparse,

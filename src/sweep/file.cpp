@@ -43,7 +43,10 @@ std::string relocated(const std::string& value, const std::filesystem::path& dir
     const fs::path here = fs::absolute(value, ec).lexically_normal(), there = fs::absolute(dir, ec).lexically_normal();
     if (ec) return value;
     const fs::path rel = here.lexically_relative(there);
-    return rel.empty() ? value : rel.generic_string();
+    if (rel.empty()) return value;
+    // Still a path when read back: "h200" alone would name the preset, not the file.
+    const std::string out = rel.generic_string();
+    return is_path(out) ? out : "./" + out;
 }
 
 // A text axis's values through `f`, its entry rewritten where one changed (numeric axes hold no paths).

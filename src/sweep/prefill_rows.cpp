@@ -93,20 +93,21 @@ private:
         const LayerOffloadRow r = layer_offload(q.checkpoint, q.host, q.tp);
         const bool any = r.has_ceiling();
         const auto tps = [any](double v) { return any ? v : kNone; };
+        const auto runs = [&r](double v) { return r.runs_on_card ? v : kNone; };  // a card that runs no layer: empty
         cells_.begin(out);
         cells_.axes(out, spec_, idx_);
         cells_.text(out, kLayersColumns[0].name, !r.runs_on_card ? "does_not_fit" : any ? "offload" : "fits");
         // In kLayersColumns order from layer_rank_GB.
         const double nums[] = {r.layer_rank.raw() / 1e9,
-                               static_cast<double>(r.resident),
-                               static_cast<double>(r.offloaded),
-                               r.transfer_per_token.raw() / 1e9,
-                               r.copy_s * 1e3,
-                               r.compute_s * 1e3,
+                               runs(static_cast<double>(r.resident)),
+                               runs(static_cast<double>(r.offloaded)),
+                               runs(r.transfer_per_token.raw() / 1e9),
+                               runs(r.copy_s * 1e3),
+                               runs(r.compute_s * 1e3),
                                tps(r.serial_tps),
                                tps(r.overlap_tps),
                                tps(r.max_hideable),
-                               r.expert_transfer_per_token.raw() / 1e9,
+                               runs(r.expert_transfer_per_token.raw() / 1e9),
                                tps(r.expert_serial_tps),
                                tps(r.expert_overlap_tps)};
         static_assert(std::size(nums) + 1 == std::size(kLayersColumns));

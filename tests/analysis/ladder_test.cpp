@@ -149,6 +149,9 @@ TEST_CASE("parked whole, a session that outgrows CPU DRAM fits when held: holdin
     REQUIRE(s.rungs.size() >= 2);
     CHECK(*s.rungs[1].lever == LeverKind::hold_idle);
     for (std::size_t i = 1; i < s.rungs.size(); ++i) CHECK(*s.rungs[i].lever != LeverKind::park_idle);
+    // No idle gap, no idle session to hold.
+    const Scenario no_gap = scenario({{"idle", "park"}, {"workload", "s_cached=1000,a_append=100,o_output=100,idle_gap=0"}});
+    CHECK_FALSE(detail::take_lever(LeverKind::hold_idle, detail::evaluate_rung(no_gap, false), LadderOptions{}));
     // A scenario that holds is offered parking, not holding.
     const Scenario held = scenario({});
     CHECK_FALSE(detail::take_lever(LeverKind::hold_idle, detail::evaluate_rung(held, false), LadderOptions{}));

@@ -232,6 +232,9 @@ TEST_CASE("an open loop the simulation serves short of its rate is overloaded ev
     r.spec.load.value = 20;
     r.requests_per_s = 13.9;  // the queue grows through the run
     r.gap_throughput = 0.0, r.gap_itl = 0.0;
+    r.queue_busy = 0.2;  // a short run's rate short of the asked one, with no standing queue: sampling, not overload
+    CHECK(detail::name_gap(r) == SimGap::none);
+    r.queue_busy = 0.99;
     CHECK(detail::name_gap(r) == SimGap::overload);
     r.requests_per_s = 19.9;  // served: no gap
     CHECK(detail::name_gap(r) == SimGap::none);

@@ -125,12 +125,13 @@ done
     [ ! -e "$d/-" ] && [ ! -e "$d/-.meta.json" ] && ok || bad "sweep --out - is not stdout"
 [ -z "$(leftovers "$d" want.csv link.csv target.csv link.csv.meta.json file.csv pipe.csv plot.csv p.svg dash.csv)" ] && ok || bad "sweep --out devices left files"
 
-# A sidecar names the files its knobs read relative to its own folder, so it reproduces the rows from any folder.
+# A sidecar names the files its knobs read relative to its own folder, so it reproduces the rows from any folder;
+# a file without '/' or .json there keeps "./", or it would read back as a preset's name.
 r="$tmp/rel" && mkdir -p "$r/run/sub" "$r/elsewhere"
 cp "$(dirname "$0")/../fixtures/custom_hardware.json" "$r/run/sub/hw.json"
-cp "$(dirname "$0")/../fixtures/hf_llama_3_1_70b_config.json" "$r/run/sub/m.json"
-(cd "$r/run" && "$kvroof" sweep --model sub/m.json --grid "hardware=gb200,sub/hw.json" --grid "f=0,1" --out sub/out.csv) &&
-    grep -q '"model": "m.json"' "$r/run/sub/out.csv.meta.json" && grep -q '"hardware=gb200,hw.json"' "$r/run/sub/out.csv.meta.json" &&
+cp "$(dirname "$0")/../fixtures/hf_llama_3_1_70b_config.json" "$r/run/sub/mcfg"
+(cd "$r/run" && "$kvroof" sweep --model sub/mcfg --grid "hardware=gb200,sub/hw.json" --grid "f=0,1" --out sub/out.csv) &&
+    grep -q '"model": "./mcfg"' "$r/run/sub/out.csv.meta.json" && grep -q '"hardware=gb200,hw.json"' "$r/run/sub/out.csv.meta.json" &&
     ok || bad "sweep: the sidecar's paths are not relative to its folder"
 (cd "$r/run" && "$kvroof" sweep --config sub/out.csv.meta.json) | cmp -s - "$r/run/sub/out.csv" && ok || bad "sweep --config sub/OUT.meta.json from the sweep's folder: not the same rows"
 (cd "$r/elsewhere" && "$kvroof" sweep --config ../run/sub/out.csv.meta.json >/dev/null) && ok || bad "sweep --config OUT.meta.json from another folder"

@@ -176,8 +176,9 @@ namespace detail {
         if (t % ep == 0) s.splits.push_back(detail::pool_split(sc, load, t));
     }
     if (s.splits.empty() && sizes > 0 && ep > 1)
-        throw InputError("ep: must divide the GPUs of an instance (each pool has at least one; with " + std::to_string(s.gpus) +
-                         " GPUs an instance has at most " + std::to_string(s.gpus / 2 / pp) + "), got " + std::to_string(ep));
+        throw InputError("ep: must divide an instance's tensor-parallel group (each pool has at least one instance; with " +
+                         std::to_string(s.gpus) + " GPUs in stages of pp " + std::to_string(pp) + " a group has at most " +
+                         std::to_string(s.gpus / 2 / pp) + " GPUs), got " + std::to_string(ep));
     std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });

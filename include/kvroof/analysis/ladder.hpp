@@ -94,10 +94,13 @@ namespace detail {
             sc.policy.idle = IdlePolicy::park;
             break;
         }
-        case LeverKind::hold_idle:
-            if (sc.policy.idle != IdlePolicy::park) return std::nullopt;
+        case LeverKind::hold_idle: {
+            bool idle = false;
+            for (const auto& e : sc.mix.entries) idle = idle || e.cls.idle_gap.raw() > 0;
+            if (!idle || sc.policy.idle != IdlePolicy::park) return std::nullopt;
             sc.policy.idle = IdlePolicy::hold;
             break;
+        }
         case LeverKind::offload:
             if (offload) return std::nullopt;
             offload = true;

@@ -129,7 +129,8 @@ namespace detail {
     const bool open = r.spec.load.mode == LoadMode::request_rate;
     // Arrivals faster than the simulation serves them: its queue grows without bound, whatever the throughputs say
     // (both then serve what they can; the closed form's TTFT has no queue in it).
-    if (open && r.requests_per_s < 0.95 * r.spec.load.value) return SimGap::overload;
+    // Its queue is then busy nearly all the time: a short run's sampling noise in the rate, with no queue, is not one.
+    if (open && r.requests_per_s < 0.95 * r.spec.load.value && r.queue_busy > 0.5) return SimGap::overload;
     if (std::abs(r.gap_throughput) <= 0.1 && std::abs(r.gap_itl) <= 0.1) return SimGap::none;
     if (r.closed.saturated || (open && r.requests_per_s < 0.95 * r.spec.load.value)) return SimGap::overload;
     const auto saturated = [](const SimLinkUse& u) { return u.transfers > 0 && u.utilisation > 0.9; };

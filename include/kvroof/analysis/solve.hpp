@@ -13,7 +13,6 @@
 // the first change is the answer and `crossings` says how many were seen.
 
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <string>
 
@@ -118,9 +117,7 @@ namespace detail {
             const Scenario sc = detail::with_knob(base, k, x);
             return detail::solve_metric(spec, make_verdict(sc), sc);
         } catch (const InputError& e) {  // a value the search reached, not one the user gave: say so
-            char value[32];
-            std::snprintf(value, sizeof value, "%g", x);
-            throw InputError("solve " + spec.knob + ": the search reached " + spec.knob + " = " + value + ", where " + e.what() +
+            throw InputError("solve " + spec.knob + ": a value the search reached is not valid: " + e.what() +
                              "; a search needs every value of its range to be valid (compare the valid ones instead)");
         }
     };
