@@ -309,6 +309,7 @@ json operating_point_json(const OperatingPoint& p) {
 
 json point_report_json(const PointReport& r, const BuiltScenario& built) {
     const PointStudy& s = r.study;
+    const std::vector<std::string> moved = efficiency_flags(built);
     auto band = [](const PointBand& b) {
         return json{{"conservative", operating_point_json(b.conservative)}, {"optimistic", operating_point_json(b.optimistic)}};
     };
@@ -337,8 +338,8 @@ json point_report_json(const PointReport& r, const BuiltScenario& built) {
                   {"throughput", s.stated_error.throughput},
                   {"ttft", std::isnan(s.stated_error.ttft) ? json(nullptr) : json(s.stated_error.ttft)},
                   {"basis", "mean absolute percentage error on the public measured points of outputs/accuracy.md"},
-                  {"applies", efficiency_flags(built).empty()},
-                  {"moved_by", efficiency_flags(built)}}},
+                  {"applies", moved.empty()},
+                  {"moved_by", moved}}},
                 {"time_bound_by", name(s.baseline.conservative.binding)},
                 {"verdict", name(s.kind)},
                 {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};

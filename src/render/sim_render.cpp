@@ -181,9 +181,8 @@ std::string notes(const SimResult& r) {
         s += "Fewer than 10 calls per client: the run is mostly its start, not a steady state; give more --calls.\n";
     if (r.closed.saturated) s += "The closed form: the rate exceeds what the system serves; its point is the saturated one.\n";
     if (r.closed.memory_queued) s += "The closed form: not every client is admitted at once (memory or the running cap).\n";
-    const bool gap = std::abs(r.gap_throughput) > 0.1 || std::abs(r.gap_itl) > 0.1;
     if (r.mechanism != SimGap::none)
-        s += (gap ? "Gap over 10 %, likely " : "Throughputs agree, but ") + mechanism_text(r) + ".\n";
+        s += (detail::gap_over_10_percent(r) ? "Gap over 10 %, likely " : "Throughputs agree, but ") + mechanism_text(r) + ".\n";
     return s;
 }
 // The timeline in at most 16 rows (windows merged by whole groups), as a markdown table.

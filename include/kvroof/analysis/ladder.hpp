@@ -68,6 +68,11 @@ namespace detail {
     return r;
 }
 
+// Whether some class has idle gaps between its calls (the idle levers have sessions to park or hold).
+[[nodiscard]] inline bool has_idle_gap(const Scenario& sc) noexcept {
+    return std::any_of(sc.mix.entries.begin(), sc.mix.entries.end(), [](const MixEntry& e) { return e.cls.idle_gap.raw() > 0; });
+}
+
 // The next step of lever `k` from rung `from`, or nothing when it is used up.
 [[nodiscard]] inline std::optional<LadderRung> take_lever(LeverKind k, const LadderRung& from, const LadderOptions& o) {
     Scenario sc = from.scenario;
@@ -87,20 +92,14 @@ namespace detail {
             if (kv_bytes_per_element(sc.policy.kv_dtype) < 1.0) return std::nullopt;  // a 4-bit format already
             sc.policy.kv_dtype = kv_bytes_per_element(sc.policy.kv_dtype) == 1.0 ? DType::int4 : DType::fp8;
             break;
-        case LeverKind::park_idle: {
-            bool idle = false;
-            for (const auto& e : sc.mix.entries) idle = idle || e.cls.idle_gap.raw() > 0;
-            if (!idle || sc.policy.idle == IdlePolicy::park) return std::nullopt;
+        case LeverKind::park_idle:
+            if (!has_idle_gap(sc) || sc.policy.idle == IdlePolicy::park) return std::nullopt;
             sc.policy.idle = IdlePolicy::park;
             break;
-        }
-        case LeverKind::hold_idle: {
-            bool idle = false;
-            for (const auto& e : sc.mix.entries) idle = idle || e.cls.idle_gap.raw() > 0;
-            if (!idle || sc.policy.idle != IdlePolicy::park) return std::nullopt;
+        case LeverKind::hold_idle:
+            if (!has_idle_gap(sc) || sc.policy.idle != IdlePolicy::park) return std::nullopt;
             sc.policy.idle = IdlePolicy::hold;
             break;
-        }
         case LeverKind::offload:
             if (offload) return std::nullopt;
             offload = true;

@@ -125,13 +125,18 @@ namespace detail {
 //                       carry more tokens): burstiness (open loop), idle-gap variance
 //                       (random gaps), else granularity again
 //   burstiness / idle-gap variance when the load is random, else unexplained
+// Whether throughput or ITL differ from the closed form by more than 10 %.
+[[nodiscard]] inline bool gap_over_10_percent(const SimResult& r) noexcept {
+    return std::abs(r.gap_throughput) > 0.1 || std::abs(r.gap_itl) > 0.1;
+}
+
 [[nodiscard]] inline SimGap name_gap(const SimResult& r) {
     const bool open = r.spec.load.mode == LoadMode::request_rate;
     // Arrivals faster than the simulation serves them: its queue grows without bound, whatever the throughputs say
     // (both then serve what they can; the closed form's TTFT has no queue in it).
     // Its queue is then busy nearly all the time: a short run's sampling noise in the rate, with no queue, is not one.
     if (open && r.requests_per_s < 0.95 * r.spec.load.value && r.queue_busy > 0.5) return SimGap::overload;
-    if (std::abs(r.gap_throughput) <= 0.1 && std::abs(r.gap_itl) <= 0.1) return SimGap::none;
+    if (!gap_over_10_percent(r)) return SimGap::none;
     if (r.closed.saturated || (open && r.requests_per_s < 0.95 * r.spec.load.value)) return SimGap::overload;
     const auto saturated = [](const SimLinkUse& u) { return u.transfers > 0 && u.utilisation > 0.9; };
     if (saturated(r.h2d) || saturated(r.d2h) || r.h2d.wait.mean > 0.05 * (r.closed.e2e + r.mean_idle) || r.link_stall > 0.05)
