@@ -18,6 +18,11 @@ std::string split_name(const PoolSplit& p) {
     return fmt::format("TP{}{}: {} prefill + {} decode", p.tp, pp, p.prefill_instances, p.decode_instances);
 }
 
+// What caps the decode side: its own limit, or the memory idle sessions hold between calls.
+std::string limit_text(const PoolSplit& p) {
+    return std::string(name(p.decode_limit)) + (p.idle_bound ? " (idle sessions' KV)" : "");
+}
+
 std::string table(const GpuDisaggStudy& s, bool markdown) {
     std::string out = markdown
                           ? "| instances | tok/s per GPU | decode ITL | TTFT | prefill req/s per instance | decode req/s "
@@ -32,12 +37,11 @@ std::string table(const GpuDisaggStudy& s, bool markdown) {
             continue;
         }
         const std::string label = split_name(p) + (p.feasible ? "" : " (TTFT SLO broken)");
-        out += markdown ? fmt::format("| {} | {:.0f} | {:.1f} ms | {:.0f} ms | {:.3f} | {:.3f} | {:.1f} | {} |\n", label,
-                                      p.per_gpu, p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
-                                      name(p.decode_limit))
-                        : fmt::format("  {:<34}{:>11.0f}{:>10.1f}{:>10.0f}{:>18.3f}{:>17.3f}{:>9.1f}  {}\n", label, p.per_gpu,
-                                      p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch,
-                                      name(p.decode_limit));
+        out += markdown
+                   ? fmt::format("| {} | {:.0f} | {:.1f} ms | {:.0f} ms | {:.3f} | {:.3f} | {:.1f} | {} |\n", label, p.per_gpu,
+                                 p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch, limit_text(p))
+                   : fmt::format("  {:<34}{:>11.0f}{:>10.1f}{:>10.0f}{:>18.3f}{:>17.3f}{:>9.1f}  {}\n", label, p.per_gpu,
+                                 p.decode_step * 1e3, p.ttft * 1e3, p.prefill_rps, p.decode_rps, p.decode_batch, limit_text(p));
     }
     return out;
 }
@@ -105,6 +109,7 @@ json gpu_disagg_json(const GpuDisaggReport& r, const BuiltScenario& built) {
                           {"decode_step_s", p.decode_step},
                           {"decode_batch", p.decode_batch},
                           {"decode_limit", std::string(name(p.decode_limit))},
+                          {"idle_kv_binds", p.idle_bound},
                           {"kv_transfer_s", p.transfer},
                           {"ttft_s", p.ttft}});
     const std::string l = gpu_disagg_line(r.study);

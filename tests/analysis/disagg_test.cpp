@@ -152,3 +152,52 @@ TEST_CASE("GPU pools: each pool's rate from its own step, the split that balance
     REQUIRE(s.aggregated_ok);
     CHECK(s.aggregated.per_gpu == agg.deployments.front().points[static_cast<std::size_t>(agg.deployments.front().best)].per_gpu);
 }
+
+TEST_CASE("GPU pools: idle sessions hold their KV between calls, in HBM (hold) or the hosts' DRAM (park)", "[disagg]") {
+    // Llama-3.1-70B on 8 H100s, a 300 s gap between calls: each idle session keeps S + O = 68,500 tokens.
+    io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    in.set("gpus", "8");
+    in.set("model", "llama-3.1-70b");
+    in.set("workload", "s_cached=64000,a_append=4000,o_output=500,idle_gap=300s");
+    const Scenario sc = io::build_scenario(in).scenario;
+    const LoadSpec load;
+    Scenario no_gap = sc;
+    no_gap.mix.entries.front().cls.idle_gap = Seconds(0.0);
+    const GpuDisaggStudy s = gpu_disagg_study(sc, load), free_of_idle = gpu_disagg_study(no_gap, load);
+    REQUIRE_FALSE(s.splits.empty());
+    const PoolSplit& b = s.splits.front();
+    REQUIRE(b.feasible);
+    CHECK(b.idle_bound);
+    CHECK(b.decode_limit == Resource::hbm_capacity);
+    // Hold: λ·300 s·68,500 tokens of idle KV and the decoding sequences' B·(S + O/2) fill the instances' free HBM.
+    Scenario g = sc;
+    g.hardware.deployment.gpus = b.tp;
+    const PreparedScenario ps(g);
+    const double kv = ps.mc.kv_gpu_per_token.raw(), rps = b.throughput / 500.0, n = 8.0 / b.tp;
+    const double idle_bytes = rps * 300.0 * 68500.0 * kv;
+    const double decoding_bytes = b.decode_instances * b.decode_batch * (68000.0 + 250.0) * kv;
+    CHECK(idle_bytes + decoding_bytes == Approx(n * ps.hbm_free_bytes()).epsilon(1e-6));
+    // By hand: the idle KV alone bounds λ to 2 × 171.2 GB / (300 s · 68,500 · 327,680 B) = 0.0508 requests/s.
+    CHECK(rps < n * ps.hbm_free_bytes() / (300.0 * 68500.0 * kv));
+    CHECK(b.per_gpu < free_of_idle.splits.front().per_gpu);
+    // The aggregated clients hold the same idle KV: the pools no longer read several times the aggregated.
+    REQUIRE(s.aggregated_ok);
+    CHECK(b.per_gpu < 1.5 * s.aggregated.per_gpu);
+    // Park: the idle KV moves to the hosts' DRAM, which holds 2 × 0.25·4 sockets × 500 GB = 1 TB.
+    Scenario parked = sc;
+    parked.policy.idle = IdlePolicy::park;
+    const GpuDisaggStudy p = gpu_disagg_study(parked, load);
+    REQUIRE_FALSE(p.splits.empty());
+    const PoolSplit& q = p.splits.front();
+    Scenario pg = parked;
+    pg.hardware.deployment.gpus = q.tp;
+    const PreparedScenario pps(pg);
+    if (q.idle_bound) {
+        CHECK(q.decode_limit == Resource::dram_capacity);
+        CHECK(q.throughput / 500.0 * 300.0 * 68500.0 * pps.mc.kv_per_token.raw() ==
+              Approx((8.0 / q.tp) * pps.sys.cpu_memory.raw()).epsilon(1e-6));
+    }
+    CHECK(q.throughput / 500.0 * 300.0 * 68500.0 * pps.mc.kv_per_token.raw() <=
+          (8.0 / q.tp) * pps.sys.cpu_memory.raw() * (1 + 1e-9));
+}

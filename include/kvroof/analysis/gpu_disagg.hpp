@@ -41,7 +41,8 @@ struct PoolSplit {
     double prefill_rps = 0, decode_rps = 0;  // per instance
     double prefill_step = 0, decode_step = 0;  // s; the decode step at the load the split gives each decode instance
     double decode_batch = 0;  // sequences per decode instance, at that load (decode_rps: at its most)
-    Resource decode_limit = Resource::hbm_capacity;  // hbm_capacity or slo_tpot
+    Resource decode_limit = Resource::hbm_capacity;  // hbm_capacity or slo_tpot (dram_capacity: idle sessions parked)
+    bool idle_bound = false;  // the memory idle sessions hold between calls caps the rate below both pools' most
     double ttft = 0, transfer = 0;  // s
     double throughput = 0, per_gpu = 0;  // output tokens/s
     std::vector<double> per_gpu_by_prefill;  // output tokens/s per GPU with P = 1, 2, … prefill instances
@@ -78,6 +79,44 @@ namespace detail {
         (mid / step_time(ps, dec, 0.0, 0.0, mid, StepPrefill::none) < share ? a : b) = mid;
     }
     return b;
+}
+
+// The memory idle sessions hold between calls, as the aggregated deployment's closed-loop clients hold it:
+// each keeps its S + O tokens of KV for its idle gap, i.e. λ·Σp·idle·(S + O) tokens at λ requests/s (Little).
+// Under --idle hold they sit in HBM wherever an instance has room (a prefill instance's free HBM, a decode
+// instance's beside its decoding sequences); under park in the hosts' DRAM. Where the next call's cached
+// prefix sits when its prefill starts is not charged (a KV-aware router sends it to the instance that holds it).
+struct IdleMemory {
+    double per_rps = 0;  // bytes held per request/s of the deployment
+    double capacity = 0;  // bytes: the n instances' free HBM (hold) or their hosts' DRAM (park)
+    double decode_per_x = 0;  // HBM bytes a decode instance's decoding sequences hold per start per step
+    bool park = false;
+
+    // The most requests/s, at most `most`, whose idle sessions fit beside what the d decode instances hold at
+    // their share (x_max: a decode instance's most starts per step). Both grow with the rate: bisection.
+    [[nodiscard]] double rate_within(const PreparedScenario& ps, const PointInputs& dec, double x_max, int d, double most) const {
+        auto fits = [&](double rps) {
+            const double share = rps / d;
+            const double x = park || share <= 0 ? 0.0 : decode_x_at(ps, dec, x_max, share);
+            return rps * per_rps + d * decode_per_x * x <= capacity;
+        };
+        if (per_rps <= 0 || !(most > 0) || fits(most)) return most;
+        double a = 0, b = most;
+        for (int i = 0; i < 60 && b - a > 1e-9 * most; ++i) (fits(0.5 * (a + b)) ? a : b) = 0.5 * (a + b);
+        return a;
+    }
+};
+
+[[nodiscard]] inline IdleMemory idle_memory(const PreparedScenario& ps, const PointInputs& dec, int n, double decode_per_x) {
+    IdleMemory m;
+    m.park = ps.idle == IdlePolicy::park;
+    double tokens = 0;  // Σp·idle·(S + O), token-seconds per request
+    for (std::size_t i = 0; i < dec.n; ++i)
+        tokens += dec.cls[i].p * dec.cls[i].idle * kv_tokens_held(ps.mc, dec.cls[i].S + dec.cls[i].O);
+    m.per_rps = tokens * (m.park ? ps.mc.kv_per_token.raw() : ps.mc.kv_gpu_per_token.raw());
+    m.capacity = n * (m.park ? ps.sys.cpu_memory.raw() : ps.hbm_free_bytes());
+    m.decode_per_x = m.park ? 0.0 : decode_per_x;
+    return m;
 }
 
 [[nodiscard]] inline PoolSplit pool_split(const Scenario& sc, const LoadSpec& load, int t) {
@@ -132,14 +171,17 @@ namespace detail {
     const double bw = t * (nvlink ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw() : hw.link.eta * hw.link.bandwidth.raw());
     r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw;
     r.ttft = chunks * r.prefill_step + r.transfer;
-    // The split of the N/t instances that balances the pools.
+    // The split of the N/t instances that balances the pools, within the memory idle sessions hold.
     const int n = sc.hardware.deployment.gpus / (t * r.pp);
+    const IdleMemory idle = idle_memory(ps, dec, n, kv_gpu * held);
     for (int p = 1; p < n; ++p) {
-        const double rps = std::min(p * r.prefill_rps, (n - p) * r.decode_rps);
+        const double most = std::min(p * r.prefill_rps, (n - p) * r.decode_rps);
+        const double rps = idle.rate_within(ps, dec, lo, n - p, most);
         const double tput = rps * dec.sum_pO;
         r.per_gpu_by_prefill.push_back(tput / sc.hardware.deployment.gpus);
         if (tput > r.throughput) {
             r.throughput = tput;
+            r.idle_bound = rps < most;
             r.prefill_instances = p;
             r.decode_instances = n - p;
         }
@@ -148,6 +190,7 @@ namespace detail {
     // Where the prefill pool feeds the decode instances less than they serve, each runs below its most, and the
     // step and batch it sees are those of its share of the requests.
     const double share = r.decode_instances > 0 ? r.throughput / dec.sum_pO / r.decode_instances : 0.0;
+    if (r.idle_bound) r.decode_limit = idle.park ? Resource::dram_capacity : Resource::hbm_capacity;
     if (share > 0 && share < r.decode_rps) {
         const double x = decode_x_at(ps, dec, lo, share);
         r.decode_step = step_time(ps, dec, 0.0, 0.0, x, StepPrefill::none);

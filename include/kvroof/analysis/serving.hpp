@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "kvroof/analysis/batch_weights.hpp"
 #include "kvroof/analysis/mix_demand.hpp"
@@ -81,10 +82,14 @@ struct BatchShape {
     return b;
 }
 
-// The step at batch b with the weight read of b itself (MoE: experts touched).
-[[nodiscard]] inline StepShape shape_at(const PreparedScenario& ps, StepShape s, double b) noexcept {
-    s.w = ps.weight_time(b);
+// The step shape with the weight read w.
+[[nodiscard]] inline StepShape with_weight_read(StepShape s, double w) noexcept {
+    s.w = w;
     return s;
+}
+// The step at batch b with the weight read of b itself (MoE: experts touched).
+[[nodiscard]] inline StepShape shape_at(const PreparedScenario& ps, const StepShape& s, double b) noexcept {
+    return with_weight_read(s, ps.weight_time(b));
 }
 
 // How much of a serving point to compute: its throughput alone (the batch, not
@@ -116,20 +121,19 @@ struct Ceilings {
     const double m1_dram = f * kv * md.held_decode * inv;
     const double m2_dram = kv * (f * (held_other + md.held_idle) + (park ? gpu_share * md.held_idle : 0.0)) * inv;
     // Dense: one weight read, its pieces built once and solved on directly
-    // (batch_with_weights would only call solve at that w).
-    PiecesAt pieces(shape);  // MoE: the pieces at the weight reads the bracket asks for
-    StepPieces dense_pieces;
-    if (!ps.mc.moe) {
-        StepShape at_w = shape;
-        at_w.w = ps.mc.weights_read(1.0).raw() / hbm_bw;
-        dense_pieces = StepPieces(at_w);
-    }
-    const StepPieces* dense = ps.mc.moe ? nullptr : &dense_pieces;
+    // (batch_with_weights would only call solve at that w). MoE: the pieces at
+    // the weight reads the bracket asks for, built only there.
+    const bool moe = ps.mc.moe;
+    const StepPieces dense_pieces =
+        moe ? StepPieces() : StepPieces(with_weight_read(shape, ps.mc.weights_read(1.0).raw() / hbm_bw));
+    std::optional<PiecesAt> moe_pieces;
+    if (moe) moe_pieces.emplace(shape);
+    const StepPieces* dense = moe ? nullptr : &dense_pieces;
     auto step_at = [&](double b) { return shape_at(ps, shape, b).step(b); };
     auto capacity_ceiling = [&](double capacity, double m1, double m2) {
         if (dense) return batch_for_capacity(*dense, capacity, m1, m2);
         return batch_with_weights(
-            ps.mc, hbm_bw, [&](double w) { return batch_for_capacity(pieces(w), capacity, m1, m2); },
+            ps.mc, hbm_bw, [&](double w) { return batch_for_capacity((*moe_pieces)(w), capacity, m1, m2); },
             [&](double b) { return m1 * b + m2 * b / step_at(b) - capacity; });
     };
     // The TPOT SLO bounds the inter-token latency a user sees, B / throughput:
@@ -164,7 +168,7 @@ struct Ceilings {
     if (!slo_ok) {
         c.b_slo = dense ? batch_for_itl(*dense, slo->raw(), kappa)
                         : batch_with_weights(
-                              ps.mc, hbm_bw, [&](double w) { return batch_for_itl(pieces(w), slo->raw(), kappa); },
+                              ps.mc, hbm_bw, [&](double w) { return batch_for_itl((*moe_pieces)(w), slo->raw(), kappa); },
                               [&](double b) { return step_at(b) + kappa * b - slo->raw(); });
         if (U > 0) c.b_slo = std::min(c.b_slo, slo->raw() / (U * inv));
     }
