@@ -218,13 +218,27 @@ PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional
 }
 
 namespace {
+// The SLOs a fitting point breaks: "TPOT", "TTFT" or both.
+std::string broken_slos(const OperatingPoint& p) {
+    return !p.within_slo_tpot && !p.within_slo_ttft ? "TPOT and TTFT" : !p.within_slo_tpot ? "TPOT" : "TTFT";
+}
+
 std::string point_offload_facts(const PointStudy& s) {
-    const bool fits0 = s.baseline.conservative.fits;
+    const OperatingPoint& base = s.baseline.conservative;
+    if (s.kind == VerdictKind::infeasible) {
+        const OperatingPoint& p = s.at_f.optimistic;
+        return fmt::format("{} the {} SLO breaks even with perfect overlap (ITL {:.2f} ms, TTFT {:.0f} ms)",
+                           s.f_fixed ? "the chosen f=" + render::fmt_f(p.f) + " does not keep the SLOs:"
+                                     : "no f keeps the SLOs; at the best, f=" + render::fmt_f(p.f) + ",",
+                           broken_slos(p), p.itl * 1e3, p.ttft * 1e3);
+    }
     auto one = [&](const char* what, const OperatingPoint& p, double g, const char* ov) {
         const std::string at = fmt::format("{}f={}", s.f_fixed ? "the chosen " : "", render::fmt_f(p.f));
         if (!p.fits) return fmt::format("{} does not fit at {} ({})", what, at, ov);
-        return fits0 || std::isfinite(g) ? fmt::format("{} {} at {} ({})", what, render::fmt_gain(g), at, ov)
-                                         : fmt::format("{} {:.0f} tok/s at {} ({})", what, p.throughput, at, ov);
+        if (std::isfinite(g)) return fmt::format("{} {} at {} ({})", what, render::fmt_gain(g), at, ov);
+        // Only the point serves, or only it keeps the SLOs: its own throughput.
+        return fmt::format("{} {:.0f} tok/s{} at {} ({})", what, p.throughput,
+                           base.fits && !within_slos(base) && within_slos(p) ? " within the SLOs" : "", at, ov);
     };
     return "offload: " + one("bankable", s.bankable, s.gain_bankable, "no overlap") + ", " +
            one("pipelined", s.pipelined, s.gain_pipelined, "perfect overlap");
@@ -245,12 +259,14 @@ std::string point_verdict_line(const PointStudy& s) {
             head =
                 fmt::format("MARGINAL (offload gains under {:.1f} %, kvroof's median error on a gain)", 100 * kGainUncertainty);
             break;
+        case VerdictKind::infeasible: head = "INFEASIBLE"; break;
         default: head = "KEEP KV ON GPU"; break;
     }
     const OperatingPoint& b = s.baseline.conservative;
-    const std::string base = b.fits ? fmt::format("at f=0: ITL {:.2f} ms, {:.0f} tok/s, step bound by {}", b.itl * 1e3,
-                                                  b.throughput, time_words(b.binding))
-                                    : std::string("f=0 does not fit");
+    const std::string base =
+        b.fits ? fmt::format("at f=0: ITL {:.2f} ms, {:.0f} tok/s, step bound by {}{}", b.itl * 1e3, b.throughput,
+                             time_words(b.binding), within_slos(b) ? "" : ", over the " + broken_slos(b) + " SLO")
+               : std::string("f=0 does not fit");
     return fmt::format("VERDICT: {} at {} — {}; {}\n", head, at, point_offload_facts(s), base);
 }
 

@@ -58,11 +58,25 @@ inline constexpr double kPointFStep = 0.01;
     return {operating_point(ps, load, f, 0.0), operating_point(ps, load, f, 1.0)};
 }
 
+// A point that runs as asked: it fits and keeps the TPOT and TTFT SLOs.
+[[nodiscard]] inline bool within_slos(const OperatingPoint& p) noexcept {
+    return p.fits && p.within_slo_tpot && p.within_slo_ttft;
+}
+
 namespace detail {
+// Throughput at f over f = 0's; kUnbounded where only the point serves, or only it keeps the SLOs.
 [[nodiscard]] inline double point_gain(const OperatingPoint& at, const OperatingPoint& base) noexcept {
     if (!at.fits) return 0.0;
     if (!base.fits || !(base.throughput > 0)) return kUnbounded;
+    if (within_slos(at) && !within_slos(base)) return kUnbounded;
     return at.throughput / base.throughput;
+}
+
+// The better of two candidates for an end's best f: one within the SLOs first, then the higher throughput.
+[[nodiscard]] inline bool better_point(const OperatingPoint& p, const std::optional<OperatingPoint>& best) noexcept {
+    if (!best) return true;
+    if (within_slos(p) != within_slos(*best)) return within_slos(p);
+    return p.throughput > best->throughput;
 }
 }  // namespace detail
 
@@ -83,8 +97,8 @@ namespace detail {
         const double f = i * kPointFStep;
         const PointBand b = point_band(ps, load, f);
         if (b.conservative.fits && !s.smallest_f_that_fits) s.smallest_f_that_fits = f;
-        if (b.conservative.fits && (!best_con || b.conservative.throughput > best_con->throughput)) best_con = b.conservative;
-        if (b.optimistic.fits && (!best_opt || b.optimistic.throughput > best_opt->throughput)) best_opt = b.optimistic;
+        if (b.conservative.fits && detail::better_point(b.conservative, best_con)) best_con = b.conservative;
+        if (b.optimistic.fits && detail::better_point(b.optimistic, best_opt)) best_opt = b.optimistic;
     }
     const double g_con = best_con ? detail::point_gain(*best_con, s.baseline.conservative) : 0.0;
     const double g_opt = best_opt ? detail::point_gain(*best_opt, s.baseline.optimistic) : 0.0;
@@ -102,7 +116,11 @@ namespace detail {
     s.gain_bankable = fixed_f ? s.gain_conservative : g_con;
     s.gain_pipelined = fixed_f ? s.gain_optimistic : g_opt;
     const bool con = s.bankable.f > 0 && s.bankable.fits, opt = s.pipelined.f > 0 && s.pipelined.fits;
+    // No f (or not the one given) keeps the SLOs at either end: the load asked cannot be served within them.
+    const bool slos_kept = fixed_f ? within_slos(s.at_f.conservative) || within_slos(s.at_f.optimistic)
+                                   : (best_con && within_slos(*best_con)) || (best_opt && within_slos(*best_opt));
     s.kind = !s.smallest_f_that_fits && !s.at_f.optimistic.fits ? VerdictKind::does_not_fit
+             : !slos_kept                                       ? VerdictKind::infeasible
                                                                 : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
     return s;
 }

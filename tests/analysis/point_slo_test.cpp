@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// The offload question at a given load keeps the SLOs first (analysis/point_study.hpp).
+#include <algorithm>
+#include <catch2/catch.hpp>
+
+#include "../test_support.hpp"
+#include "kvroof/analysis/point_study.hpp"
+
+namespace kvroof {
+namespace {
+
+// One class in a benchmark's words: isl input tokens, osl output, nothing cached.
+Scenario bench(const char* hardware, const char* model, double isl, double osl) {
+    io::ScenarioInputs in;
+    in.set("hardware", hardware);
+    in.set("model", model);
+    Scenario s = io::build_scenario(in).scenario;
+    CallClass c;
+    c.name = "bench";
+    c.a_append = isl;
+    c.o_output = osl;
+    s.mix = Mix{{MixEntry{c, 1.0}}};
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("at a given load the VERDICT keeps the SLOs first: infeasible where no f keeps them", "[point]") {
+    // Llama-3.1-8B on one H100, ISL 2000 / OSL 500, batch 100: find the best ITL any f reaches with perfect overlap.
+    Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    s.policy.slo_tpot.reset();
+    const PreparedScenario ps(s);
+    const LoadSpec load = test::point_load(LoadMode::batch, 100);
+    const double itl0 = operating_point(ps, load, 0.0, 1.0).itl;
+    double best_itl = itl0;
+    for (int i = 1; i <= 100; ++i) {
+        const OperatingPoint p = operating_point(ps, load, i * kPointFStep, 1.0);
+        if (p.fits) best_itl = std::min(best_itl, p.itl);
+    }
+    REQUIRE(best_itl < itl0);  // offloading a little shortens this step
+    // An SLO between the two: only an offloaded point keeps it, so the pipelined end takes it, whatever its throughput.
+    s.policy.slo_tpot = Seconds(0.5 * (best_itl + itl0));
+    const PointStudy kept = point_study(s, load);
+    CHECK_FALSE(within_slos(kept.baseline.optimistic));
+    CHECK(within_slos(kept.pipelined));
+    CHECK(kept.pipelined.f > 0);
+    CHECK(kept.gain_pipelined == kUnbounded);
+    CHECK(kept.kind != VerdictKind::infeasible);
+    CHECK(kept.kind != VerdictKind::keep_on_gpu);
+    // An SLO below every f's ITL: no f keeps it, and the VERDICT says so rather than recommending a point that breaks it.
+    s.policy.slo_tpot = Seconds(0.99 * best_itl);
+    const PointStudy none = point_study(s, load);
+    CHECK(none.kind == VerdictKind::infeasible);
+    CHECK_FALSE(within_slos(none.at_f.optimistic));
+    // Batch 250 fits only offloaded, at an ITL far over the default 50 ms SLO: infeasible, not OFFLOAD.
+    const Scenario d = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const PointStudy big = point_study(d, test::point_load(LoadMode::batch, 250));
+    REQUIRE(big.smallest_f_that_fits);
+    CHECK(big.at_f.optimistic.itl > 0.05);
+    CHECK(big.kind == VerdictKind::infeasible);
+    // No SLO: the same load is an offload verdict again.
+    Scenario free = d;
+    free.policy.slo_tpot.reset();
+    CHECK(point_study(free, test::point_load(LoadMode::batch, 250)).kind == VerdictKind::offload);
+}
+
+}  // namespace kvroof
