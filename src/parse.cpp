@@ -83,6 +83,9 @@ bool leading_number(const std::string& s, double& value, std::string& rest) {
     char* end = nullptr;
     value = std::strtod(begin, &end);
     if (end == begin) return false;
+    // Decimal only: strtod also reads hexadecimal ("0x10" = 16), which no knob's unit means.
+    if (std::find_if(begin, static_cast<const char*>(end), [](char c) { return c == 'x' || c == 'X'; }) != end) return false;
+    if (value == 0) value = 0.0;  // -0 is 0: echoed "0", never "-0"
     rest = trim(std::string_view(end));
     return true;
 }

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -270,10 +271,19 @@ ProbeResult probe_cpu(const ProbeOptions& o) {
     r.threads = o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     r.memory_bytes = meminfo_total_bytes();
     r.llc_bytes = llc_bytes();
+    // The arrays must fit in memory with room to spare: at most half of it (an allocation near all of it fails,
+    // or the kernel kills the process).
+    if (r.memory_bytes > 0 && o.size_mb * 1e6 > 0.5 * r.memory_bytes)
+        throw InputError(fmt::format("--size: {:g} MB is more than half of this host's memory ({:.0f} MB); at most {:.0f}",
+                                     o.size_mb, r.memory_bytes / 1e6, std::floor(0.5 * r.memory_bytes / 1e6)));
     const auto nodes = numa_nodes();
     r.numa_nodes = std::max<int>(1, static_cast<int>(nodes.size()));
     const auto n = static_cast<std::size_t>(o.size_mb * 1e6 / 24.0);
-    r.triad.push_back(run_triad("all", r.threads, n, o.seconds, {}));
+    try {
+        r.triad.push_back(run_triad("all", r.threads, n, o.seconds, {}));
+    } catch (const std::bad_alloc&) {
+        throw InputError(fmt::format("--size: cannot allocate {:g} MB on this host; give a smaller size", o.size_mb));
+    }
     if (nodes.size() > 1)
         for (std::size_t i = 0; i < nodes.size(); ++i)
             r.triad.push_back(run_triad(fmt::format("node {}", i), std::min<int>(r.threads, static_cast<int>(nodes[i].size())), n,

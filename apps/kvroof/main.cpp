@@ -83,6 +83,18 @@ void kvroof::cli::set_invocation(int argc, char** argv) {
 const std::string& kvroof::cli::invocation() { return invocation_text(); }
 
 namespace {
+// Every flag that names an output (a file, or report's folder) must name one: '' is an error, not "not given".
+void require_named_outputs(CLI::App& app) {
+    const CLI::Validator named(
+        [](const std::string& v) {
+            return v.find_first_not_of(" \t") == std::string::npos ? fmt::format("must name a file, got '{}'", v) : std::string();
+        },
+        "");
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        for (const char* flag : {"--out", "--report", "--plot", "--csv", "--meta"})
+            if (CLI::Option* o = sub->get_option_no_throw(flag)) o->check(named);
+}
+
 int run(int argc, char** argv) {
     kvroof::cli::set_invocation(argc, argv);
     // Ctrl-C, kill or a closed terminal removes the temporaries of writes in flight.
@@ -112,6 +124,7 @@ int run(int argc, char** argv) {
             throw std::logic_error(fmt::format("subcommand table: '{}' registers '{}'", s.name, sub->get_name()));
         actions.emplace_back(sub, std::move(action));
     }
+    require_named_outputs(app);
     try {
         app.parse(argc, argv);
         for (const auto& a : actions)
@@ -124,13 +137,13 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "kvroof: error: %s (see --help)\n", e.what());
+        std::fprintf(stderr, "kvroof: error: %s (see --help)\n", kvroof::one_line(e.what()).c_str());
         return 2;
     } catch (const kvroof::InputError& e) {
-        std::fprintf(stderr, "kvroof: error: %s\n", e.what());
+        std::fprintf(stderr, "kvroof: error: %s\n", e.what());  // InputError: one line already
         return 2;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kvroof: failed: %s\n", e.what());
+        std::fprintf(stderr, "kvroof: failed: %s\n", kvroof::one_line(e.what()).c_str());
         return 1;
     } catch (...) {
         std::fprintf(stderr, "kvroof: failed: unknown error\n");
@@ -144,7 +157,7 @@ int main(int argc, char** argv) {
     try {
         return run(argc, argv);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "kvroof: failed: %s\n", e.what());
+        std::fprintf(stderr, "kvroof: failed: %s\n", kvroof::one_line(e.what()).c_str());
         return 1;
     } catch (...) {
         std::fprintf(stderr, "kvroof: failed: unknown error\n");

@@ -27,11 +27,14 @@ void run_probe(const ProbeOptionsText& o) {
     if (const std::optional<int> t = parse_threads(o.threads, 4096)) p.threads = *t;
     if (o.size) p.size_mb = io::parse_number("--size", *o.size);
     if (o.seconds) p.seconds = io::parse_number("--seconds", *o.seconds);
+    // The preset is committed only after --report is written: a failing --report leaves no preset behind.
+    std::unique_ptr<io::AtomicFile> preset = o.out.empty() ? nullptr : std::make_unique<io::AtomicFile>(o.out);
     const io::ProbeResult r = io::probe_cpu(p);
-    if (!o.out.empty()) io::write_file_atomic(o.out, io::probe_host_preset(r).dump(2) + "\n");
+    if (preset) preset->write(io::probe_host_preset(r).dump(2) + "\n");
     emit_lazy(
         o.output, [&] { return io::render_probe_text(r, o.out); }, [&] { return io::probe_json(r).dump(2) + "\n"; },
         [&] { return io::render_probe_markdown(r); });
+    if (preset) preset->commit();
 }
 }  // namespace
 

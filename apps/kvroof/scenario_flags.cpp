@@ -179,6 +179,19 @@ void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, st
         }
 }
 
+void check_outputs_spare_inputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs,
+                                std::initializer_list<std::pair<std::string_view, std::string_view>> inputs) {
+    namespace fs = std::filesystem;
+    for (const auto& out : outputs)
+        for (const auto& in : inputs) {
+            std::error_code ec;
+            if (out.second.empty() || in.second.empty() || !fs::is_regular_file(fs::path(in.second), ec)) continue;
+            if (fs::equivalent(fs::path(out.second), fs::path(in.second), ec) && !ec)
+                throw InputError(fmt::format("{} and {}: both name '{}'; writing would replace the input, so give another file",
+                                             out.first, in.first, out.second));
+        }
+}
+
 void check_svg_path(const std::string& plot) {
     const std::string ext = plot.size() >= 4 ? plot.substr(plot.size() - 4) : "";
     if (ext != ".svg" && ext != ".SVG")
@@ -188,12 +201,6 @@ void check_svg_path(const std::string& plot) {
 void add_output_flags(CLI::App& app, OutputOptions& out) {
     app.add_flag("--json", out.json, "print one JSON object with every number instead of the text report")->group("Output");
     app.add_option("--report", out.report, with_default("also write the report as markdown to FILE (atomically)", "none"))
-        ->check(CLI::Validator(
-            [](const std::string& v) {
-                return v.find_first_not_of(" \t") == std::string::npos ? fmt::format("must name a file, got '{}'", v)
-                                                                       : std::string();
-            },
-            ""))
         ->type_name("FILE.md")
         ->group("Output");
 }

@@ -139,6 +139,9 @@ void check_svg_path(const std::string& plot);
 // {flag, path}; an empty path (not given), "-" (standard output) and what is written directly rather than replaced
 // (a device such as /dev/null, a pipe) are skipped.
 void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs);
+// Throws when an output (flag, path) names the same existing file as an input: writing it would replace the input.
+void check_outputs_spare_inputs(std::initializer_list<std::pair<std::string_view, std::string_view>> outputs,
+                                std::initializer_list<std::pair<std::string_view, std::string_view>> inputs);
 
 // Prints `text` (or `json_text`) to stdout and writes `markdown` atomically to
 // --report when given.

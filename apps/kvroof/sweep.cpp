@@ -127,6 +127,8 @@ void write_stdout(std::string_view s) {
 void run_sweep_cmd(const SweepOptions& o) {
     if (o.no_meta && !o.meta.empty()) throw InputError("--no-meta: not with --meta PATH; give one of them");
     check_distinct_outputs({{"--out", o.out}, {"--plot", o.plot}, {"--meta", o.meta}});
+    // A sidecar may be rewritten over the --config it came from (the same provenance); the rows and plot may not.
+    check_outputs_spare_inputs({{"--out", o.out}, {"--plot", o.plot}}, {{"--config", o.config}});
     const io::SweepSpec spec = spec_from(o);
     check_plot_flags(o, spec);
     io::validate_sweep(spec);

@@ -55,6 +55,7 @@ void run_synthesize(const TraceOptionsText& o) {
         spec.spread = io::parse_number("--spread", *o.spread);
         check::in_range("--spread", spec.spread, 0.0, 1.0);
     }
+    check_outputs_spare_inputs({{"--out", o.out}}, {{"--synthesize", o.synthesize}});
     const std::vector<TraceCall> calls = synthesize_trace(spec);
     const std::string text = io::trace_jsonl(calls);
     if (o.out.empty()) {
@@ -72,16 +73,20 @@ void run_trace(const TraceOptionsText& o) {
     if (o.trace.empty()) throw InputError("trace: give a trace file to read (or --synthesize CLASSES.json)");
     if (o.calls || o.seed || o.spread) throw InputError("--calls, --seed and --spread go with --synthesize");
     check_distinct_outputs({{"--out", o.out}, {"--report", o.output.report}});
+    check_outputs_spare_inputs({{"--out", o.out}, {"--report", o.output.report}}, {{"the trace", o.trace}});
     const int k = o.classes ? static_cast<int>(whole("--classes", *o.classes, 1, kMaxBins)) : kDefaultClasses;
     const int m = o.output_bins ? static_cast<int>(whole("--output-bins", *o.output_bins, 1, kMaxBins)) : kDefaultOutputBins;
     io::TraceReport r;
     r.trace = o.trace;
     r.out = o.out;
+    // The mix file is committed only after --report is written: a failing --report leaves no mix file behind.
+    std::unique_ptr<io::AtomicFile> mix = o.out.empty() ? nullptr : std::make_unique<io::AtomicFile>(o.out);
     r.classes = classify_trace(io::read_trace_file("trace", o.trace), k, m, bin_method(o.method));
-    if (!o.out.empty()) io::write_file_atomic(o.out, io::classes_mix_json(r.classes, o.trace).dump(2) + "\n");
+    if (mix) mix->write(io::classes_mix_json(r.classes, o.trace).dump(2) + "\n");
     emit_lazy(
         o.output, [&] { return io::render_trace_text(r); }, [&] { return io::trace_report_json(r).dump(2) + "\n"; },
         [&] { return io::render_trace_markdown(r); });
+    if (mix) mix->commit();
 }
 }  // namespace
 

@@ -20,7 +20,10 @@ struct ValidateOptionsText {
 
 void run_validate(const ValidateOptionsText& o) {
     const int threads = parse_threads(o.threads, 1024).value_or(0);
-    check_distinct_outputs({{"--out", o.out ? std::string_view(*o.out) : std::string_view()}, {"--report", o.output.report}});
+    const std::string_view out = o.out ? std::string_view(*o.out) : std::string_view();
+    check_distinct_outputs({{"--out", out}, {"--report", o.output.report}});
+    check_outputs_spare_inputs({{"--out", out}, {"--report", o.output.report}},
+                               {{"--points", o.points ? std::string_view(*o.points) : std::string_view()}});
     std::vector<io::MeasuredPoint> points;
     std::string source = "data/measurements/serving_points.json";
     if (o.points) {

@@ -515,5 +515,8 @@ echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"th
 "$kvroof" verdict --deployment gb200-nvl72 --model deepseek-v3 --ep 72 | grep -q 'EP 72 over 256 routed experts: the busiest GPU holds 4 of them (1.125x the mean 3.556)' \
     && ok || bad "verdict --ep 72: the uneven expert share is not shown"
 
+# -0 is 0: echoed "0", never "-0" (the overrides line repeats the text as given).
+"$kvroof" verdict --f -0 --r -0 --ov -0 | grep -v '^ *overrides ' | grep -q -- '-0' && bad "verdict --f -0 --r -0 --ov -0 echoes a negative zero" || ok
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

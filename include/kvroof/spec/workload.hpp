@@ -36,6 +36,8 @@ struct CallClass {
         check::in_range(at + ": a_append", a_append, 0.0, limits::kMaxTokens);
         check::above_up_to(at + ": o_output", o_output, 0.0, limits::kMaxTokens);
         check::in_range(at + ": idle_gap", idle_gap.raw(), 0.0, limits::kMaxIdleGapS);
+        // A call attends over at least one token (with none, one session's KV is 0 B and the capacity infinite).
+        if (!(context() > 0)) throw InputError(at + ": s_cached + a_append: a call needs a context of at least one token, got 0");
     }
     void check_validity() const { check_validity(name); }
 };
