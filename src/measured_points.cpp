@@ -113,9 +113,12 @@ MeasuredPoint checked(MeasuredPoint m) {
     need(m.load == "batch" || m.load == "concurrency" || m.load == "request_rate" || m.load == "max_throughput", "load.mode",
          "must be batch, concurrency, request_rate or max_throughput");
     need(m.load == "max_throughput" || m.load_value > 0, "load", "batch, concurrency or rate must be > 0");
-    for (const auto& [v, field] :
-         {std::pair{m.itl, "measured.itl_ms"}, {m.ttft, "measured.ttft_ms"}, {m.throughput, "measured.throughput_tok_s"}})
-        need(!v || *v > 0, field, "must be > 0 or null");
+    // A measured figure within what a serving benchmark can report (a value far outside is a unit or typing slip,
+    // and would dominate the fit's log errors).
+    need(!m.itl || (*m.itl >= 1e-6 && *m.itl <= 1e3), "measured.itl_ms", "must be in [0.001, 1000000] ms or null");
+    need(!m.ttft || (*m.ttft >= 1e-6 && *m.ttft <= 1e4), "measured.ttft_ms", "must be in [0.001, 10000000] ms or null");
+    need(!m.throughput || (*m.throughput >= 1e-3 && *m.throughput <= 1e9), "measured.throughput_tok_s",
+         "must be in [0.001, 1000000000] tok/s or null");
     need(m.itl || m.ttft || m.throughput, "measured", "needs at least one of itl_ms, tpot_ms, ttft_ms, throughput_tok_s");
     need(!m.kv_mem_fraction || (*m.kv_mem_fraction > 0 && *m.kv_mem_fraction <= 1), "engine_limits.kv_memory.fraction",
          "must be in (0, 1]");

@@ -22,6 +22,7 @@ namespace kvroof::io {
 namespace {
 using nlohmann::json;
 
+constexpr double kMaxTimestampS = 1e10;
 constexpr std::array<const char*, 5> kNumberFields = {"timestamp_s", "end_s", "input_tokens", "cached_tokens", "output_tokens"};
 
 // One line's fields before their checks: index as kNumberFields.
@@ -44,9 +45,14 @@ TraceCall checked_call(const std::string& at, const RawCall& r) {
     c.session = r.session;
     if (!r.v[0]) throw InputError(fmt::format("{}: missing field 'timestamp_s'", at));
     c.start_s = *r.v[0];
-    if (!std::isfinite(c.start_s)) throw InputError(fmt::format("{}: 'timestamp_s' must be finite", at));
+    // Seconds from any origin before the trace (a Unix time, or the run's start), at most 1e10 s (317 years): every
+    // gap between two calls stays a finite number the workload's idle_gap bound can judge.
+    if (!(c.start_s >= 0 && c.start_s <= kMaxTimestampS))
+        throw InputError(fmt::format("{}: 'timestamp_s' must be in [0, 1e10] s, got {}", at, c.start_s));
     if (r.v[1]) {
         c.end_s = *r.v[1];
+        if (!(c.end_s <= kMaxTimestampS))
+            throw InputError(fmt::format("{}: 'end_s' must be at most 1e10 s, got {}", at, c.end_s));
         if (!(c.end_s >= c.start_s))
             throw InputError(fmt::format("{}: 'end_s' ({}) must be >= timestamp_s ({})", at, c.end_s, c.start_s));
     }

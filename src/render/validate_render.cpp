@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Renderers of `kvroof validate` (text, JSON, markdown) and its calibration file, read and written.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvroof/error.hpp"
@@ -198,8 +200,13 @@ json calibration_json(const ValidationResult& r) {
 CalibrationFile read_calibration(const std::string& where, const json& j) {
     if (!j.is_object() || j.value("kind", std::string()) != "kvroof-calibration")
         throw InputError(fmt::format("{}: kind: must be \"kvroof-calibration\" (a file `kvroof validate --out` writes)", where));
+    if (!j.contains("version") || j.at("version") != 1)
+        throw InputError(fmt::format("{}: version: must be 1 (the version this kvroof writes)", where));
     CalibrationFile c;
     if (!j.contains("knobs") || !j.at("knobs").is_object()) throw InputError(fmt::format("{}: knobs: must be an object", where));
+    for (const auto& [key, value] : j.at("knobs").items())
+        if (std::find(kFitKnobs.begin(), kFitKnobs.end(), key) == kFitKnobs.end())
+            throw InputError(fmt::format("{}: knobs.{}: unknown knob; the fit sets {}", where, key, fmt::join(kFitKnobs, ", ")));
     for (const std::string_view name : kFitKnobs) {
         const std::string key(name), at = fmt::format("{}: knobs.{}", where, key);
         if (!j.at("knobs").contains(key)) throw InputError(fmt::format("{}: missing", at));
@@ -210,13 +217,22 @@ CalibrationFile read_calibration(const std::string& where, const json& j) {
     }
     const std::string tp = where + ": metrics.throughput";
     if (!j.contains("metrics") || !j.at("metrics").contains("throughput")) throw InputError(fmt::format("{}: missing", tp));
+    // Log errors within ±5 (a factor of 148 either way): an interval wider than that says nothing.
+    constexpr double kMaxLogError = 5.0;
     c.throughput_q_lo = number_at(j.at("metrics").at("throughput"), tp, "log_error_q05");
     c.throughput_q_hi = number_at(j.at("metrics").at("throughput"), tp, "log_error_q95");
+    for (const auto& [v, key] : {std::pair{c.throughput_q_lo, "log_error_q05"}, {c.throughput_q_hi, "log_error_q95"}})
+        if (!(std::abs(v) <= kMaxLogError)) throw InputError(fmt::format("{}: {}: must be in [-5, 5], got {}", tp, key, v));
     if (c.throughput_q_lo > c.throughput_q_hi) throw InputError(fmt::format("{}: log_error_q05: must be ≤ log_error_q95", tp));
     if (!j.contains("gain")) throw InputError(fmt::format("{}: gain: missing", where));
     c.gain_half_width = number_at(j.at("gain"), where + ": gain", "log_half_width_q90");
-    if (c.gain_half_width < 0) throw InputError(fmt::format("{}: gain: log_half_width_q90: must be ≥ 0", where));
-    c.points = static_cast<std::size_t>(std::max(0.0, number_at(j, where, "points")));
+    if (!(c.gain_half_width >= 0 && c.gain_half_width <= kMaxLogError))
+        throw InputError(fmt::format("{}: gain: log_half_width_q90: must be in [0, 5], got {}", where, c.gain_half_width));
+    const double points = number_at(j, where, "points");
+    if (!(points >= static_cast<double>(kFitKnobs.size()) && points <= 1e9 && points == std::floor(points)))
+        throw InputError(fmt::format("{}: points: must be a whole number of at least {} (the fit's knobs), got {}", where,
+                                     kFitKnobs.size(), points));
+    c.points = static_cast<std::size_t>(points);
     return c;
 }
 

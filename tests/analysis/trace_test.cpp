@@ -163,3 +163,30 @@ TEST_CASE("synthesize then classify: the same statistics within sampling error")
     }
     CHECK(std::fabs(t.calls_per_session - 33) < 4 * std::sqrt(33.0 * 32.0) / std::sqrt(static_cast<double>(t.sessions)));
 }
+
+TEST_CASE("a synthesized trace stays within what a trace may hold, and a gap past an idle gap's bound is an error", "[trace]") {
+    SynthSpec spec;
+    SynthClass big;
+    big.name = "big";
+    big.s_cached = 0.9e9;  // a class the mix reader accepts; drawn ±20 %, its input would pass 1e9 tokens
+    big.a_append = 0.5e9;
+    big.o_output = 0.99e9;
+    spec.classes = {big};
+    spec.calls = 50;
+    for (const TraceCall& c : synthesize_trace(spec)) {
+        CHECK(c.input <= limits::kMaxTokens);
+        CHECK(c.cached <= c.input);
+        CHECK(c.output <= limits::kMaxTokens);
+        CHECK(c.output >= 1);
+    }
+    // Two calls of one session 2e9 s apart: more than an idle gap may be (1e9 s), so no class could carry it.
+    TraceCall a, b;
+    a.session = b.session = "s";
+    a.start_s = 0;
+    b.start_s = 2e9;
+    a.input = b.input = 10;
+    std::size_t from_start = 0;
+    CHECK_THROWS_WITH(gaps_after({a, b}, from_start), Catch::Contains("session s: a gap of 2000000000 s"));
+    b.start_s = 1e9;
+    CHECK(gaps_after({a, b}, from_start)[0] == 1e9);
+}

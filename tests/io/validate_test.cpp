@@ -9,6 +9,7 @@
 
 #include "kvroof/error.hpp"
 #include "kvroof/physics/model_quantities.hpp"
+#include "kvroof/spec/knobs.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -156,9 +157,46 @@ TEST_CASE("validate: a bad points or calibration file is refused naming the fiel
     CHECK_THROWS_WITH(measured_points_from("p.json", zero), Catch::Contains("isl/osl: must be >= 1"));
     CHECK_THROWS_WITH(measured_points_from("p.json", nlohmann::json::object()), Catch::Contains("points: must be an array"));
     CHECK_THROWS_AS(validate({}, "empty"), InputError);
-    nlohmann::json cal = {{"kind", "kvroof-calibration"}, {"points", 3}, {"knobs", {{"eta-compute", {{"value", 2.0}}}}}};
+    nlohmann::json cal = {
+        {"kind", "kvroof-calibration"}, {"version", 1}, {"points", 3}, {"knobs", {{"eta-compute", {{"value", 2.0}}}}}};
     CHECK_THROWS_WITH(read_calibration("fit.json", cal), Catch::Contains("knobs.eta-compute.value: must be in"));
     CHECK_THROWS_WITH(read_calibration("fit.json", nlohmann::json::object()), Catch::Contains("kind"));
+    // A measured figure far outside what a benchmark reports is a slip, not a point (it would dominate the fit).
+    nlohmann::json tiny = no_isl;
+    tiny["points"][0]["isl"] = 100;
+    tiny["points"][0]["measured"] = {{"throughput_tok_s", 1e-300}};
+    CHECK_THROWS_WITH(measured_points_from("p.json", tiny), Catch::Contains("measured.throughput_tok_s: must be in"));
+    tiny["points"][0]["measured"] = {{"itl_ms", 1e12}};
+    CHECK_THROWS_WITH(measured_points_from("p.json", tiny), Catch::Contains("measured.itl_ms: must be in"));
+}
+
+TEST_CASE("a calibration file is read only as validate writes it: version, knobs and bounded widths", "[validate]") {
+    nlohmann::json knobs;
+    for (std::string_view k : kFitKnobs) knobs[std::string(k)] = {{"value", knob(k).lo}};
+    const nlohmann::json good = {{"kind", "kvroof-calibration"},
+                                 {"version", 1},
+                                 {"points", 10},
+                                 {"knobs", knobs},
+                                 {"metrics", {{"throughput", {{"log_error_q05", -0.2}, {"log_error_q95", 0.3}}}}},
+                                 {"gain", {{"log_half_width_q90", 0.1}}}};
+    const CalibrationFile c = read_calibration("fit.json", good);
+    CHECK(c.points == 10);
+    CHECK(c.gain_half_width == 0.1);
+    auto with = [&](const nlohmann::json::json_pointer& at, nlohmann::json v) {
+        nlohmann::json j = good;
+        j[at] = std::move(v);
+        return j;
+    };
+    using P = nlohmann::json::json_pointer;
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/version"), 9)), Catch::Contains("version: must be 1"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/knobs/eta-foo"), {{"value", 1}})),
+                      Catch::Contains("knobs.eta-foo: unknown knob"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/gain/log_half_width_q90"), 1000)),
+                      Catch::Contains("log_half_width_q90: must be in [0, 5]"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/metrics/throughput/log_error_q05"), -1000)),
+                      Catch::Contains("log_error_q05: must be in [-5, 5]"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/points"), 0)), Catch::Contains("points: must be a whole number"));
+    CHECK_THROWS_WITH(read_calibration("fit.json", with(P("/points"), 7.5)), Catch::Contains("points: must be a whole number"));
 }
 
 }  // namespace kvroof::io

@@ -14,6 +14,8 @@
 
 #include "kvroof/analysis/sim_random.hpp"
 #include "kvroof/error.hpp"
+#include "kvroof/spec/check.hpp"
+#include "kvroof/spec/workload.hpp"
 
 namespace kvroof {
 
@@ -209,6 +211,10 @@ namespace trace_detail {
             const double from = a.end_s >= 0 ? a.end_s : a.start_s;
             from_start += a.end_s < 0 ? 1 : 0;
             gap[idx[j]] = std::max(0.0, calls[idx[j + 1]].start_s - from);
+            if (gap[idx[j]] > limits::kMaxIdleGapS)
+                throw InputError("session " + s + ": a gap of " + check::show(gap[idx[j]]) +
+                                 " s between two calls, more than an idle gap may be (" + check::show(limits::kMaxIdleGapS) +
+                                 " s)");
         }
     }
     return gap;

@@ -3,6 +3,7 @@
 // `kvroof trace --synthesize`: a trace drawn from class statistics, the same
 // for a seed (the simulator's splitmix64 and its own distributions).
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -83,9 +84,11 @@ namespace trace_detail {
             TraceCall x;
             x.session = id;
             x.start_s = std::round(t * 1000.0) / 1000.0;  // the millisecond the trace file keeps
-            x.cached = std::max(0.0, trace_detail::draw_tokens(rng, c.s_cached, spec.spread));
-            x.input = x.cached + std::max(0.0, trace_detail::draw_tokens(rng, c.a_append, spec.spread));
-            x.output = std::max(1.0, trace_detail::draw_tokens(rng, c.o_output, spec.spread));
+            // Each count within what a trace may hold (limits::kMaxTokens), so the trace reads back.
+            x.cached = std::clamp(trace_detail::draw_tokens(rng, c.s_cached, spec.spread), 0.0, limits::kMaxTokens);
+            x.input =
+                std::min(limits::kMaxTokens, x.cached + std::max(0.0, trace_detail::draw_tokens(rng, c.a_append, spec.spread)));
+            x.output = std::clamp(trace_detail::draw_tokens(rng, c.o_output, spec.spread), 1.0, limits::kMaxTokens);
             out.push_back(std::move(x));
             t += trace_detail::draw_gap(rng, c);
         }
