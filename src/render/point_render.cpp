@@ -166,6 +166,13 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
             s.f > 0 ? fmt::format(", {:.1f} at f = {}", s.at_f.conservative.running, render::fmt_f(s.f)) : std::string());
+    const auto& classes = built.scenario.mix.entries;
+    if ((s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued) &&
+        std::any_of(classes.begin(), classes.end(), [](const MixEntry& e) { return e.cls.s_cached > 0; }))
+        out +=
+            "The waiting requests hold no KV, yet each is prefilled only past its cached prefix when admitted: an engine "
+            "this short of memory would likely have evicted that prefix and recompute it, so TTFT and throughput here are "
+            "optimistic.\n";
     const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
         out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "

@@ -518,5 +518,11 @@ echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"th
 # -0 is 0: echoed "0", never "-0" (the overrides line repeats the text as given).
 "$kvroof" verdict --f -0 --r -0 --ov -0 | grep -v '^ *overrides ' | grep -q -- '-0' && bad "verdict --f -0 --r -0 --ov -0 echoes a negative zero" || ok
 
+# Clients queued for memory hold no KV: where calls have a cached prefix the point says its figures are optimistic.
+"$kvroof" verdict --hardware h200 --model llama-3.1-8b --workload codex --concurrency 32 | grep -q 'would likely have evicted that prefix' \
+    && ok || bad "verdict --concurrency 32 past memory with a cached prefix: no note that the queued prefixes are held nowhere"
+"$kvroof" verdict --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 128 | grep -q 'evicted that prefix' \
+    && bad "verdict past memory without a cached prefix notes an evicted prefix" || ok
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
