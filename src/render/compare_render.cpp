@@ -18,12 +18,12 @@ struct Cells {
     std::string base, per_gpu, per_user, bankable, overlap, parking, lever, time_bound, batch_limit, kind;
 };
 
-// The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; "--gpus 2 fits" where the
-// scenario serves nothing without it), or "none" when no lever gains.
+// The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; "--gpus 2 makes it serve" where the
+// scenario serves nothing without it, as verdict words it), or "none" when no lever gains.
 std::string best_lever(const CompareRow& r) {
     if (r.levers.empty() || !(r.levers.front().gain > 1.0)) return "none";
     const LadderRung& l = r.levers.front();
-    return std::isfinite(l.gain) ? fmt::format("{} {}", rung_flag(l), gain(l.gain)) : rung_flag(l) + " fits";
+    return std::isfinite(l.gain) ? fmt::format("{} {}", rung_flag(l), gain(l.gain)) : rung_flag(l) + " makes it serve";
 }
 
 // A row that serves nothing at f = 0 (does not fit) shows "—" where a number does not exist.

@@ -103,7 +103,9 @@ std::string render::point_summary(const ServingPoint& p) {
     if (!p.feasible) return "infeasible";
     // ITL is what a user sees and what --slo-tpot bounds (B / throughput: the step with its interleaved prefill); the
     // bare step beside it. It said "TPOT" of the step alone, 48.3 ms under a 50 ms SLO that bound the ITL at 50.0.
-    return fmt::format("{:.1f} tok/s (batch {}, ITL {}, step {}, TTFT {}, binding {})", p.throughput, fmt_batch(p.batch),
+    // The rate resource its time is bound by (sweep's and mix's binding_* columns are the headline: a capacity where
+    // HBM bandwidth binds at a capacity-limited batch), so not called "binding" here.
+    return fmt::format("{:.1f} tok/s (batch {}, ITL {}, step {}, TTFT {}, time bound by {})", p.throughput, fmt_batch(p.batch),
                        fmt_ms(p.tpot_observed), fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding));
 }
 
@@ -116,7 +118,8 @@ json point_json(const ServingPoint& p) {
     }
     return json{{"f", p.f},
                 {"ov", p.ov},
-                {"fits", p.fits},
+                {"fits", p.fits},  // the weights fit in HBM
+                {"session_fits", p.session_fits},  // one session of the longest class fits at this f
                 {"feasible", p.feasible},
                 {"throughput_tok_per_s", p.throughput},
                 {"lambda_max_calls_per_s", p.lambda_max},

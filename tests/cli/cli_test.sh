@@ -524,5 +524,9 @@ echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"th
 "$kvroof" verdict --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 128 | grep -q 'evicted that prefix' \
     && bad "verdict past memory without a cached prefix notes an evicted prefix" || ok
 
+# One session of codex does not fit two H100s at f = 0: the JSON says which part fits, compare words the lever as verdict does.
+"$kvroof" verdict --hardware h100-sxm --gpus 2 --json | grep -q '"session_fits": false' && ok || bad "verdict --json: no session_fits false where one session does not fit at f = 0"
+"$kvroof" compare --across hardware=h100-sxm --gpus 2 | grep -q -- '--gpus 4 makes it serve' && ok || bad "compare: the lever that makes a scenario serve is not worded as verdict words it"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
