@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/scenario_builder.hpp"
+#include "kvroof/spec/check.hpp"
 #include "kvroof/spec/knobs.hpp"
 #include "presets_json.hpp"
 
@@ -101,6 +103,9 @@ std::string python_literals_to_json(std::string_view t) {
 }
 
 std::string read_text_file(std::string_view flag, std::string_view path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(std::filesystem::path(path), ec))
+        throw InputError(fmt::format("{}: '{}' is a folder; give a file", flag, path));
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     std::stringstream ss;
@@ -124,8 +129,12 @@ namespace {
 double knob_from_json(std::string_view where, const json& j, const Knob& k) {
     const std::string key(k.preset_key);
     if (k.type == KnobType::whole) return integer(where, j, key.c_str(), static_cast<int>(k.lo), static_cast<int>(k.hi));
-    const double v = number(where, j, key.c_str());
-    return v * bare_si(k);
+    const double v = number(where, j, key.c_str()), bare = bare_si(k);
+    // The knob's own range, in the file's unit and under the file's key (a flag's message would show SI units).
+    if (!(v * bare >= k.lo && v * bare <= k.hi))
+        throw InputError(
+            fmt::format("{}: '{}' must be in [{:g}, {:g}], got {}", where, key, k.lo / bare, k.hi / bare, check::show(v)));
+    return v * bare;
 }
 
 // Every knob `file` holds, read from `j` onto `s` in table order; a key that

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -123,6 +124,9 @@ CsvColumns csv_header(const std::string& at, std::string_view line) {
     const auto names = split_csv(line);
     c.count = names.size();
     for (std::size_t i = 0; i < names.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j)
+            if (!names[i].empty() && names[j] == names[i])
+                throw InputError(fmt::format("{}: the header names column '{}' twice", at, names[i]));
         if (names[i] == "session_id") c.session = static_cast<int>(i);
         for (std::size_t k = 0; k < kNumberFields.size(); ++k)
             if (names[i] == kNumberFields[k]) c.num[k] = static_cast<int>(i);
@@ -182,12 +186,17 @@ std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view
 }
 
 std::vector<TraceCall> read_trace_file(std::string_view flag, std::string_view path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(std::filesystem::path(path), ec))
+        throw InputError(fmt::format("{}: '{}' is a folder; give a trace file", flag, path));
     std::ifstream in{std::string(path), std::ios::binary};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     std::stringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));
-    return parse_trace_text(fmt::format("{} {}", flag, path), ss.str(), trace_format_of(path));
+    std::string text = ss.str();
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark (spreadsheet exports)
+    return parse_trace_text(fmt::format("{} {}", flag, path), text, trace_format_of(path));
 }
 
 std::string trace_jsonl(const std::vector<TraceCall>& calls) {

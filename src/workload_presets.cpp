@@ -66,6 +66,8 @@ Mix mix_from_json(const std::string& file, const json& j) {
     double total = 0;
     for (const auto& [name, e] : j.items()) {
         const std::string where = fmt::format("{}: {}", file, name);
+        if (name.find_first_not_of(" \t") == std::string::npos)
+            throw InputError(fmt::format("{}: a class needs a name, got '{}'", file, name));
         if (!e.is_object()) throw InputError(fmt::format("{}: must be an object, got {}", where, found(e)));
         const double share = number(where, e, "share");
         if (!(share > 0 && share <= 1)) throw InputError(fmt::format("{}: 'share' must be in (0, 1], got {}", where, share));

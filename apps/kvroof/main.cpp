@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <span>
@@ -125,6 +126,15 @@ int run(int argc, char** argv) {
         actions.emplace_back(sub, std::move(action));
     }
     require_named_outputs(app);
+    // A first word that is no subcommand and no option: name it and the subcommands (CLI11 would only say one is required).
+    if (argc >= 2 && argv[1][0] != '-' &&
+        std::none_of(std::begin(kSubcommands), std::end(kSubcommands), [&](const Subcommand& s) { return s.name == argv[1]; })) {
+        std::string names;
+        for (const Subcommand& s : kSubcommands) names += (names.empty() ? "" : ", ") + std::string(s.name);
+        std::fprintf(stderr, "kvroof: error: unknown subcommand '%s'; one of: %s\n", kvroof::one_line(argv[1]).c_str(),
+                     names.c_str());
+        return 2;
+    }
     try {
         app.parse(argc, argv);
         for (const auto& a : actions)

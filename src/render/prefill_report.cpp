@@ -110,7 +110,11 @@ std::string scenario_text(const PrefillStudy& st) {
     } else if (!(s.workload.a_append > 0)) {
         t += "Scheduler (Eq. 9-10): no new tokens (T = 0), so there is no prefill to schedule\n";
     } else {
-        t += fmt::format("Scheduler (Eq. 9-10): no VRAM left for KV ({}; --vram sets it)\n", format_bytes(st.vram.raw()));
+        t += st.vram.raw() < 0 ? fmt::format(
+                                     "Scheduler (Eq. 9-10): no VRAM left for KV: the weights exceed the HBM by {} (--vram "
+                                     "sets the KV budget)\n",
+                                     format_bytes(-st.vram.raw()))
+                               : "Scheduler (Eq. 9-10): no VRAM left for KV (--vram sets it)\n";
     }
     return t;
 }

@@ -528,5 +528,10 @@ echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"th
 "$kvroof" verdict --hardware h100-sxm --gpus 2 --json | grep -q '"session_fits": false' && ok || bad "verdict --json: no session_fits false where one session does not fit at f = 0"
 "$kvroof" compare --across hardware=h100-sxm --gpus 2 | grep -q -- '--gpus 4 makes it serve' && ok || bad "compare: the lever that makes a scenario serve is not worded as verdict words it"
 
+# A CSV trace exported with a UTF-8 byte-order mark reads as one without.
+printf '\xEF\xBB\xBFsession_id,timestamp_s,input_tokens,cached_tokens,output_tokens\na,0,10,0,1\na,5,20,10,2\n' >"$tmp/bom.csv"
+"$kvroof" trace "$tmp/bom.csv" >/dev/null && ok || bad "trace: a CSV with a byte-order mark is refused"
+"$kvroof" prefill --model deepseek-v3 | grep -q 'the weights exceed the HBM by' && ok || bad "prefill: weights past the HBM shown as negative VRAM"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
