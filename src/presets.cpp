@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "kvroof/analysis/serving.hpp"
 #include "kvroof/io/parse.hpp"
@@ -55,10 +57,18 @@ bool is_path(std::string_view text) noexcept {
 
 nlohmann::json parse_json_text(std::string_view where, std::string_view text) {
     std::string last_key;
+    std::vector<std::set<std::string>> keys;  // per open object, the keys it has had (a key given twice is an error,
+        // not the last one winning silently)
     const json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
         if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) && depth >= kMaxJsonDepth)
             throw InputError(fmt::format("{}: JSON nested deeper than {} levels", where, kMaxJsonDepth));
-        if (event == json::parse_event_t::key && parsed.is_string()) last_key = parsed.get<std::string>();
+        if (event == json::parse_event_t::object_start) keys.emplace_back();
+        if (event == json::parse_event_t::object_end && !keys.empty()) keys.pop_back();
+        if (event == json::parse_event_t::key && parsed.is_string()) {
+            last_key = parsed.get<std::string>();
+            if (!keys.empty() && !keys.back().insert(last_key).second)
+                throw InputError(fmt::format("{}: key '{}' given twice in one object", where, last_key));
+        }
         return true;
     };
     try {
