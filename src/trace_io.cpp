@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -57,7 +58,7 @@ TraceCall checked_call(const std::string& at, const RawCall& r) {
         if (!(c.end_s >= c.start_s))
             throw InputError(fmt::format("{}: 'end_s' ({}) must be >= timestamp_s ({})", at, c.end_s, c.start_s));
     }
-    c.input = whole_tokens(at, "input_tokens", r.v[2], 0);
+    c.input = whole_tokens(at, "input_tokens", r.v[2], 1);  // a call attends over at least one token
     c.cached = whole_tokens(at, "cached_tokens", r.v[3], 0);
     c.output = whole_tokens(at, "output_tokens", r.v[4], 1);
     if (c.cached > c.input)
@@ -124,8 +125,10 @@ CsvColumns csv_header(const std::string& at, std::string_view line) {
     const auto names = split_csv(line);
     c.count = names.size();
     for (std::size_t i = 0; i < names.size(); ++i) {
-        for (std::size_t j = 0; j < i; ++j)
-            if (!names[i].empty() && names[j] == names[i])
+        const bool read =
+            names[i] == "session_id" || std::find(kNumberFields.begin(), kNumberFields.end(), names[i]) != kNumberFields.end();
+        for (std::size_t j = 0; j < i; ++j)  // a column the trace is read from, named twice (others are ignored)
+            if (read && names[j] == names[i])
                 throw InputError(fmt::format("{}: the header names column '{}' twice", at, names[i]));
         if (names[i] == "session_id") c.session = static_cast<int>(i);
         for (std::size_t k = 0; k < kNumberFields.size(); ++k)

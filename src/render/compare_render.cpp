@@ -18,12 +18,13 @@ struct Cells {
     std::string base, per_gpu, per_user, bankable, overlap, parking, lever, time_bound, batch_limit, kind;
 };
 
-// The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; "--gpus 2 makes it serve" where the
-// scenario serves nothing without it, as verdict words it), or "none" when no lever gains.
+// The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; where the scenario serves nothing
+// without it, "--gpus 2 makes it fit" or "makes it serve" as verdict words it), or "none" when no lever gains.
 std::string best_lever(const CompareRow& r) {
     if (r.levers.empty() || !(r.levers.front().gain > 1.0)) return "none";
     const LadderRung& l = r.levers.front();
-    return std::isfinite(l.gain) ? fmt::format("{} {}", rung_flag(l), gain(l.gain)) : rung_flag(l) + " makes it serve";
+    if (std::isfinite(l.gain)) return fmt::format("{} {}", rung_flag(l), gain(l.gain));
+    return rung_flag(l) + (r.verdict.kind == VerdictKind::does_not_fit ? " makes it fit" : " makes it serve");
 }
 
 // A row that serves nothing at f = 0 (does not fit) shows "—" where a number does not exist.
@@ -49,7 +50,7 @@ Cells cells(const CompareRow& r) {
 }
 
 std::string table(const CompareStudy& s, bool markdown) {
-    constexpr const char* kText = "  {:<30}{:>10}{:>9}{:>9}  {:<26}{:<26}{:>8}  {:<22}{:<14}{:<15}{}\n";
+    constexpr const char* kText = "  {:<30}{:>10}{:>9}{:>9}  {:<26}{:<26}{:>8}  {:<30}  {:<14}{:<15}{}\n";
     std::string out = markdown
                           ? "| scenario | tok/s at f=0 | per GPU | per user | best f, no overlap | best f, perfect overlap | "
                             "parking alone | best lever | time bound by | batch limited by | verdict |\n"

@@ -232,16 +232,19 @@ std::string broken_slos(const OperatingPoint& p) {
 
 std::string point_offload_facts(const PointStudy& s) {
     const OperatingPoint& base = s.baseline.conservative;
-    if (s.kind == VerdictKind::infeasible) {
-        const OperatingPoint& p = s.at_f.optimistic;
-        return fmt::format("{} the {} SLO breaks even with perfect overlap (ITL {:.2f} ms, TTFT {:.0f} ms)",
+    if (s.kind == VerdictKind::infeasible) {  // some end fits: the pipelined one where it does
+        const bool opt = s.at_f.optimistic.fits;
+        const OperatingPoint& p = opt ? s.at_f.optimistic : s.at_f.conservative;
+        return fmt::format("{} the {} SLO breaks {} (ITL {:.2f} ms, TTFT {:.0f} ms)",
                            s.f_fixed ? "the chosen f=" + render::fmt_f(p.f) + " does not keep the SLOs:"
                                      : "no f keeps the SLOs; at the best, f=" + render::fmt_f(p.f) + ",",
-                           broken_slos(p), p.itl * 1e3, p.ttft * 1e3);
+                           broken_slos(p), opt ? "even with perfect overlap" : "with no overlap", p.itl * 1e3, p.ttft * 1e3);
     }
     auto one = [&](const char* what, const OperatingPoint& p, double g, const char* ov) {
         const std::string at = fmt::format("{}f={}", s.f_fixed ? "the chosen " : "", render::fmt_f(p.f));
         if (!p.fits) return fmt::format("{} does not fit at {} ({})", what, at, ov);
+        if (!within_slos(p) && base.fits && within_slos(base))  // a gain of 0: only f = 0 keeps the SLOs
+            return fmt::format("{} breaks the {} SLO at {} ({})", what, broken_slos(p), at, ov);
         if (std::isfinite(g)) return fmt::format("{} {} at {} ({})", what, render::fmt_gain(g), at, ov);
         // Only the point serves, or only it keeps the SLOs: its own throughput.
         return fmt::format("{} {:.0f} tok/s{} at {} ({})", what, p.throughput,

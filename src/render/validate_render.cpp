@@ -217,17 +217,18 @@ CalibrationFile read_calibration(const std::string& where, const json& j) {
     }
     const std::string tp = where + ": metrics.throughput";
     if (!j.contains("metrics") || !j.at("metrics").contains("throughput")) throw InputError(fmt::format("{}: missing", tp));
-    // Log errors within ±5 (a factor of 148 either way): an interval wider than that says nothing.
-    constexpr double kMaxLogError = 5.0;
+    // Log errors within ±30: beyond what any two figures a measured point may hold can differ by (its bounds span
+    // a factor of 1e12, ln = 27.6), so validate never writes one, and the intervals stay finite numbers.
+    constexpr double kMaxLogError = 30.0;
     c.throughput_q_lo = number_at(j.at("metrics").at("throughput"), tp, "log_error_q05");
     c.throughput_q_hi = number_at(j.at("metrics").at("throughput"), tp, "log_error_q95");
     for (const auto& [v, key] : {std::pair{c.throughput_q_lo, "log_error_q05"}, {c.throughput_q_hi, "log_error_q95"}})
-        if (!(std::abs(v) <= kMaxLogError)) throw InputError(fmt::format("{}: {}: must be in [-5, 5], got {}", tp, key, v));
+        if (!(std::abs(v) <= kMaxLogError)) throw InputError(fmt::format("{}: {}: must be in [-30, 30], got {}", tp, key, v));
     if (c.throughput_q_lo > c.throughput_q_hi) throw InputError(fmt::format("{}: log_error_q05: must be ≤ log_error_q95", tp));
     if (!j.contains("gain")) throw InputError(fmt::format("{}: gain: missing", where));
     c.gain_half_width = number_at(j.at("gain"), where + ": gain", "log_half_width_q90");
     if (!(c.gain_half_width >= 0 && c.gain_half_width <= kMaxLogError))
-        throw InputError(fmt::format("{}: gain: log_half_width_q90: must be in [0, 5], got {}", where, c.gain_half_width));
+        throw InputError(fmt::format("{}: gain: log_half_width_q90: must be in [0, 30], got {}", where, c.gain_half_width));
     const double points = number_at(j, where, "points");
     if (!(points >= static_cast<double>(kFitKnobs.size()) && points <= 1e9 && points == std::floor(points)))
         throw InputError(fmt::format("{}: points: must be a whole number of at least {} (the fit's knobs), got {}", where,

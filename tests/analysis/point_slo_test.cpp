@@ -64,4 +64,21 @@ TEST_CASE("at a given load the VERDICT keeps the SLOs first: infeasible where no
     CHECK(point_study(free, test::point_load(LoadMode::batch, 250)).kind == VerdictKind::offload);
 }
 
+TEST_CASE("a given f is judged against f = 0: breaking the SLOs it keeps is no gain, not fitting is no SLO question", "[point]") {
+    const Scenario d = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    // Batch 60: f = 0 keeps the 50 ms SLO, f = 0.5 (its CPU share read every step) does not: keep the KV on the GPU.
+    const PointStudy half = point_study(d, test::point_load(LoadMode::batch, 60), 0.5);
+    REQUIRE(within_slos(half.baseline.conservative));
+    REQUIRE(half.at_f.conservative.fits);
+    CHECK_FALSE(within_slos(half.at_f.optimistic));
+    CHECK(half.gain_bankable == 0.0);
+    CHECK(half.kind == VerdictKind::keep_on_gpu);
+    // Batch 250 at f = 0.05, no SLO: the point does not fit (only from f = 0.17), which is not an SLO breaking.
+    Scenario free = d;
+    free.policy.slo_tpot.reset();
+    const PointStudy small = point_study(free, test::point_load(LoadMode::batch, 250), 0.05);
+    REQUIRE_FALSE(small.at_f.optimistic.fits);
+    CHECK(small.kind != VerdictKind::infeasible);
+}
+
 }  // namespace kvroof

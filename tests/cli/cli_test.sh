@@ -526,11 +526,14 @@ echo "$calf" | awk -F': ' '/"name": /{n=$2} /"value": /{v[n]=$2+0} END{b=v["\"th
 
 # One session of codex does not fit two H100s at f = 0: the JSON says which part fits, compare words the lever as verdict does.
 "$kvroof" verdict --hardware h100-sxm --gpus 2 --json | grep -q '"session_fits": false' && ok || bad "verdict --json: no session_fits false where one session does not fit at f = 0"
-"$kvroof" compare --across hardware=h100-sxm --gpus 2 | grep -q -- '--gpus 4 makes it serve' && ok || bad "compare: the lever that makes a scenario serve is not worded as verdict words it"
+"$kvroof" compare --across hardware=h100-sxm --gpus 2 | grep -q -- '--gpus 4 makes it serve  ' && ok || bad "compare: the lever that makes a scenario serve is not worded as verdict words it"
+"$kvroof" compare --across hardware=h100-sxm,h200 --gpus 1 | grep -q -- '--gpus 2 makes it fit  ' && ok || bad "compare: the lever that makes a scenario fit is not worded as verdict words it"
 
 # A CSV trace exported with a UTF-8 byte-order mark reads as one without.
 printf '\xEF\xBB\xBFsession_id,timestamp_s,input_tokens,cached_tokens,output_tokens\na,0,10,0,1\na,5,20,10,2\n' >"$tmp/bom.csv"
 "$kvroof" trace "$tmp/bom.csv" >/dev/null && ok || bad "trace: a CSV with a byte-order mark is refused"
+printf 'session_id,model,timestamp_s,input_tokens,cached_tokens,output_tokens,model\na,x,0,10,0,1,x\n' >"$tmp/dup.csv"
+"$kvroof" trace "$tmp/dup.csv" >/dev/null && ok || bad "trace: two columns of one name that the trace is not read from are refused"
 "$kvroof" prefill --model deepseek-v3 | grep -q 'the weights exceed the HBM by' && ok || bad "prefill: weights past the HBM shown as negative VRAM"
 
 echo "$pass passed, $fail failed"

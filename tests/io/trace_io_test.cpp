@@ -68,7 +68,7 @@ TEST_CASE("a bad trace line is an error naming the line and the field") {
           "trace t: line 1: 'timestamp_s' must be a number, got string \"x\"");
     CHECK(error_of(ok + "{\"session_id\":\"a\",\"timestamp_s\":1,\"input_tokens\":1.5,\"cached_tokens\":0,\"output_tokens\":1}",
                    F::jsonl)
-              .rfind("trace t: line 2: 'input_tokens' must be a whole number in [0, 1000000000], got 1.5", 0) == 0);
+              .rfind("trace t: line 2: 'input_tokens' must be a whole number in [1, 1000000000], got 1.5", 0) == 0);
     CHECK(error_of(
               "{\"session_id\":\"a\",\"timestamp_s\":5,\"end_s\":4,\"input_tokens\":1,\"cached_tokens\":0,\"output_tokens\":1}",
               F::jsonl) == "trace t: line 1: 'end_s' (4) must be >= timestamp_s (5)");

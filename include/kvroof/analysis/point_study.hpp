@@ -64,11 +64,12 @@ inline constexpr double kPointFStep = 0.01;
 }
 
 namespace detail {
-// Throughput at f over f = 0's; kUnbounded where only the point serves, or only it keeps the SLOs.
+// Throughput at f over f = 0's; kUnbounded where only the point serves, or only it keeps the SLOs; 0 where only
+// f = 0 keeps them.
 [[nodiscard]] inline double point_gain(const OperatingPoint& at, const OperatingPoint& base) noexcept {
     if (!at.fits) return 0.0;
     if (!base.fits || !(base.throughput > 0)) return kUnbounded;
-    if (within_slos(at) && !within_slos(base)) return kUnbounded;
+    if (within_slos(at) != within_slos(base)) return within_slos(at) ? kUnbounded : 0.0;  // only one keeps the SLOs
     return at.throughput / base.throughput;
 }
 
@@ -116,11 +117,15 @@ namespace detail {
     s.gain_bankable = fixed_f ? s.gain_conservative : g_con;
     s.gain_pipelined = fixed_f ? s.gain_optimistic : g_opt;
     const bool con = s.bankable.f > 0 && s.bankable.fits, opt = s.pipelined.f > 0 && s.pipelined.fits;
-    // No f (or not the one given) keeps the SLOs at either end: the load asked cannot be served within them.
-    const bool slos_kept = fixed_f ? within_slos(s.at_f.conservative) || within_slos(s.at_f.optimistic)
-                                   : (best_con && within_slos(*best_con)) || (best_opt && within_slos(*best_opt));
+    // Infeasible: a point fits (the given f's, or the best), yet neither it nor f = 0 keeps the SLOs at either end;
+    // the load asked cannot be served within them. A given f that does not fit is not an SLO question.
+    const auto kept = [](const PointBand& b) { return within_slos(b.conservative) || within_slos(b.optimistic); };
+    const bool fits_somewhere = fixed_f ? s.at_f.conservative.fits || s.at_f.optimistic.fits : best_con || best_opt;
+    const bool kept_somewhere =
+        kept(s.baseline) ||
+        (fixed_f ? kept(s.at_f) : (best_con && within_slos(*best_con)) || (best_opt && within_slos(*best_opt)));
     s.kind = !s.smallest_f_that_fits && !s.at_f.optimistic.fits ? VerdictKind::does_not_fit
-             : !slos_kept                                       ? VerdictKind::infeasible
+             : fits_somewhere && !kept_somewhere                ? VerdictKind::infeasible
                                                                 : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
     return s;
 }
