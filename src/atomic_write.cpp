@@ -12,9 +12,11 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "kvroof/error.hpp"
 
@@ -159,14 +161,40 @@ void TempRegistration::release() noexcept {
     slot_ = -1;
 }
 
+namespace {
+std::mutex& inputs_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::vector<fs::path>& input_files() {
+    static std::vector<fs::path> files;
+    return files;
+}
+}  // namespace
+
+void note_input_file(std::string_view path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(fs::path(path), ec)) return;
+    const std::lock_guard<std::mutex> lock(inputs_mutex());
+    input_files().emplace_back(path);
+}
+
 void write_file_atomic(const std::string& path, std::string_view content) {
     AtomicFile f(path);
     f.write(content);
     f.commit();
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, InputOverwrite inputs) : path_(std::move(path)) {
     const OutputTarget t = resolve_output(path_);
+    if (inputs == InputOverwrite::refuse && !t.direct) {
+        const std::lock_guard<std::mutex> lock(inputs_mutex());
+        for (const fs::path& in : input_files()) {
+            std::error_code ec;
+            if (fs::equivalent(fs::path(t.path), in, ec) && !ec)
+                throw InputError(fmt::format("cannot write '{}': it is an input file of this run; give another file", path_));
+        }
+    }
     if (t.direct) {
         fd_ = ::open(t.path.c_str(), O_WRONLY | O_CLOEXEC | (t.append ? O_APPEND : 0));
         if (fd_ < 0) throw std::runtime_error(fmt::format("cannot write '{}': {}", path_, errno_text()));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kvroof/analysis/serving.hpp"
+#include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/spec/check.hpp"
@@ -118,6 +119,7 @@ std::string read_text_file(std::string_view flag, std::string_view path) {
         throw InputError(fmt::format("{}: '{}' is a folder; give a file", flag, path));
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
+    note_input_file(path);  // no output of this run may replace it
     std::stringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));

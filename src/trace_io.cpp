@@ -14,6 +14,7 @@
 #include <optional>
 #include <sstream>
 
+#include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/spec/workload.hpp"
@@ -194,6 +195,7 @@ std::vector<TraceCall> read_trace_file(std::string_view flag, std::string_view p
         throw InputError(fmt::format("{}: '{}' is a folder; give a trace file", flag, path));
     std::ifstream in{std::string(path), std::ios::binary};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
+    note_input_file(path);  // no output of this run may replace it
     std::stringstream ss;
     ss << in.rdbuf();
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));

@@ -146,7 +146,7 @@ void run_sweep_cmd(const SweepOptions& o) {
     std::unique_ptr<io::AtomicFile> out, svg, meta;
     if (!o.out.empty()) out = std::make_unique<io::AtomicFile>(o.out);
     const std::string meta_path = !o.meta.empty() ? o.meta : (out && out->atomic() && !o.no_meta ? o.out + ".meta.json" : "");
-    if (!meta_path.empty()) meta = std::make_unique<io::AtomicFile>(meta_path);
+    if (!meta_path.empty()) meta = std::make_unique<io::AtomicFile>(meta_path, io::InputOverwrite::allow);
     if (plotting) svg = std::make_unique<io::AtomicFile>(o.plot);
     io::ColumnTap tap{o.y, {}};
     io::run_sweep(

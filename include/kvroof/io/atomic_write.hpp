@@ -34,6 +34,14 @@ private:
     int slot_ = -1;
 };
 
+// The files this run reads (scenario, mix, trace, points, calibration and
+// sweep files): an AtomicFile refuses to replace one (InputError), so no
+// output of a run overwrites what it was given.
+void note_input_file(std::string_view path);
+// Whether an output may replace one of those: only a sweep sidecar, rewritten
+// over the --config it was read from (the same provenance).
+enum class InputOverwrite { refuse, allow };
+
 // Writes `content` to `path` as AtomicFile does. On failure throws
 // std::runtime_error and leaves `path` as it was.
 void write_file_atomic(const std::string& path, std::string_view content);
@@ -48,7 +56,7 @@ void write_file_atomic(const std::string& path, std::string_view content);
 // /dev/stdout.
 class AtomicFile {
 public:
-    explicit AtomicFile(std::string path);
+    explicit AtomicFile(std::string path, InputOverwrite inputs = InputOverwrite::refuse);
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
     ~AtomicFile();
