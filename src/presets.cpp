@@ -113,10 +113,12 @@ std::string python_literals_to_json(std::string_view t) {
     return out;
 }
 
-std::string read_text_file(std::string_view flag, std::string_view path) {
+}  // namespace
+
+std::string read_text_file(std::string_view flag, std::string_view path, std::string_view what) {
     std::error_code ec;
     if (std::filesystem::is_directory(std::filesystem::path(path), ec))
-        throw InputError(fmt::format("{}: '{}' is a folder; give a file", flag, path));
+        throw InputError(fmt::format("{}: '{}' is a folder; give {}", flag, path, what));
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     note_input_file(path);  // no output of this run may replace it
@@ -125,7 +127,6 @@ std::string read_text_file(std::string_view flag, std::string_view path) {
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));
     return ss.str();
 }
-}  // namespace
 
 nlohmann::json read_python_json_file(std::string_view flag, std::string_view path) {
     return parse_json_text(fmt::format("{} {}", flag, path), python_literals_to_json(read_text_file(flag, path)));

@@ -9,12 +9,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
-#include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/mix_file.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/spec/workload.hpp"
@@ -190,16 +186,7 @@ std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view
 }
 
 std::vector<TraceCall> read_trace_file(std::string_view flag, std::string_view path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(std::filesystem::path(path), ec))
-        throw InputError(fmt::format("{}: '{}' is a folder; give a trace file", flag, path));
-    std::ifstream in{std::string(path), std::ios::binary};
-    if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
-    note_input_file(path);  // no output of this run may replace it
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));
-    std::string text = ss.str();
+    std::string text = read_text_file(flag, path, "a trace file");
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark (spreadsheet exports)
     return parse_trace_text(fmt::format("{} {}", flag, path), text, trace_format_of(path));
 }

@@ -15,6 +15,16 @@ Scenario default_without_slo() {
     in.set("slo-tpot", "none");
     return io::build_scenario(in).scenario;  // GB200, Llama-3.1-70B bf16, codex
 }
+
+// Llama-3.1-70B on 8 H100s under `workload`.
+Scenario h100x8_70b(const char* workload) {
+    io::ScenarioInputs in;
+    in.set("hardware", "h100-sxm");
+    in.set("gpus", "8");
+    in.set("model", "llama-3.1-70b");
+    in.set("workload", workload);
+    return io::build_scenario(in).scenario;
+}
 }  // namespace
 
 TEST_CASE("the CPU decode engine: its step by hand, and its batch fills the socket's DRAM", "[disagg]") {
@@ -108,12 +118,7 @@ TEST_CASE("a socket whose DRAM cannot hold the weights cannot decode, an SLO no 
 }
 
 TEST_CASE("GPU pools: each pool's rate from its own step, the split that balances them, against aggregated", "[disagg]") {
-    io::ScenarioInputs in;
-    in.set("hardware", "h100-sxm");
-    in.set("gpus", "8");
-    in.set("model", "llama-3.1-70b");
-    in.set("workload", "s_cached=0,a_append=2000,o_output=500,idle_gap=0");
-    const Scenario sc = io::build_scenario(in).scenario;
+    const Scenario sc = h100x8_70b("s_cached=0,a_append=2000,o_output=500,idle_gap=0");
     const LoadSpec load;
     const GpuDisaggStudy s = gpu_disagg_study(sc, load);
     for (const PoolSplit& p : s.splits)
@@ -155,12 +160,7 @@ TEST_CASE("GPU pools: each pool's rate from its own step, the split that balance
 
 TEST_CASE("GPU pools: idle sessions hold their KV between calls, in HBM (hold) or the hosts' DRAM (park)", "[disagg]") {
     // Llama-3.1-70B on 8 H100s, a 300 s gap between calls: each idle session keeps S + O = 68,500 tokens.
-    io::ScenarioInputs in;
-    in.set("hardware", "h100-sxm");
-    in.set("gpus", "8");
-    in.set("model", "llama-3.1-70b");
-    in.set("workload", "s_cached=64000,a_append=4000,o_output=500,idle_gap=300s");
-    const Scenario sc = io::build_scenario(in).scenario;
+    const Scenario sc = h100x8_70b("s_cached=64000,a_append=4000,o_output=500,idle_gap=300s");
     const LoadSpec load;
     Scenario no_gap = sc;
     no_gap.mix.entries.front().cls.idle_gap = Seconds(0.0);

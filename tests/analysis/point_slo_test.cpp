@@ -5,29 +5,14 @@
 
 #include "../test_support.hpp"
 #include "kvroof/analysis/point_study.hpp"
+#include "sim_support.hpp"
 
 namespace kvroof {
-namespace {
-
-// One class in a benchmark's words: isl input tokens, osl output, nothing cached.
-Scenario bench(const char* hardware, const char* model, double isl, double osl) {
-    io::ScenarioInputs in;
-    in.set("hardware", hardware);
-    in.set("model", model);
-    Scenario s = io::build_scenario(in).scenario;
-    CallClass c;
-    c.name = "bench";
-    c.a_append = isl;
-    c.o_output = osl;
-    s.mix = Mix{{MixEntry{c, 1.0}}};
-    return s;
-}
-
-}  // namespace
+using test::bench_scenario;
 
 TEST_CASE("at a given load the VERDICT keeps the SLOs first: infeasible where no f keeps them", "[point]") {
     // Llama-3.1-8B on one H100, ISL 2000 / OSL 500, batch 100: find the best ITL any f reaches with perfect overlap.
-    Scenario s = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    Scenario s = bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 500);
     s.policy.slo_tpot.reset();
     const PreparedScenario ps(s);
     const LoadSpec load = test::point_load(LoadMode::batch, 100);
@@ -53,7 +38,7 @@ TEST_CASE("at a given load the VERDICT keeps the SLOs first: infeasible where no
     CHECK(none.kind == VerdictKind::infeasible);
     CHECK_FALSE(within_slos(none.at_f.optimistic));
     // Batch 250 fits only offloaded, at an ITL far over the default 50 ms SLO: infeasible, not OFFLOAD.
-    const Scenario d = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const Scenario d = bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 500);
     const PointStudy big = point_study(d, test::point_load(LoadMode::batch, 250));
     REQUIRE(big.smallest_f_that_fits);
     CHECK(big.at_f.optimistic.itl > 0.05);
@@ -65,7 +50,7 @@ TEST_CASE("at a given load the VERDICT keeps the SLOs first: infeasible where no
 }
 
 TEST_CASE("a given f is judged against f = 0: breaking the SLOs it keeps is no gain, not fitting is no SLO question", "[point]") {
-    const Scenario d = bench("h100-sxm", "llama-3.1-8b", 2000, 500);
+    const Scenario d = bench_scenario("h100-sxm", "llama-3.1-8b", 2000, 500);
     // Batch 60: f = 0 keeps the 50 ms SLO, f = 0.5 (its CPU share read every step) does not: keep the KV on the GPU.
     const PointStudy half = point_study(d, test::point_load(LoadMode::batch, 60), 0.5);
     REQUIRE(within_slos(half.baseline.conservative));

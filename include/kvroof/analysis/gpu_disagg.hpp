@@ -110,10 +110,7 @@ struct IdleMemory {
 [[nodiscard]] inline IdleMemory idle_memory(const PreparedScenario& ps, const PointInputs& dec, int n, double decode_per_x) {
     IdleMemory m;
     m.park = ps.idle == IdlePolicy::park;
-    double tokens = 0;  // Σp·idle·(S + O), token-seconds per request
-    for (std::size_t i = 0; i < dec.n; ++i)
-        tokens += dec.cls[i].p * dec.cls[i].idle * kv_tokens_held(ps.mc, dec.cls[i].S + dec.cls[i].O);
-    m.per_rps = tokens * (m.park ? ps.mc.kv_per_token.raw() : ps.mc.kv_gpu_per_token.raw());
+    m.per_rps = idle_token_seconds(ps.mc, dec) * (m.park ? ps.mc.kv_per_token.raw() : ps.mc.kv_gpu_per_token.raw());
     m.capacity = n * (m.park ? ps.sys.cpu_memory.raw() : ps.hbm_free_bytes());
     m.decode_per_x = m.park ? 0.0 : decode_per_x;
     return m;

@@ -124,7 +124,7 @@ struct StepPair {
     for (std::size_t i = 0; i < in.n; ++i) others += seen.prefill * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
     const double busy = fixed ? 1.0 : 1.0 - std::exp(-others);
     const double beside = fixed ? x : seen.prefill;  // starts per step whose decode tokens share its prefill's steps
-    double held_prefill = 0, held_decode = 0, held_idle = 0;  // token-seconds per request, and tokens
+    double held_prefill = 0, held_decode = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
         // Chunked: the step under way, then its chunks, each in a step with the others decoding.
@@ -138,8 +138,8 @@ struct StepPair {
         held_prefill +=
             c.p * ((ttft - queue_wait) * kv_tokens_held(ps.mc, c.Sc + 0.5 * c.A) + queue_wait * kv_tokens_held(ps.mc, c.Sc));
         held_decode += c.p * c.D * kv_tokens_held(ps.mc, c.S + 0.5 * c.O);
-        held_idle += c.p * c.idle * kv_tokens_held(ps.mc, c.S + c.O);
     }
+    const double held_idle = idle_token_seconds(ps.mc, in);
     r.requests_per_s = gpu_step > 0 ? x / gpu_step : 0.0;
     r.batch = r.requests_per_s * in.sum_pD * r.itl;
     r.throughput = r.requests_per_s * in.sum_pO;

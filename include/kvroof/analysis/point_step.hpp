@@ -47,6 +47,14 @@ struct PointInputs {
     double sum_pD = 0, sum_pA = 0, sum_pO = 0, sum_p_idle = 0;
 };
 
+// Σ p·idle·held(S + O): the token-seconds of KV a request's session keeps while idle after it (under --idle hold;
+// × requests/s, the tokens idle sessions hold: Little's law).
+[[nodiscard]] inline double idle_token_seconds(const ModelConstants& mc, const PointInputs& in) noexcept {
+    double t = 0;
+    for (std::size_t i = 0; i < in.n; ++i) t += in.cls[i].p * in.cls[i].idle * kv_tokens_held(mc, in.cls[i].S + in.cls[i].O);
+    return t;
+}
+
 [[nodiscard]] inline PointInputs point_inputs(const PreparedScenario& ps, double f, const LoadSpec& load) {
     const Scenario& sc = *ps.scenario;
     PolicySpec pol = sc.policy;

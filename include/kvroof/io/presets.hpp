@@ -34,6 +34,9 @@ namespace kvroof::io {
 inline constexpr int kMaxJsonDepth = 64;
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view where, std::string_view text);
 [[nodiscard]] nlohmann::json read_json_file(std::string_view flag, std::string_view path);
+// The whole of a file the run reads (noted: no output of the run may replace it); a folder, or a file that cannot
+// be opened or read, is an InputError naming `flag`; `what` is what a folder should have been.
+[[nodiscard]] std::string read_text_file(std::string_view flag, std::string_view path, std::string_view what = "a file");
 // The same, accepting the literals Python's json module writes and JSON lacks
 // (Infinity, -Infinity, NaN), as Hugging Face config.json files may hold:
 // outside strings they read as ±the largest double and null.
