@@ -63,7 +63,11 @@ void RowWorker::fill(CachedPoint& p) {
     }
     // Rows without f or ov read only the verdict; the others evaluate the band on the prepared scenario.
     if (!scratch_) p.prepared.emplace(p.scenario);
-    p.verdict = make_verdict(p.scenario);
+    // No row shows the parking comparison, and validate_sweep checked every point before the first row.
+    VerdictOptions opt;
+    opt.parking = false;
+    opt.checked = true;
+    p.verdict = make_verdict(p.scenario, opt);
     p.prefix.clear();
     p.fstar.clear();
     for (size_t i : key_axes_) {

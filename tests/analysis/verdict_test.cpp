@@ -159,3 +159,33 @@ TEST_CASE("the bankable and pipelined gains are each end's own best over f = 0",
     CHECK(v.kind == VerdictKind::offload_with_overlap);
     CHECK(v.f == v.best_optimistic.f);
 }
+
+TEST_CASE("a verdict without the parking comparison or the checks changes nothing else", "[verdict]") {
+    // The sweep's verdict (one per row): every field a row reads equals the full verdict's, bit for bit.
+    for (const IdlePolicy idle : {IdlePolicy::hold, IdlePolicy::park}) {
+        Scenario s = test::scenario_with([](io::ScenarioInputs& in) { in.set("cpus-per-gpu", "2"); });
+        s.policy.idle = idle;
+        VerdictOptions lean;
+        lean.parking = false;
+        lean.checked = true;
+        const Verdict full = make_verdict(s), v = make_verdict(s, lean);
+        CHECK(v.kind == full.kind);
+        CHECK(v.f == full.f);
+        for (const auto& [a, b] : {std::pair{&v.baseline, &full.baseline}, {&v.at_f, &full.at_f}}) {
+            CHECK(a->conservative.throughput == b->conservative.throughput);
+            CHECK(a->optimistic.throughput == b->optimistic.throughput);
+            CHECK(a->conservative.batch == b->conservative.batch);
+        }
+        CHECK(v.best_conservative.f == full.best_conservative.f);
+        CHECK(v.best_optimistic.throughput == full.best_optimistic.throughput);
+        CHECK(v.gain_bankable == full.gain_bankable);
+        // What was skipped is left at its defaults, not half computed.
+        CHECK(v.parked_baseline.conservative.throughput == 0);
+        CHECK(v.parking_gain_conservative == 1);
+        CHECK(full.parked_baseline.conservative.throughput > 0);
+    }
+    // Without `checked`, a bad scenario is refused as before.
+    Scenario bad = test::default_scenario();
+    bad.policy.sparse = 2;
+    CHECK_THROWS_AS(make_verdict(bad), InputError);
+}

@@ -152,10 +152,17 @@ struct Verdict {
 struct VerdictOptions {
     std::optional<double> fixed_f;
     std::optional<double> measured_tps;
+    // What a caller that shows neither may skip (a sweep row: one verdict per
+    // row): the baseline under the other idle policy (parked_baseline and the
+    // parking gains are then left at their defaults; nothing else reads them),
+    // and the scenario's checks, where the caller has run them on this very
+    // scenario (a sweep checks every point before its first row).
+    bool parking = true;
+    bool checked = false;
 };
 
 [[nodiscard]] inline Verdict make_verdict(const Scenario& scenario, const VerdictOptions& opt = {}) {
-    scenario.check_validity();
+    if (!opt.checked) scenario.check_validity();
     const PreparedScenario ps(scenario);
     Verdict v;
     v.idle = scenario.policy.idle;
@@ -165,13 +172,14 @@ struct VerdictOptions {
     v.best_conservative = best[0];
     v.best_optimistic = best[1];
 
-    // The baseline under the other idle policy; the scenario's own is v.baseline.
-    const bool holds = scenario.policy.idle == IdlePolicy::hold;
-    const Band other_baseline = band(ps.with_idle(holds ? IdlePolicy::park : IdlePolicy::hold), 0.0);
-    v.parked_baseline = holds ? other_baseline : v.baseline;
-    const Band& held_baseline = holds ? v.baseline : other_baseline;
-    v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);
-    v.parking_gain_optimistic = gain(v.parked_baseline.optimistic, held_baseline.optimistic);
+    if (opt.parking) {  // the baseline under the other idle policy; the scenario's own is v.baseline
+        const bool holds = scenario.policy.idle == IdlePolicy::hold;
+        const Band other_baseline = band(ps.with_idle(holds ? IdlePolicy::park : IdlePolicy::hold), 0.0);
+        v.parked_baseline = holds ? other_baseline : v.baseline;
+        const Band& held_baseline = holds ? v.baseline : other_baseline;
+        v.parking_gain_conservative = gain(v.parked_baseline.conservative, held_baseline.conservative);
+        v.parking_gain_optimistic = gain(v.parked_baseline.optimistic, held_baseline.optimistic);
+    }
 
     const auto& base_c = v.baseline.conservative;
     const auto& base_o = v.baseline.optimistic;
