@@ -173,6 +173,7 @@ std::vector<std::string> write_reports(const std::string& out_dir) {
     const BuiltScenario def = build_scenario(ScenarioInputs{});
 
     std::vector<std::pair<std::string, std::string>> files;
+    files.reserve(32);  // every report below: no regrowth (and none of GCC 12's -Warray-bounds false alarms on it)
     files.emplace_back("concurrent_mix.md", concurrent_mix_md(refs));
     files.emplace_back("MODEL_WALKTHROUGH.md",
                        walkthrough_md(walkthrough(def.scenario), cfg.at("ladder").at("description").get<std::string>(), steps));

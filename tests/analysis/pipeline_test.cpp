@@ -179,6 +179,9 @@ TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]
     load.value = 16;
     const OperatingPoint c = operating_point(piped, load, 0.0, 0.0);
     CHECK(c.step_bare == Approx(half.step_bare + 10e-6 + 16 * kTp2PerSeq / 2).epsilon(1e-12));
+    // Its all-reduces are the ones the cycle charges: one group's at 8, not the whole batch's at once.
+    CHECK(c.step_allreduce == Approx(half.step_allreduce).epsilon(1e-12));
+    CHECK(b.step_allreduce == Approx(a.step_allreduce).epsilon(1e-12));  // one micro-batch: the stages take turns
     // One client: one micro-batch holds it, the cycle is one trip (one group's step plus the transfers), not less.
     load.value = 1;
     CHECK(operating_point(piped, load, 0.0, 0.0).step_bare ==

@@ -334,7 +334,7 @@ inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, Oper
     r.running = n;
     r.batch = w.batch;
     r.step_bare = w.step;
-    r.step_allreduce = tp_comm_per_pass(ps.mc, ps.sys, w.batch);
+    r.step_allreduce = step_allreduce_time(ps, w.batch, w.batch);
     r.step = r.itl = w.itl;
     r.ttft = w.ttft;
     r.queue_wait = 0;

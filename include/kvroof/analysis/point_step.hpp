@@ -140,8 +140,9 @@ struct GemmTerms {
                              : s.cpu_c >= s.cpu_d                 ? Resource::cpu_compute
                                                                   : Resource::cpu_dram;
         const double compute = (g.gemm_c >= g.gemm_m ? g.gemm_c : 0.0) + (s.attn_c >= s.attn_m ? s.attn_c : 0.0);
+        // The MoE layers' fixed latency is GPU time with the roofline's (as attribute in serving.hpp charges it).
         *binding = offload > gpu             ? off
-                   : comm > roofline         ? (g.ep > g.tp ? Resource::ep_alltoall : Resource::tp_allreduce)
+                   : comm > roofline + g.moe ? (g.ep > g.tp ? Resource::ep_alltoall : Resource::tp_allreduce)
                    : 2 * compute >= roofline ? Resource::gpu_compute
                                              : Resource::gpu_hbm;
     }
@@ -179,6 +180,15 @@ struct GemmTerms {
     const StepContent part = group_share(p, s);
     const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
     return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
+}
+
+// The tensor-parallel all-reduce time one step charges for its `tokens` (`decode` of them decoding), as
+// step_time charges it: a pipeline's cycle runs each of its m micro-batches' passes and stretches them by σ.
+[[nodiscard]] inline double step_allreduce_time(const PreparedScenario& ps, double decode, double tokens) noexcept {
+    const Pipeline& p = ps.pipe;
+    if (p.pp <= 1) return tp_comm_per_pass(ps.mc, ps.sys, tokens);
+    const double m = std::clamp(decode, 1.0, p.microbatches);
+    return std::max(1.0, m * p.imbalance / p.pp) * tp_comm_per_pass(ps.mc, ps.sys, tokens / m);
 }
 
 // The content scaled by a: a share of its sequences, with their tokens and seconds.
