@@ -68,6 +68,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         const DType runs = gemm_math_on(s.hardware, math);
         s.c_eff = default_prefill_flops(s.hardware, math);
         s.c_eff_from = fmt::format("{:g} × {} peak", s.hardware.gpu.eta_compute, runs == DType::bf16 ? "BF16" : to_string(runs));
+        s.c_eff_follows_weights = !in.compute_dtype && !in.seed && !in.scenario.given("weight-dtype");
     }
     check::in_range("--prefill-flops", s.c_eff.raw(), limits::kMinFlops, limits::kMaxFlops, 1e12, "TFLOPS");
     if (in.ov) {

@@ -145,16 +145,23 @@ std::string scenario_markdown(const PrefillStudy& st) {
     return md;
 }
 
+// What the model what-ifs hold fixed: C_eff too, or each model's own GEMM precision.
+std::string model_what_if_basis(const PrefillStudy& st) {
+    return st.setup.c_eff_follows_weights ? "same link and GPU; C_eff at each checkpoint's own GEMM precision"
+                                          : "same link, GPU and C_eff";
+}
+
 std::string what_ifs_text(const PrefillStudy& st) {
     std::string t = "\nWhat if the link were …\n";
     for (const LinkWhatIf& l : st.links)
         t += fmt::format("  {:<22} {:>9.1f} GB/s  κ_crit {:>7}  {:<15} link {:>5.1f}% of TTFT\n", l.link.name,
                          l.link.bandwidth.raw() / 1e9, fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime),
                          100 * l.result.link_share);
-    t += "\nWhat if the model were … (same link and GPU)\n";
+    t += fmt::format("\nWhat if the model were … ({})\n", model_what_if_basis(st));
     for (const ModelWhatIf& m : st.models)
-        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  κ_crit {:>7}  {}\n", m.name, model_kind(m),
-                         m.f_pf.raw() / 1e9, m.b_kv.raw(), fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
+        t += fmt::format("  {:<16} {:<10} F_pf {:>7.1f} GFLOP  B_kv {:>7.0f} B  C_eff {:>6.0f} TF  κ_crit {:>7}  {}\n", m.name,
+                         model_kind(m), m.f_pf.raw() / 1e9, m.b_kv.raw(), m.c_eff.raw() / 1e12, fmt_kappa(m.result.kappa_crit),
+                         regime_name(m.result.regime));
     t += fmt::format("\nWorkloads against κ_crit {} (P_OH = κ_ratio / κ_crit)\n", fmt_kappa(st.result.kappa_crit));
     for (const WorkloadWhatIf& w : st.workloads)
         t += fmt::format("  {:<12} κ_ratio {:>7}  {:<15} P_OH {:>8.3g}  link {:>5.1f}% of TTFT\n", w.workload.name,
@@ -169,12 +176,13 @@ std::string what_ifs_markdown(const PrefillStudy& st) {
     for (const LinkWhatIf& l : st.links)
         md += fmt::format("| {} | {:.1f} | {} | {} | {:.1f} % |\n", l.link.name, l.link.bandwidth.raw() / 1e9,
                           fmt_kappa(l.result.kappa_crit), regime_name(l.result.regime), 100 * l.result.link_share);
-    md +=
-        "\n## What if the model were … (same link and GPU)\n\n| model | attention | F_pf (GFLOP) | B_kv (B) | κ_crit | regime "
-        "|\n|---|---|---|---|---|---|\n";
+    md += fmt::format(
+        "\n## What if the model were … ({})\n\n| model | attention | F_pf (GFLOP) | B_kv (B) | C_eff (TFLOP/s per GPU) | "
+        "κ_crit | regime |\n|---|---|---|---|---|---|---|\n",
+        model_what_if_basis(st));
     for (const ModelWhatIf& m : st.models)
-        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {} | {} |\n", m.name, model_kind(m), m.f_pf.raw() / 1e9, m.b_kv.raw(),
-                          fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
+        md += fmt::format("| {} | {} | {:.1f} | {:.0f} | {:.0f} | {} | {} |\n", m.name, model_kind(m), m.f_pf.raw() / 1e9,
+                          m.b_kv.raw(), m.c_eff.raw() / 1e12, fmt_kappa(m.result.kappa_crit), regime_name(m.result.regime));
     md += fmt::format(
         "\n## Workloads against κ_crit {}\n\n| workload | κ_ratio (median) | regime | P_OH | link share | source "
         "|\n|---|---|---|---|---|---|\n",
@@ -224,7 +232,9 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
     for (const LinkWhatIf& l : st.links)
         whatif_links.push_back(
             {{"link", l.link.name}, {"bandwidth_bytes_per_s", l.link.bandwidth.raw()}, {"result", result_json(l.result)}});
-    for (const ModelWhatIf& m : st.models) whatif_models.push_back({{"model", m.name}, {"result", result_json(m.result)}});
+    for (const ModelWhatIf& m : st.models)
+        whatif_models.push_back(
+            {{"model", m.name}, {"prefill_flops_per_gpu_per_s", m.c_eff.raw()}, {"result", result_json(m.result)}});
     for (const WorkloadWhatIf& w : st.workloads)
         workloads.push_back({{"workload", w.workload.name},
                              {"kappa_ratio", w.workload.kappa_ratio},

@@ -40,6 +40,32 @@ TEST_CASE("prefill's seed switch is the κ_crit paper's scenario", "[offload_inp
     CHECK_THROWS_WITH(io::parse_table_switch("--table", "paper"), Catch::Contains("--table: must be seed"));
 }
 
+TEST_CASE("prefill's model what-ifs are each model's own prefill answer", "[offload_inputs]") {
+    // Each row equals `kvroof prefill --model X` with the other inputs the same: C_eff at X's own GEMM
+    // precision (DeepSeek-V3's FP8 checkpoint at the FP8 peak; Mixtral's BF16 at the BF16), not the first model's.
+    const PrefillQuestions q = io::prefill_questions(false);
+    for (const char* main_model : {"llama-3.1-70b", "deepseek-v3"}) {
+        io::PrefillInputs in;
+        in.scenario.set("model", main_model);
+        const PrefillStudy st = prefill_study(io::resolve_prefill(in), q);
+        CHECK(st.setup.c_eff_follows_weights);
+        for (const ModelWhatIf& m : st.models) {
+            io::PrefillInputs own;
+            own.scenario.set("model", m.name);
+            const PrefillPoint alone = prefill_point(io::resolve_prefill(own));
+            INFO(main_model << " what-if " << m.name);
+            CHECK(m.result.kappa_crit == Approx(alone.result.kappa_crit).epsilon(1e-12));
+            CHECK(m.c_eff.raw() == Approx(alone.inputs.c_eff.raw() / st.setup.tp.gpus));
+        }
+    }
+    // A C_eff the user fixes holds for every row.
+    io::PrefillInputs fixed;
+    fixed.prefill_flops = "1000";
+    const PrefillStudy st = prefill_study(io::resolve_prefill(fixed), q);
+    CHECK_FALSE(st.setup.c_eff_follows_weights);
+    for (const ModelWhatIf& m : st.models) CHECK(m.c_eff.raw() == 1e15);
+}
+
 TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the default hardware", "[offload_inputs]") {
     const Scenario def = io::build_scenario(io::ScenarioInputs{}).scenario;
     const LayersSetup s = io::resolve_layers(io::LayersInputs{});

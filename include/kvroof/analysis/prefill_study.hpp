@@ -30,6 +30,9 @@ struct PrefillSetup {
     BytesPerSecond link;  // per GPU
     FlopPerSecond c_eff;  // effective prefill FLOP/s per GPU
     std::string c_eff_from;  // how C_eff was set: "--prefill-flops", or "0.7 × FP8 peak"
+    // C_eff follows the weights' precision (nothing fixed it): each what-if model
+    // then runs at its own checkpoint's, as the setup for that model would.
+    bool c_eff_follows_weights = false;
     DType kv = DType::bf16;
     DType weights = DType::bf16;  // the weights' storage precision: what V_eff subtracts
     TensorParallel tp;
@@ -78,6 +81,7 @@ struct ModelWhatIf {
     bool moe = false;
     Flop f_pf;
     Bytes b_kv;
+    FlopPerSecond c_eff;  // per GPU, at this model's GEMM precision where C_eff follows the weights
     KappaResult result;
 };
 struct WorkloadWhatIf {
@@ -226,7 +230,14 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
         KappaInputs k = st.inputs;
         k.f_pf = prefill_flop_per_token(nm.model);
         k.b_kv = group_reload_bytes(nm.model, setup.kv, setup.workload.s_cached, setup.tp.gpus);
-        st.models.push_back({nm.name, nm.model.attention, nm.model.is_moe(), k.f_pf, k.b_kv, analyse_prefill(k)});
+        FlopPerSecond c_eff = setup.c_eff;
+        if (setup.c_eff_follows_weights) {  // DeepSeek-V3's FP8 checkpoint at the FP8 peak, Mixtral's BF16 at the BF16
+            PolicySpec own;
+            own.weight_dtype = nm.model.checkpoint_weights.value_or(DType::bf16);
+            c_eff = default_prefill_flops(setup.hardware, gemm_dtype(own));
+        }
+        k.c_eff = setup.tp.pooled(c_eff);
+        st.models.push_back({nm.name, nm.model.attention, nm.model.is_moe(), k.f_pf, k.b_kv, c_eff, analyse_prefill(k)});
     }
     for (const WorkloadRatio& w : q.workloads) {
         const double poh = w.kappa_ratio / st.result.kappa_crit;
