@@ -48,7 +48,7 @@ double as_shown(double v) {
 }
 // A grid value as its cell shows it.
 std::string cell_text(const io::GridAxis& a, std::uint64_t i) {
-    if (a.text()) return a.values[i];
+    if (a.text()) return a.cell(i);
     if (!a.row->top_text.empty() && a.number(i) == std::numeric_limits<double>::infinity())
         return std::string(a.row->top_text);  // concurrency's max, as its cell says it
     std::string t;

@@ -2,6 +2,7 @@
 // Sweep files (--config) and the provenance a sweep writes next to its output.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -59,9 +60,28 @@ void map_paths(GridAxis& a, F f) {
         std::string v = f(a.values[i]);
         changed = changed || v != a.values[i];
         a.values[i] = std::move(v);
-        entry += (i ? "," : "") + a.values[i];
+        if (i) entry += a.row->list_sep;  // ';' between workloads and mixes, which hold commas
+        entry += a.values[i];
     }
     if (changed) a.entry = std::move(entry);
+}
+// kvroof.cells of a provenance file: per text axis, the cell of each value as the run that wrote it showed it.
+void read_cells(const std::string& where, const nlohmann::json& cells, SweepSpec& spec) {
+    const std::string at = where + ": kvroof.cells";
+    if (!cells.is_object()) throw InputError(at + ": must be an object of text axes' cells");
+    for (const auto& [knob, c] : cells.items()) {
+        const auto it = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const GridAxis& a) { return a.knob == knob; });
+        if (it == spec.axes.end() || !it->text())
+            throw InputError(fmt::format("{}.{}: no text axis '{}' on the grid", at, knob, knob));
+        if (!c.is_array() || c.size() != it->values.size())
+            throw InputError(fmt::format("{}.{}: must be a list of {} cells, one per value", at, knob, it->values.size()));
+        it->shown.clear();
+        for (const auto& v : c) {
+            if (!v.is_string())
+                throw InputError(fmt::format("{}.{}: each cell must be a string, got {}", at, knob, v.type_name()));
+            it->shown.push_back(v.get<std::string>());
+        }
+    }
 }
 }  // namespace
 
@@ -130,6 +150,8 @@ SweepSpec load_sweep_file(std::string_view given) {
         spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
         map_paths(spec.axes.back(), [&](const std::string& v) { return rebased(v, base); });
     }
+    if (j.contains("kvroof") && j.at("kvroof").is_object() && j.at("kvroof").contains("cells"))
+        read_cells(where, j.at("kvroof").at("cells"), spec);
     return spec;
 }
 
@@ -148,10 +170,16 @@ nlohmann::json sweep_provenance(const SweepSpec& spec, std::string_view meta_pat
             if (!on_grid) resolved[std::string(k.name)] = std::string(k.fallback);
         }
     }
-    nlohmann::json grid = nlohmann::json::array();
-    for (GridAxis a : spec.axes) {
+    nlohmann::json grid = nlohmann::json::array(), cells = nlohmann::json::object();
+    for (const GridAxis& given : spec.axes) {
+        GridAxis a = given;
         map_paths(a, place);
         grid.push_back(a.entry);
+        if (a.values == given.values && given.shown.empty()) continue;
+        // A path rewritten for the sidecar's folder: the replay's rows keep the cells this run wrote.
+        nlohmann::json c = nlohmann::json::array();
+        for (std::size_t i = 0; i < given.values.size(); ++i) c.push_back(given.cell(i));
+        cells[a.knob] = std::move(c);
     }
     const auto range = shard_range(spec);
     nlohmann::json out = {{"fixed", fixed},
@@ -165,6 +193,7 @@ nlohmann::json sweep_provenance(const SweepSpec& spec, std::string_view meta_pat
                             {"rows", range.second - range.first},
                             {"inputs", inputs},
                             {"defaults", resolved}}}};
+    if (!cells.empty()) out["kvroof"]["cells"] = std::move(cells);
     if (!spec.load.empty()) out["load"] = load_text_json(spec.load);
     if (spec.analysis != SweepAnalysis::verdict) out["analysis"] = std::string(name(spec.analysis));
     if (!spec.description.empty()) out["description"] = spec.description;

@@ -146,7 +146,7 @@ void CellWriter::axes(std::string& out, const SweepSpec& spec, const std::vector
         const GridAxis& a = spec.axes[i];
         if (is_f_or_ov(a)) continue;
         if (a.text())
-            text(out, a.column, a.values[idx[i]]);
+            text(out, a.column, a.cell(idx[i]));
         else if (!a.row->top_text.empty() && a.number(idx[i]) == std::numeric_limits<double>::infinity())
             text(out, a.column, a.row->top_text);  // concurrency's max: its text, as on the command line
         else

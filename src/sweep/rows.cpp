@@ -74,7 +74,7 @@ void RowWorker::fill(CachedPoint& p) {
         const GridAxis& a = spec_.axes[i];
         if (csv_) {
             if (a.text())
-                append_csv_text(p.prefix, a.values[idx_[i]]);
+                append_csv_text(p.prefix, a.cell(idx_[i]));
             else
                 append_number(p.prefix, a.number(idx_[i]));
             p.prefix += ',';
@@ -82,7 +82,7 @@ void RowWorker::fill(CachedPoint& p) {
         }
         p.prefix.append("\"").append(a.column).append("\":");
         if (a.text())
-            p.prefix += nlohmann::json(a.values[idx_[i]]).dump();
+            p.prefix += nlohmann::json(a.cell(idx_[i])).dump();
         else
             append_json_number(p.prefix, a.number(idx_[i]));
         p.prefix += ',';

@@ -333,6 +333,15 @@ head -n 1 "$tmp/pv.csv" | grep -q '^sparse,f,' && ok || bad "sweep --out: the fi
     && "$kvroof" sweep --config "$tmp/js.jsonl.meta.json" | cmp -s - "$tmp/js.jsonl" \
     && "$kvroof" sweep --config "$tmp/js.jsonl.meta.json" --format csv --shard 1/1 | head -n 1 | grep -q '^f,' \
     && ok || bad "sweep --config OUT.meta.json does not reproduce a JSON Lines shard, or flags do not override it"
+# Grid values naming files, the sidecar in another folder, replayed from a third: the same bytes (a workload
+# list keeps its ';' between values; each file cell shows the path as the first run was given it).
+mkdir -p "$tmp/rp/out" "$tmp/elsewhere"
+printf '%s' '{"s_cached_tokens": 1000, "a_append_tokens": 100, "o_output_tokens": 50}' >"$tmp/rp/w.json"
+cp "$tmp/rp/w.json" "$tmp/rp/w2.json"
+(cd "$tmp/rp" && "$kvroof" sweep --grid "workload=w.json;codex;w2.json" --grid "f=0,0.5" --out out/w.csv) \
+    && (cd "$tmp/elsewhere" && "$kvroof" sweep --config ../rp/out/w.csv.meta.json | cmp -s - "$tmp/rp/out/w.csv") \
+    && grep -q '^w2.json,0.5,' "$tmp/rp/out/w.csv" && ok || bad "a sidecar with file-valued grid values does not replay from another folder"
+
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
 for sub in verdict mix sweep parallel ladder disagg compare sim; do
     "$kvroof" $sub --help | grep -qE -- '--c2c-bw .*\[GB/s\]' && "$kvroof" $sub --help | grep -q 'tensor-parallel all-reduces' && ok || bad "$sub --help: knob help not from the table"

@@ -27,6 +27,10 @@ struct GridAxis {
     // A list keeps its values; a range "lo:hi:step" is generated on demand, so
     // an axis of 10^8 values costs no memory.
     std::vector<std::string> values;  // list: as given (units allowed)
+    // A text list's cells, where they differ from its values: a sweep file
+    // replayed from another folder reads its paths rebased, and its rows keep
+    // the text the original run showed (the sidecar's kvroof.cells). Empty: values.
+    std::vector<std::string> shown;
     std::vector<double> numbers;  // list: in the column's unit (numeric knobs)
     bool is_range = false;
     double lo = 0, step = 0;  // range, in SI units
@@ -40,6 +44,7 @@ struct GridAxis {
     }
     [[nodiscard]] std::string value(std::uint64_t i) const;  // as text the scenario builder accepts
     [[nodiscard]] bool text() const noexcept { return row->type == KnobType::text; }
+    [[nodiscard]] const std::string& cell(std::uint64_t i) const { return shown.empty() ? values[i] : shown[i]; }
     // The SI value of range point i, exactly as parsing value(i) gives it.
     [[nodiscard]] double si(std::uint64_t i) const noexcept { return (lo + static_cast<double>(i) * step) / bare * bare; }
 };
