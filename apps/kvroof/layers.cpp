@@ -88,7 +88,9 @@ Action setup_layers(CLI::App& app) {
     add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms]",
         fmt::format("one whole layer of the first checkpoint read from HBM at eta-mem (TP 1); --table seed: {:g}",
                     seed.at("compute_ms_per_layer").get<double>()));
-    add("--copy-ms", &io::LayersInputs::copy_ms, "measured copy time per layer [ms], instead of layer bytes / link",
+    add("--copy-ms", &io::LayersInputs::copy_ms,
+        "measured copy time of one whole layer over a card's link [ms], instead of layer bytes / link (at TP N a rank copies its "
+        "1/N share in 1/N of it)",
         "layer bytes / link");
     add("--offload-layers", &io::LayersInputs::offload_layers, "force this many offloaded layers", "the budget's choice");
     add("--target-tps", &io::LayersInputs::target_tps, "check a decode target [tok/s]: how many layers it lets move",

@@ -117,6 +117,11 @@ TEST_CASE("seed 002: decode >= 5 tok/s is refuted by bandwidth", "[layers][seed0
     CHECK(decode_target(c, copy, 1, 5.0).max_offloaded == 80);
     copy.copy_per_layer = Seconds(0.06);  // 3.3 layers in 0.2 s
     CHECK(decode_target(c, copy, 1, 5.0).max_offloaded == 3);
+    // It is the whole layer's time over one card's link: at TP2 a rank moves half a layer in half of it.
+    const LayerOffloadRow one = layer_offload(c, copy, 1, 64), two = layer_offload(c, copy, 2, 64);
+    CHECK(one.copy_s == Approx(64 * 0.06));
+    CHECK(two.copy_s == Approx(64 * 0.03));
+    CHECK(decode_target(c, copy, 2, 5.0).max_offloaded == 6);  // 6.7 half layers in 0.2 s
 }
 
 TEST_CASE("seed 002: move amplification of a GLM-5.2 MoE block is 14.6x, dense layers 1x", "[layers][seed002]") {

@@ -132,7 +132,9 @@ struct LayerHost {
     Bytes card_budget;  // per card
     BytesPerSecond link;  // host->device, per card, sustained
     Seconds compute_per_layer;  // one layer at one row (decode)
-    std::optional<Seconds> copy_per_layer;  // a measured copy time per layer, instead of bytes / link
+    // A measured copy time of one whole layer over one card's link, instead of bytes / link: the link's
+    // effective rate, so a rank at TP N copies its 1/N share of a layer in 1/N of it.
+    std::optional<Seconds> copy_per_layer;
 };
 
 struct LayerOffloadRow {
@@ -180,7 +182,7 @@ struct LayerOffloadRow {
     r.resident = forced_offloaded >= 0 ? c.layers - forced_offloaded : most;
     r.offloaded = c.layers - r.resident;
     r.transfer_per_token = r.layer_rank * static_cast<double>(r.offloaded);
-    const double copy_scale = h.copy_per_layer ? h.copy_per_layer->raw() / r.layer_rank.raw() : 1.0 / h.link.raw();
+    const double copy_scale = h.copy_per_layer ? h.copy_per_layer->raw() / c.layer_bytes.raw() : 1.0 / h.link.raw();
     r.copy_s = r.transfer_per_token.raw() * copy_scale;
     r.compute_s = r.offloaded * h.compute_per_layer.raw();
     if (r.offloaded > 0) {
@@ -229,8 +231,8 @@ struct DecodeTarget {
     DecodeTarget d;
     d.target_tps = target_tps;
     const Bytes rank = group.shard(c.layer_bytes);
-    // A measured copy time per layer is the link's effective rate for a layer, as in layer_offload.
-    const double rate = h.copy_per_layer ? rank.raw() / h.copy_per_layer->raw() : h.link.raw();
+    // A measured copy time of a whole layer is the link's effective rate, as in layer_offload.
+    const double rate = h.copy_per_layer ? c.layer_bytes.raw() / h.copy_per_layer->raw() : h.link.raw();
     d.movable_per_token = Bytes(rate / target_tps);
     // Clamped in double before the conversion: a slow target moves more than every layer.
     d.max_offloaded = static_cast<int>(std::min<double>(c.layers, std::floor(d.movable_per_token.raw() / rank.raw())));
