@@ -76,6 +76,19 @@ std::string table_markdown(const PrefillStudy& st) {
            "definition instead, η × the dense peak (docs/model.md shows both).\n\n";
 }
 
+// F_pf is the κ_crit paper's linear FLOP only: what the prefill's attention would add, as verdict's TTFT counts it.
+std::string attention_note(const PrefillStudy& st) {
+    const KappaResult& r = st.result;
+    const double a = st.attention.raw(), serial = r.ttft_serial + a;
+    if (!(a > 0)) return "F_pf leaves attention out (the κ_crit paper's reading); this prefill has none to add";
+    return fmt::format(
+        "F_pf leaves attention out (the κ_crit paper's reading): this prefill's attention over K + T/2 keys per new "
+        "token would add {:.1f} ms of GPU time at C_eff, as verdict's TTFT counts it; with it, {:.1f} ms serial, the link "
+        "{:.0f}% "
+        "of it",
+        a * 1e3, serial * 1e3, serial > 0 ? 100 * r.t_link / serial : 0.0);
+}
+
 std::string scenario_text(const PrefillStudy& st) {
     const PrefillSetup& s = st.setup;
     const KappaResult& r = st.result;
@@ -94,6 +107,7 @@ std::string scenario_text(const PrefillStudy& st) {
     t += fmt::format("κ_ratio = K/T = {} -> {}\n", fmt_kappa(r.kappa_ratio), regime_name(r.regime));
     t += fmt::format("TTFT = {:.1f} ms link + {:.1f} ms GPU = {:.1f} ms serial (Eq. 3); at ov={:g}: {:.1f} ms\n", r.t_link * 1e3,
                      r.t_gpu * 1e3, r.ttft_serial * 1e3, s.ov, r.ttft * 1e3);
+    t += attention_note(st) + "\n";
     if (std::isfinite(r.p_oh))
         t += fmt::format("P_OH = t_link / t_gpu = {:.3g}; GPU utilisation U = 1/(1+P_OH) = {:.1f}%\n", r.p_oh,
                          100 * r.utilisation);
@@ -133,6 +147,7 @@ std::string scenario_markdown(const PrefillStudy& st) {
                       r.kappa_hw, fmt_kappa(r.kappa_crit), fmt_kappa(r.kappa_ratio), regime_name(r.regime), r.t_link * 1e3,
                       r.t_gpu * 1e3, r.ttft_serial * 1e3, std::isfinite(r.p_oh) ? fmt::format("{:.3g}", r.p_oh) : "— (T = 0)",
                       100 * r.utilisation);
+    md += attention_note(st) + "\n\n";
     if (s.ov > 0)  // the table's TTFT is serial (Eq. 3); the reload overlapping the compute is the answer asked for
         md += fmt::format("At ov = {:g} (the reload overlapping the compute): TTFT {:.1f} ms.\n\n", s.ov, r.ttft * 1e3);
     if (st.scheduler) {
@@ -257,6 +272,7 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
                   {"gpus", s.tp.gpus},
                   {"kv_dtype", to_string(s.kv)},
                   {"f_pf_flop_per_token", st.f_pf.raw()},
+                  {"attention_gpu_s", st.attention.raw()},
                   {"b_kv_bytes_per_token", st.b_kv.raw()},
                   {"kv_copies", st.kv_copies},
                   {"ov", s.ov},

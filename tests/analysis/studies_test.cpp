@@ -183,3 +183,11 @@ TEST_CASE("layers study: a forced split replaces the budget's, its errors name t
     s.offload_layers = 11;
     CHECK_THROWS_WITH(layers_study(s), "offload-layers: must be <= the checkpoint's 10 layers, got 11");
 }
+
+TEST_CASE("prefill: the attention F_pf leaves out, by hand", "[prefill_study]") {
+    // Tiny GQA model: 4 FLOP x 2 heads x head_dim 2 per layer per key = 16, over 2 layers 32 FLOP per
+    // query-key pair. T = 2 new tokens after K = 4000 cached: 2 x 4000 + 2^2/2 = 8002 pairs, 256,064 FLOP,
+    // over the group's 2 x 1 TFLOP/s = 128.032 ns.
+    const PrefillStudy st = prefill_study(hand_prefill(), {});
+    CHECK(st.attention.raw() == Approx(32.0 * 8002 / 2e12).epsilon(1e-12));
+}

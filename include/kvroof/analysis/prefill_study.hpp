@@ -102,6 +102,9 @@ struct PrefillPoint {
     double kv_copies = 1;
     KappaInputs inputs;  // of the group
     KappaResult result;
+    // What F_pf (the κ_crit paper's 2·N_active) leaves out: the prefill's attention, T queries over the K
+    // cached keys and T/2 new ones on average, at C_eff (the group). verdict's TTFT counts it.
+    Seconds attention;
     Bytes vram;  // V_eff used by the scheduler
     std::optional<SchedulerResult> scheduler;  // none when no VRAM is left or T = 0
 };
@@ -185,6 +188,11 @@ struct PrefillStudy : PrefillPoint {
     p.b_kv = group_reload_bytes(setup.model, setup.kv, setup.workload.s_cached, setup.tp.gpus);
     p.inputs = group_kappa_inputs(setup, p.f_pf, p.b_kv);
     p.result = analyse_prefill(p.inputs);
+    const AttentionLayout layout = attention_layout(setup.model, setup.kv);
+    const PrefillKeys keys = prefill_keys(layout, setup.workload.s_cached, setup.workload.a_append, 0.0, 1.0);
+    p.attention =
+        time_for(Flop(attention_flop_per_key(setup.model, Phase::prefill) * keys.gpu + layout.index_flop_per_key * keys.index),
+                 p.inputs.c_eff);
     p.vram = setup.vram.value_or(group_vram_for_kv(setup));
     if (p.vram.raw() > 0 && setup.workload.a_append > 0)
         p.scheduler = schedule_prefill(p.vram, setup.token_budget, setup.workload.s_cached, setup.workload.a_append, p.b_kv);
