@@ -65,6 +65,18 @@ std::string mechanism_text(const SimResult& r) {
                 "closed form runs the mean split, f = {:.3f}, on every step; a step's time is a maximum of its paths, so "
                 "balancing each step beats balancing the mean",
                 r.f_split.mean);
+        case SimGap::reload_overlap:
+            return fmt::format(
+                "reloads beside the steps: parked sessions' reloads kept the link busy {:.0f} % (H2D) of the time, and a "
+                "call's reload in flight does not hold up the running calls' steps; the closed form charges each reload in "
+                "series with the GPU's work at ov = {:g}, so the simulation serves more",
+                r.h2d.utilisation * 100, r.spec.ov);
+        case SimGap::bunched_arrivals:
+            return fmt::format(
+                "bunched arrivals: the GPU stepped only {:.0f} % of the time; calls arrive together (deterministic gaps keep "
+                "closed-loop clients in lockstep), queue for their prefill, and leave the GPU idle between the bunches, "
+                "where the fluid closed form keeps it stepping",
+                r.gpu_busy() * 100);
         case SimGap::burstiness:
             return fmt::format(
                 "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "
@@ -150,8 +162,10 @@ std::string notes(const SimResult& r) {
                      r.step_of_mean * 1e3,
                      r.itl_measured ? fmt::format("per decode token {:.2f} ms (busier steps carry more tokens)", r.itl.mean * 1e3)
                                     : std::string("no call made a second token, so no step decoded one"));
-    s += fmt::format("Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls running.\n",
-                     r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
+    s += fmt::format(
+        "Queue: mean {:.2f}, max {:.0f} calls, non-empty {:.1f} % of the time; at most {:.0f} calls admitted (running or waiting "
+        "for their first prefill chunk).\n",
+        r.queue_mean, r.queue_max, r.queue_busy * 100, r.max_running);
     s += fmt::format("HBM used (time mean): {:.1f} of {:.1f} GB ({:.1f} %).\n", r.hbm_used * 1e-9, r.hbm_capacity * 1e-9,
                      r.hbm_capacity > 0 ? 100 * r.hbm_used / r.hbm_capacity : 0.0);
     for (auto [dir, u] : {std::pair{"H2D", &r.h2d}, std::pair{"D2H", &r.d2h}})

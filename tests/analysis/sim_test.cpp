@@ -226,6 +226,31 @@ TEST_CASE("the gap's mechanism agrees with its sign: a stall never explains a fa
     CHECK(detail::name_gap(r) == SimGap::dynamic_split);
 }
 
+TEST_CASE("a faster simulation is never put down to a slower step; reloads beside the steps and bunched calls are named",
+          "[sim]") {
+    SimResult r;
+    r.sim_time = 100;
+    r.steps = 1000;
+    r.mean_step = 0.05;  // the GPU stepped half the run
+    r.step_of_mean = 0.04;  // steps 25 % over the step of their mean content
+    r.gap_throughput = +0.15;
+    CHECK(detail::name_gap(r) == SimGap::unexplained);  // longer steps cannot make it faster
+    r.h2d.transfers = 100;  // parked sessions' reloads: the closed form charges them in series at ov = 0
+    CHECK(detail::name_gap(r) == SimGap::reload_overlap);
+    r.gap_throughput = +0.05;  // within 10 % on throughput, its ITL 15 % shorter: the same cause
+    r.gap_itl = -0.15;
+    CHECK(detail::name_gap(r) == SimGap::reload_overlap);
+    r.spec.ov = 1;  // the closed form overlaps them too
+    CHECK(detail::name_gap(r) == SimGap::unexplained);
+    // Slower, with the GPU idle half the run: the calls came in bunches (not the steps' spread).
+    r.gap_throughput = -0.25;
+    r.gap_itl = +0.3;
+    CHECK(r.gpu_busy() == Approx(0.5));
+    CHECK(detail::name_gap(r) == SimGap::bunched_arrivals);
+    r.steps = 1900;  // busy 95 %: the steps' spread it is
+    CHECK(detail::name_gap(r) == SimGap::granularity);
+}
+
 TEST_CASE("an open loop the simulation serves short of its rate is overloaded even where the throughputs agree", "[sim]") {
     SimResult r;
     r.spec.load.mode = LoadMode::request_rate;
@@ -238,5 +263,18 @@ TEST_CASE("an open loop the simulation serves short of its rate is overloaded ev
     CHECK(detail::name_gap(r) == SimGap::overload);
     r.requests_per_s = 19.9;  // served: no gap
     CHECK(detail::name_gap(r) == SimGap::none);
+}
+}  // namespace kvroof
+
+namespace kvroof {
+TEST_CASE("requests running are counted alike: an admitted call waiting for the chunk budget is not yet running", "[sim]") {
+    // 64 clients of 4,096-token prompts: the 2,048-token chunk budget starts half a call a step, so about half
+    // the clients wait for it. The closed form counts them as queued; the simulator did as running (64 vs 32.8).
+    const SimResult r = simulate(test::bench_scenario("h200", "llama-3.1-8b", 4096, 64), closed_loop(64, 3000));
+    REQUIRE(r.feasible);
+    REQUIRE(r.closed.prefill_bound);
+    CHECK(r.gap_throughput == Approx(0).margin(0.02));
+    CHECK(r.running == Approx(r.closed.running).epsilon(0.05));
+    CHECK(r.running < 0.6 * r.max_running);  // all 64 were admitted at once
 }
 }  // namespace kvroof

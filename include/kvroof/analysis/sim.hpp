@@ -28,7 +28,9 @@ enum class SimGap {
     overload,
     admission_stall,
     link_queue,
+    reload_overlap,
     dynamic_split,
+    bunched_arrivals,
     granularity,
     burstiness,
     idle_gap_variance,
@@ -41,7 +43,9 @@ enum class SimGap {
         case SimGap::overload: return "overload";
         case SimGap::admission_stall: return "admission_stall";
         case SimGap::link_queue: return "link_queue";
+        case SimGap::reload_overlap: return "reload_overlap";
         case SimGap::dynamic_split: return "dynamic_split";
+        case SimGap::bunched_arrivals: return "bunched_arrivals";
         case SimGap::burstiness: return "burstiness";
         case SimGap::idle_gap_variance: return "idle_gap_variance";
         case SimGap::granularity: return "step_granularity";
@@ -77,7 +81,9 @@ struct SimResult {
     // mean of step_time): a fluid step, which the closed form, charging whole
     // prefill pieces, no longer uses; the gap measures the steps' spread
     double step_of_mean = 0;
-    double batch = 0, running = 0;  // time means: calls decoding; calls decoding or prefilling
+    // Time means: calls decoding; calls running as the closed form counts them (decoding, reloading, or prefilling
+    // from their first chunk on: an admitted call waiting for the chunk budget is not yet running).
+    double batch = 0, running = 0;
     double in_system = 0, time_in_system = 0;  // time mean of calls queued or running; mean s from arrival to last token
     double hbm_used = 0, hbm_capacity = 0;  // bytes: time mean of weights + KV held (idle holds too); capacity
     double queue_mean = 0, queue_max = 0, queue_busy = 0;  // calls waiting for admission; share of time any waits
@@ -97,6 +103,8 @@ struct SimResult {
     OperatingPoint closed;  // the closed form at the same load, f and ov
     double gap_throughput = 0, gap_itl = 0, gap_ttft = 0;  // simulated / closed form − 1
     SimGap mechanism = SimGap::none;
+    // Share of the run the GPU spent stepping (steps · mean step / time simulated).
+    [[nodiscard]] double gpu_busy() const noexcept { return sim_time > 0 ? steps * mean_step / sim_time : 1.0; }
 
     // Little's law over the window: L / (λ·W) − 1.
     [[nodiscard]] double littles_law_error() const noexcept {
@@ -117,8 +125,15 @@ namespace detail {
 //                     link > 5 % of their time
 //   admission stall   calls queued > 25 % of the time, fewer decode than in the closed form (> 5 %) and
 //                     the simulation serves less
+//   reload overlap    the simulation serves more while parked sessions' reloads cross the link: the
+//                     closed form charges each reload in series with the steps (ov < 1), a reload in
+//                     flight does not hold up the running calls' steps
 //   dynamic split     the dynamic policy serves more than the closed form at its mean split
-//   then the larger of two departures from the fluid step, when above 5 %:
+//   bunched arrivals  the simulation serves less while the GPU steps under 90 % of the time: calls
+//                     arrive together and wait, the GPU idle between the bunches (deterministic gaps
+//                     keep closed-loop clients in lockstep)
+//   then, where the simulation is the slower (a longer step or a varying load cannot make it faster;
+//   else unexplained), the larger of two departures from the fluid step, when above 5 %:
 //     step granularity  the mean step over the step of the mean content (whole calls and
 //                       chunks per step; the step is not linear in them)
 //     batch variation   the ITL per token over the mean step (busier steps are longer and
@@ -143,14 +158,21 @@ namespace detail {
         return SimGap::link_queue;
     // A stall makes the simulation slower: fewer decode than in the closed form, and it serves less.
     if (r.queue_busy > 0.25 && r.batch < 0.95 * r.closed.batch && r.gap_throughput < 0) return SimGap::admission_stall;
+    // The closed form puts each parked session's reload in series with the steps; the simulation runs it beside them.
+    const bool faster = r.gap_throughput > 0.1 || (r.gap_itl < -0.1 && r.gap_throughput >= 0);
+    if (faster && r.h2d.transfers > 0 && r.spec.ov < 1) return SimGap::reload_overlap;
     // Each step balanced on its own content beats the mean split on every step (the closed form's, at f = the mean).
     if (r.spec.f_policy == FPolicy::dynamic && r.gap_throughput > 0.1) return SimGap::dynamic_split;
+    // The fluid closed form keeps the GPU stepping; calls that arrive together leave it idle, then queue.
+    if (r.gap_throughput < -0.1 && r.gpu_busy() < 0.9) return SimGap::bunched_arrivals;
     const bool random = r.spec.gaps != GapDist::deterministic;
     const SimGap load = open && random              ? SimGap::burstiness
                         : r.mean_idle > 0 && random ? SimGap::idle_gap_variance
                                                     : SimGap::none;
     const double granularity = r.step_of_mean > 0 ? r.mean_step / r.step_of_mean - 1.0 : 0.0;
     const double variation = r.mean_step > 0 && r.itl_measured ? r.itl.mean / r.mean_step - 1.0 : 0.0;
+    // Longer or busier steps, and a varying load, only slow the simulation: none of them explains it running faster.
+    if (!(r.gap_throughput < 0 || r.gap_itl > 0)) return SimGap::unexplained;
     if (std::max(granularity, variation) > 0.05)
         return granularity >= variation || load == SimGap::none ? SimGap::granularity : load;
     return load == SimGap::none ? SimGap::unexplained : load;

@@ -92,6 +92,7 @@ enum class CallState : std::uint8_t { queued, loading, prefilling, decoding, don
 struct SimCall {  // a call from arrival to completion
     double arrival = 0, first_token = 0;  // s
     std::int64_t prefill_left = 0;  // tokens of A not prefilled yet
+    bool chunked = false;  // prefilling, it has had a chunk since it joined the prefill FIFO (running, not waiting)
     std::int64_t decode_from = 0;  // the step that yielded its first token (or the last it resumed at)
     std::int64_t end_step = 0;  // decoding: the step that yields its last token
     std::int64_t produced = 0;  // output tokens before decode_from's (while decoding: including it)
@@ -185,6 +186,7 @@ private:
     PolicySpec recompute_pol_;  // the policy of that prefill (idle hold: nothing parked)
     std::uint64_t admissions_ = 0;
     std::size_t decoding_ = 0;  // calls decoding (decoders_ may keep preempted ones' entries)
+    std::size_t chunked_ = 0;  // calls of the prefill FIFO that have had a chunk (SimCall::chunked)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions
     double held_tokens_ = 0;  // KV tokens the calls in the engine hold now (for utilisation)
@@ -210,6 +212,13 @@ private:
     void complete(std::uint32_t id);
     void start_window();
     [[nodiscard]] std::size_t active() const noexcept { return prefilling_.size() + decoding_; }
+    // Running as the closed form counts it: decoding, reloading, or prefilling from a call's first chunk on
+    // (admitted calls still waiting for the chunk budget are, in the closed form, queued).
+    [[nodiscard]] std::size_t started() const noexcept { return decoding_ + loading_.size() + chunked_; }
+    void join_prefill(std::uint32_t id) {
+        calls_[id].chunked = false;
+        prefilling_.push_back(id);
+    }
     [[nodiscard]] std::size_t running() const noexcept { return active() + loading_.size(); }
 };
 

@@ -155,7 +155,7 @@ inline void SimEngine::admit() {
                                   id);
         } else if (call.recompute) {  // nothing held: the recomputation starts from an empty context
             call.state = CallState::prefilling;
-            prefilling_.push_back(id);
+            join_prefill(id);
         } else {
             held_tokens_ += static_cast<double>(c.s_cached);
             if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
@@ -165,7 +165,7 @@ inline void SimEngine::admit() {
                 loading_.emplace_back(link.submit(LinkPair::h2d, now, c.reload, timeline, measuring_, true, saved), id);
             } else {
                 call.state = CallState::prefilling;
-                prefilling_.push_back(id);
+                join_prefill(id);
             }
         }
         ++events;
@@ -186,7 +186,7 @@ inline void SimEngine::loaded() {
             resume_decoding(id);
         } else {
             c.state = CallState::prefilling;
-            prefilling_.push_back(id);
+            join_prefill(id);
         }
     }
 }
@@ -217,7 +217,7 @@ inline void SimEngine::account(double dt) {
     if (q > 0) tally.queue_busy += dt;
     tally.queue_max = std::max(tally.queue_max, q);
     tally.batch += static_cast<double>(decoding_) * dt;
-    tally.running += r * dt;
+    tally.running += static_cast<double>(started()) * dt;
     tally.loading += static_cast<double>(loading_.size()) * dt;
     tally.hbm_used += (weights_ + kv_gpu_ * held_tokens_ + idle_hbm_) * dt;
 }
@@ -234,9 +234,13 @@ inline double SimEngine::gather_prefill(StepContent& into) {
     auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
     std::int64_t piece = 0;
     for (const std::uint32_t id : prefilling_) {
-        const SimCall& c = calls_[id];
+        SimCall& c = calls_[id];
         const std::int64_t take = std::min(c.prefill_left, budget);
         if (take == 0 && c.prefill_left > 0) break;
+        if (!c.chunked) {
+            c.chunked = true;
+            ++chunked_;
+        }
         const ClassLoad& load = c.recompute ? recompute_[id] : in_.cls[c.cls];
         const auto A = c.recompute ? load.A : static_cast<double>(cls_[c.cls].a_append);
         add_prefill(into, load, A > 0 ? static_cast<double>(take) / A : 1.0, lin_);
@@ -304,6 +308,8 @@ inline void SimEngine::step() {
         prefill_tokens += static_cast<double>(take);
         if (calls_[id].prefill_left > 0) continue;
         prefilling_.pop_front();  // the calls that finish are the first of the FIFO
+        calls_[id].chunked = false;
+        --chunked_;
         output_tokens += 1;  // the first token (a recomputation's: its next)
         if (measuring_) tally.tokens_out += 1;
         if (calls_[id].produced == 0) calls_[id].first_token = now;

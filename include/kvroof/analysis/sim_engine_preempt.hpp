@@ -78,6 +78,10 @@ inline void SimEngine::preempt(std::uint32_t id) {
         held = c.prompt - c.prefill_left;
         reserved = c.prompt;
         prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), id));
+        if (c.chunked) {
+            c.chunked = false;
+            --chunked_;
+        }
     }
     reserved_hbm_ -= kv_gpu_ * static_cast<double>(reserved);
     reserved_dram_ -= k.dram;
