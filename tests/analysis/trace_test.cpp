@@ -179,6 +179,19 @@ TEST_CASE("a synthesized trace stays within what a trace may hold, and a gap pas
         CHECK(c.output <= limits::kMaxTokens);
         CHECK(c.output >= 1);
     }
+    // A class of no cached and few new tokens, drawn ±100 %: a draw that rounds to 0 new tokens is still a call
+    // of one input token, as `kvroof trace` reads one (4,000 calls: ~10 such draws before).
+    SynthClass tiny;
+    tiny.name = "tiny";
+    tiny.a_append = 100;
+    tiny.o_output = 1;
+    spec.classes = {tiny};
+    spec.calls = 4000;
+    spec.spread = 1;
+    for (const TraceCall& c : synthesize_trace(spec)) {
+        CHECK(c.input >= 1);
+        CHECK(c.output >= 1);
+    }
     // Two calls of one session 2e9 s apart: more than an idle gap may be (1e9 s), so no class could carry it.
     TraceCall a, b;
     a.session = b.session = "s";

@@ -86,8 +86,10 @@ namespace trace_detail {
             x.start_s = std::round(t * 1000.0) / 1000.0;  // the millisecond the trace file keeps
             // Each count within what a trace may hold (limits::kMaxTokens), so the trace reads back.
             x.cached = std::clamp(trace_detail::draw_tokens(rng, c.s_cached, spec.spread), 0.0, limits::kMaxTokens);
-            x.input =
-                std::min(limits::kMaxTokens, x.cached + std::max(0.0, trace_detail::draw_tokens(rng, c.a_append, spec.spread)));
+            // A call has an input and an output token at least (the reader's rule): a class whose mean is near 0 or 1
+            // comes back a little higher (docs/trace.md).
+            x.input = std::clamp(x.cached + std::max(0.0, trace_detail::draw_tokens(rng, c.a_append, spec.spread)), 1.0,
+                                 limits::kMaxTokens);
             x.output = std::clamp(trace_detail::draw_tokens(rng, c.o_output, spec.spread), 1.0, limits::kMaxTokens);
             out.push_back(std::move(x));
             t += trace_detail::draw_gap(rng, c);
