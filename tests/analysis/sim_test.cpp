@@ -226,7 +226,7 @@ TEST_CASE("the gap's mechanism agrees with its sign: a stall never explains a fa
     CHECK(detail::name_gap(r) == SimGap::dynamic_split);
 }
 
-TEST_CASE("a faster simulation is never put down to a slower step; reloads beside the steps and bunched calls are named",
+TEST_CASE("a faster simulation is never put down to a slower step, and reloads beside the steps and bunched calls are named",
           "[sim]") {
     SimResult r;
     r.sim_time = 100;
