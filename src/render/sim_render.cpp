@@ -67,9 +67,9 @@ std::string mechanism_text(const SimResult& r) {
                 r.f_split.mean);
         case SimGap::reload_overlap:
             return fmt::format(
-                "reloads beside the steps: parked sessions' reloads kept the link busy {:.0f} % (H2D) of the time, and a "
-                "call's reload in flight does not hold up the running calls' steps; the closed form charges each reload in "
-                "series with the GPU's work at ov = {:g}, so the simulation serves more",
+                "reloads beside the steps: reloads kept the link busy {:.0f} % (H2D) of the time, and a call's reload in "
+                "flight does not hold up the running calls' steps; the closed form charges each reload in series with the "
+                "GPU's work at ov = {:g}, so the simulation serves more",
                 r.h2d.utilisation * 100, r.spec.ov);
         case SimGap::bunched_arrivals:
             return fmt::format(

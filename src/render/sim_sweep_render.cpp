@@ -41,8 +41,8 @@ std::string_view meaning(SimGap g) {
                    "decode-only ones, and a step's time is not linear in its content; the closed form charges the step of "
                    "the mean content";
         case SimGap::reload_overlap:
-            return "parked sessions' reloads cross the link beside the steps, where the closed form charges each in series "
-                   "with the GPU's work (at ov < 1), so the simulation serves more";
+            return "reloads cross the link beside the steps, where the closed form charges each in series with the GPU's "
+                   "work (at ov < 1), so the simulation serves more";
         case SimGap::bunched_arrivals:
             return "calls arrive together and queue for their prefill, leaving the GPU idle between the bunches (the "
                    "simulation's GPU steps under 90 % of the time), where the fluid closed form keeps it stepping";

@@ -143,12 +143,18 @@ SweepSpec load_sweep_file(std::string_view given) {
         }
     }
     if (!j.contains("grid") || !j.at("grid").is_array()) throw InputError(where + ": 'grid' must be a list of \"knob=values\"");
+    const bool provenance = j.contains("kvroof") && j.at("kvroof").is_object();
     for (const auto& g : j.at("grid")) {
         if (!g.is_string())
             throw InputError(
                 fmt::format("{}: each 'grid' entry must be a string like \"f=0:1:0.05\", got {}", where, g.type_name()));
         spec.axes.push_back(parse_grid_entry(g.get<std::string>()));
-        map_paths(spec.axes.back(), [&](const std::string& v) { return rebased(v, base); });
+        GridAxis& a = spec.axes.back();
+        const std::vector<std::string> written = a.values;
+        map_paths(a, [&](const std::string& v) { return rebased(v, base); });
+        // A provenance file whose paths needed no rewriting (its sweep wrote it beside the files) holds no
+        // kvroof.cells: its values are the cells that sweep wrote.
+        if (provenance && a.values != written) a.shown = written;
     }
     if (j.contains("kvroof") && j.at("kvroof").is_object() && j.at("kvroof").contains("cells"))
         read_cells(where, j.at("kvroof").at("cells"), spec);

@@ -21,7 +21,7 @@ using namespace sweep_detail;
 
 // Which grid values one check sets; the rest of the axes stay at their first value.
 struct CheckBlock {
-    std::vector<size_t> axes;  // one or two scenario axes
+    std::vector<size_t> axes;  // one, two or three scenario axes
     std::vector<std::uint64_t> from;  // first index checked on each (1: index 0 is point 0's)
     std::uint64_t size = 0;  // product of (axis size - from)
 };
@@ -219,9 +219,14 @@ void check_blocks(const SweepSpec& spec, const TypedGrid& grid, const std::vecto
 // The rules across knobs involve two at most: hbm-reserve < hbm-cap
 // (HardwareSpec::check_validity; either side may come from a hardware preset,
 // but an axis for both overrides the preset) and a mix or a workload, not both
-// (decode_inputs; checked on the flags before this). A rule on three knobs
-// would need triples here. Each check assembles the point through the knob
-// table's typed accessors, as the sweep itself does, and checks the specs.
+// (decode_inputs; checked on the flags before this). The deployment has two
+// rules on three knobs (HardwareSpec::check_validity: attention-dp, ep and the
+// group; gpus x pp x dp), so every three values of every three deployment axes
+// are checked too: kDeploymentKnobs, with the presets that set the group. A new
+// rule on three other knobs adds its knobs there. Each check assembles the
+// point through the knob table's typed accessors, as the sweep itself does,
+// and checks the specs: so every point is valid, and a row skips the checks.
+constexpr std::string_view kDeploymentKnobs[] = {"hardware", "deployment", "gpus", "tp", "ep", "attention-dp", "pp", "dp"};
 void check_every_point(const SweepSpec& spec) {
     check_f_and_ov(spec);
     const TypedGrid grid(spec);  // every list value decodes
@@ -234,6 +239,15 @@ void check_every_point(const SweepSpec& spec) {
     for (size_t x = 0; x < scen.size(); ++x)
         for (size_t y = x + 1; y < scen.size(); ++y)
             blocks.push_back({{scen[x], scen[y]}, {1, 1}, (spec.axes[scen[x]].size() - 1) * (spec.axes[scen[y]].size() - 1)});
+    std::vector<size_t> dep;
+    for (size_t i : scen)
+        if (std::find(std::begin(kDeploymentKnobs), std::end(kDeploymentKnobs), spec.axes[i].knob) != std::end(kDeploymentKnobs))
+            dep.push_back(i);
+    const auto rest = [&](size_t i) { return spec.axes[i].size() - 1; };
+    for (size_t x = 0; x < dep.size(); ++x)
+        for (size_t y = x + 1; y < dep.size(); ++y)
+            for (size_t z = y + 1; z < dep.size(); ++z)
+                blocks.push_back({{dep[x], dep[y], dep[z]}, {1, 1, 1}, rest(dep[x]) * rest(dep[y]) * rest(dep[z])});
     check_blocks(spec, grid, blocks);
 }
 

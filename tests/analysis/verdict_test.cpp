@@ -172,13 +172,23 @@ TEST_CASE("a verdict without the parking comparison or the checks changes nothin
         CHECK(v.kind == full.kind);
         CHECK(v.f == full.f);
         for (const auto& [a, b] : {std::pair{&v.baseline, &full.baseline}, {&v.at_f, &full.at_f}}) {
-            CHECK(a->conservative.throughput == b->conservative.throughput);
-            CHECK(a->optimistic.throughput == b->optimistic.throughput);
-            CHECK(a->conservative.batch == b->conservative.batch);
+            for (const auto& [x, y] : {std::pair{&a->conservative, &b->conservative}, {&a->optimistic, &b->optimistic}}) {
+                CHECK(x->throughput == y->throughput);
+                CHECK(x->batch == y->batch);
+                CHECK(x->tpot == y->tpot);
+                CHECK(x->ttft == y->ttft);
+                CHECK(x->headline == y->headline);
+                CHECK(x->feasible == y->feasible);
+            }
         }
         CHECK(v.best_conservative.f == full.best_conservative.f);
+        CHECK(v.best_optimistic.f == full.best_optimistic.f);
+        CHECK(v.best_conservative.throughput == full.best_conservative.throughput);
         CHECK(v.best_optimistic.throughput == full.best_optimistic.throughput);
         CHECK(v.gain_bankable == full.gain_bankable);
+        CHECK(v.gain_pipelined == full.gain_pipelined);
+        CHECK(v.gain_conservative == full.gain_conservative);
+        CHECK(v.gain_optimistic == full.gain_optimistic);
         // What was skipped is left at its defaults, not half computed.
         CHECK(v.parked_baseline.conservative.throughput == 0);
         CHECK(v.parking_gain_conservative == 1);

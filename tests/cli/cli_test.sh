@@ -341,6 +341,9 @@ cp "$tmp/rp/w.json" "$tmp/rp/w2.json"
 (cd "$tmp/rp" && "$kvroof" sweep --grid "workload=w.json;codex;w2.json" --grid "f=0,0.5" --out out/w.csv) \
     && (cd "$tmp/elsewhere" && "$kvroof" sweep --config ../rp/out/w.csv.meta.json | cmp -s - "$tmp/rp/out/w.csv") \
     && grep -q '^w2.json,0.5,' "$tmp/rp/out/w.csv" && ok || bad "a sidecar with file-valued grid values does not replay from another folder"
+(cd "$tmp/rp" && "$kvroof" sweep --grid "workload=w.json;codex" --grid "f=0,0.5" --out here.csv) \
+    && (cd "$tmp/elsewhere" && "$kvroof" sweep --config ../rp/here.csv.meta.json | cmp -s - "$tmp/rp/here.csv") \
+    && ok || bad "a sidecar beside its grid's files does not replay from another folder"
 
 # One knob, one help: every scenario subcommand lists the same knob flags with their units.
 for sub in verdict mix sweep parallel ladder disagg compare sim; do
