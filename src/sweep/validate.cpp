@@ -216,7 +216,7 @@ void check_blocks(const SweepSpec& spec, const TypedGrid& grid, const std::vecto
 //    settles each rule on one knob (sparse in (0, 1], a preset name);
 //  - every two values of every two axes with the others at their first
 //    values, which settles each rule on two knobs.
-// The rules across knobs involve two at most: hbm-reserve < hbm-cap
+// Most rules across knobs involve two: hbm-reserve < hbm-cap
 // (HardwareSpec::check_validity; either side may come from a hardware preset,
 // but an axis for both overrides the preset) and a mix or a workload, not both
 // (decode_inputs; checked on the flags before this). The deployment has two
