@@ -94,7 +94,7 @@ std::vector<Knob> scenario_rows() {
                         s.model = *std::get<std::shared_ptr<const ModelSpec>>(v);
                         // A quantised checkpoint's own precision, else the default; --weight-dtype (a later row)
                         // overrides it. Always assigned, so no model inherits another's format.
-                        s.policy.weight_dtype = s.model.checkpoint_weights.value_or(PolicySpec{}.weight_dtype);
+                        s.policy.weight_dtype = served_weights(s.model);
                     }, nullptr}},
         {.name = "workload", .column = "workload", .type = KnobType::text, .fallback = io::kDefaultWorkload,
          .help = "workload preset, JSON file, or \"s_cached=N,a_append=N,o_output=N[,idle_gap=10s]\" (without idle_gap: the "

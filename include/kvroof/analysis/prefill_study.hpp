@@ -241,7 +241,7 @@ inline std::vector<KappaTableCells> kappa_table(const PrefillQuestions& q) {
         FlopPerSecond c_eff = setup.c_eff;
         if (setup.c_eff_follows_weights) {  // DeepSeek-V3's FP8 checkpoint at the FP8 peak, Mixtral's BF16 at the BF16
             PolicySpec own;
-            own.weight_dtype = nm.model.checkpoint_weights.value_or(DType::bf16);
+            own.weight_dtype = served_weights(nm.model);
             c_eff = default_prefill_flops(setup.hardware, gemm_dtype(own));
         }
         k.c_eff = setup.tp.pooled(c_eff);

@@ -125,7 +125,7 @@ namespace detail {
 //                     link > 5 % of their time
 //   admission stall   calls queued > 25 % of the time, fewer decode than in the closed form (> 5 %) and
 //                     the simulation serves less
-//   reload overlap    the simulation serves more while parked sessions' reloads cross the link: the
+//   reload overlap    the simulation serves more while reloads (parked sessions', swapped calls') cross the link: the
 //                     closed form charges each reload in series with the steps (ov < 1), a reload in
 //                     flight does not hold up the running calls' steps
 //   dynamic split     the dynamic policy serves more than the closed form at its mean split
@@ -158,7 +158,7 @@ namespace detail {
         return SimGap::link_queue;
     // A stall makes the simulation slower: fewer decode than in the closed form, and it serves less.
     if (r.queue_busy > 0.25 && r.batch < 0.95 * r.closed.batch && r.gap_throughput < 0) return SimGap::admission_stall;
-    // The closed form puts each parked session's reload in series with the steps; the simulation runs it beside them.
+    // The closed form puts each reload in series with the steps; the simulation runs it beside them.
     const bool faster = r.gap_throughput > 0.1 || (r.gap_itl < -0.1 && r.gap_throughput >= 0);
     if (faster && r.h2d.transfers > 0 && r.spec.ov < 1) return SimGap::reload_overlap;
     // Each step balanced on its own content beats the mean split on every step (the closed form's, at f = the mean).

@@ -219,6 +219,11 @@ private:
         calls_[id].chunked = false;
         prefilling_.push_back(id);
     }
+    // It leaves the prefill FIFO (prefill done, or preempted): no longer one of chunked_.
+    void leave_prefill(SimCall& c) noexcept {
+        if (c.chunked) --chunked_;
+        c.chunked = false;
+    }
     [[nodiscard]] std::size_t running() const noexcept { return active() + loading_.size(); }
 };
 

@@ -308,8 +308,7 @@ inline void SimEngine::step() {
         prefill_tokens += static_cast<double>(take);
         if (calls_[id].prefill_left > 0) continue;
         prefilling_.pop_front();  // the calls that finish are the first of the FIFO
-        calls_[id].chunked = false;
-        --chunked_;
+        leave_prefill(calls_[id]);
         output_tokens += 1;  // the first token (a recomputation's: its next)
         if (measuring_) tally.tokens_out += 1;
         if (calls_[id].produced == 0) calls_[id].first_token = now;

@@ -78,10 +78,7 @@ inline void SimEngine::preempt(std::uint32_t id) {
         held = c.prompt - c.prefill_left;
         reserved = c.prompt;
         prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), id));
-        if (c.chunked) {
-            c.chunked = false;
-            --chunked_;
-        }
+        leave_prefill(c);
     }
     reserved_hbm_ -= kv_gpu_ * static_cast<double>(reserved);
     reserved_dram_ -= k.dram;

@@ -60,6 +60,12 @@ struct PolicySpec {
     }
 };
 
+// The weights' precision a model is served in unless --weight-dtype says otherwise: its quantised checkpoint's own,
+// else the default.
+[[nodiscard]] inline DType served_weights(const ModelSpec& m) noexcept {
+    return m.checkpoint_weights.value_or(PolicySpec{}.weight_dtype);
+}
+
 // The precision the GEMMs run in: --compute-dtype when given, else the
 // weights' own (FP8 weights → FP8 GEMMs, NVFP4 and MXFP4 → FP4); integer
 // weights are dequantised into BF16 GEMMs (W4A16, W8A16), as AWQ/GPTQ
