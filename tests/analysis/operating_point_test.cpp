@@ -123,7 +123,7 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
     // 16 sequences each decoding 1,999 steps start x = 16/1999 requests per step, P = 20,000·x prefill tokens per
     // step, and the prompt comes in 2,048-token chunks: φ = 16·20000 / (1999·2048) of the steps carry one.
     const double x = 16.0 / 1999.0, phi = 16.0 * 20000.0 / (1999.0 * 2048.0);
-    CHECK(detail::prefill_step_share(in, x, 2048) == Approx(phi).epsilon(1e-12));
+    CHECK(detail::prefill_step_share(in, x, 2048, 2048) == Approx(phi).epsilon(1e-12));
     const detail::StepContent chunk = detail::step_content(ps, in, x, StepPrefill::mean, 0, x / phi);
     CHECK(chunk.prefill_tokens == Approx(2048).epsilon(1e-12));
     const double with = detail::step_time(ps, chunk, 0.0, 0.0), without = p.step_bare;
@@ -136,14 +136,14 @@ TEST_CASE("chunked prefill comes in whole pieces: ITL is the mean of the steps w
     const Scenario one_s = bench("h200", "llama-3.1-8b", 100, 200);
     const PreparedScenario one(one_s);
     const LoadSpec l1 = test::point_load(LoadMode::batch, 1);
-    CHECK(detail::prefill_step_share(detail::point_inputs(one, 0.0, l1), 1.0 / 199.0, 2048) == Approx(1.0 / 199.0));
+    CHECK(detail::prefill_step_share(detail::point_inputs(one, 0.0, l1), 1.0 / 199.0, 2048, 2048) == Approx(1.0 / 199.0));
     // When every step carries prefill (the budget binds), the step is the mean step: nothing changes.
     const Scenario full_s = bench("h100-sxm", "llama-3.1-8b", 8000, 2);
     const PreparedScenario full(full_s);
     const LoadSpec lf = test::point_load(LoadMode::batch, 64, PrefillMode::chunked, 512);
     const OperatingPoint b = operating_point(full, lf, 0.0, 0.0);
     const detail::PointInputs inf = detail::point_inputs(full, 0.0, lf);
-    CHECK(detail::prefill_step_share(inf, b.starts_per_step, 512) == Approx(1.0));
+    CHECK(detail::prefill_step_share(inf, b.starts_per_step, 512, 512) == Approx(1.0));
     CHECK(b.itl == Approx(detail::step_time(full, inf, 0.0, 0.0, b.starts_per_step, StepPrefill::mean)).epsilon(1e-12));
 }
 

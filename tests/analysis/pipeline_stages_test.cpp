@@ -20,10 +20,12 @@ Scenario staged(const char* hardware, const char* model, int tp, int pp, double 
 }  // namespace
 
 TEST_CASE("sim with pipeline stages: the limiting case agrees with the closed form's cycle within 2 percent", "[sim][pp]") {
-    // Every step carries the same content (C = O clients, A = chunk): the closed form is exact, as at pp = 1.
+    // Every cycle carries the same content: A = chunk and C = pp·O clients, so each of the pp micro-batches
+    // takes one request's chunk a cycle with its own budget (cycle_budget); the closed form is exact, as at pp = 1.
+    // With one budget a cycle, the simulated throughput would be about 1/pp of the closed form's.
     for (const int pp : {2, 4}) {
         const Scenario sc = staged("h200", "llama-3.1-8b", 1, pp, 2048, 256);
-        const SimResult r = simulate(sc, test::closed_loop(256, 6000, GapDist::deterministic));
+        const SimResult r = simulate(sc, test::closed_loop(256 * pp, 6000 * pp, GapDist::deterministic));
         INFO("pp " << pp);
         REQUIRE(r.feasible);
         CHECK(r.closed.step_bare > 0);

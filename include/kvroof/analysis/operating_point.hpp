@@ -200,8 +200,8 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
     if (load.mode == LoadMode::saturate || load.mode == LoadMode::best) return detail::saturated_point(ps, load, f, ov);
     const detail::PointInputs in = detail::point_inputs(ps, f, load);
     const bool chunked = load.prefill == PrefillMode::chunked;
-    // The chunk budget caps the starts per step.
-    const double x_cap = chunked && in.sum_pA > 0 ? load.chunk / in.sum_pA : kUnbounded;
+    // The chunk budget caps the starts per step (a pipeline's cycle: one budget per micro-batch).
+    const double x_cap = chunked && in.sum_pA > 0 ? cycle_budget(ps.pipe, load.chunk) / in.sum_pA : kUnbounded;
     double x = 0, wait = 0;
     bool capped = false;
     switch (load.mode) {
@@ -237,10 +237,11 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
 namespace detail {
 // One wave: every request of a run of N sent at once, all of them running
 // together, is not a steady state. The engine first prefills all N·Ā tokens,
-// a full budget K = min(chunk, N·Ā) a step: n_p = N·Ā/K steps of t_p each,
-// T_p = n_p·t_p. A request decodes from the end of its prefill, the prefill
-// steps still to come, then decode steps t_d of those still decoding. First
-// tokens leave evenly from step a = max(1, Ā/K) to n_p, so TTFT = a·t_p + L/2
+// a full budget K = min(budget, N·Ā) a step (cycle_budget: chunk, a
+// pipeline's m·chunk a cycle): n_p = N·Ā/K steps of t_p each, T_p = n_p·t_p.
+// A request decodes from the end of its prefill, the prefill steps still to
+// come, then decode steps t_d of those still decoding. First tokens leave
+// evenly from step a = max(1, Ā/min(K, chunk)) to n_p, so TTFT = a·t_p + L/2
 // with L = (n_p − a)·t_p, and a request's first token leaves u before the
 // last one's, u uniform on [0, L]. It decodes min(u/t_p, D) of its D tokens in
 // prefill steps and the rest in decode steps; with c = min(L, D·t_p) and
@@ -273,8 +274,9 @@ struct Wave {
     for (std::size_t i = 0; i < in.n; ++i) end_kv += in.cls[i].p * kv_held(ps.mc, in.cls[i].S + in.cls[i].O).raw();
     if (n * (1.0 - f) * end_kv * ps.kv_replication > ps.hbm_free_bytes() || n * f * end_kv > ps.sys.cpu_memory.raw())
         return std::nullopt;
-    const double piece = std::min(load.chunk, n * in.sum_pA), steps = n * in.sum_pA / piece;
-    const double first = std::max(1.0, in.sum_pA / piece);  // the step of the first first token
+    // K: the budget each step fills (a pipeline's cycle: one per micro-batch); a request gets at most a chunk of it.
+    const double piece = std::min(cycle_budget(ps.pipe, load.chunk), n * in.sum_pA), steps = n * in.sum_pA / piece;
+    const double first = std::max(1.0, in.sum_pA / std::min(piece, load.chunk));  // the step of the first first token
     const double g = !(D > 0) ? 0.0 : steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
     StepContent with =
         step_content(ps, in, D > 0 ? n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D) : 0.0, StepPrefill::none);

@@ -18,13 +18,14 @@ namespace detail {
 // The share φ of steps that carry prefill (chunked). An engine fills a step's
 // token budget with prefill while some waits, so prefill comes in whole
 // pieces: one request's chunk min(A, chunk), or the budget when prefills
-// queue. A step with prefill carries K = min(chunk, max(P, ū)) tokens, where
-// P = x·Σp·A is the mean prefill per step and ū the token-weighted mean piece
-// Σp·A·min(A, chunk) / Σp·A; φ = P / K (1 when every step carries some).
-[[nodiscard]] inline double prefill_step_share(const PointInputs& in, double x, double chunk) noexcept {
+// queue. A step with prefill carries K = min(budget, max(P, ū)) tokens, where
+// P = x·Σp·A is the mean prefill per step, ū the token-weighted mean piece
+// Σp·A·min(A, chunk) / Σp·A and budget the step's (cycle_budget: chunk, or
+// a pipeline's m·chunk); φ = P / K (1 when every step carries some).
+[[nodiscard]] inline double prefill_step_share(const PointInputs& in, double x, double chunk, double budget) noexcept {
     const double P = x * in.sum_pA;
     if (!(P > 0)) return 0.0;
-    return std::min(1.0, P / std::min(chunk, std::max(P, mean_piece(in, chunk))));
+    return std::min(1.0, P / std::min(budget, std::max(P, mean_piece(in, chunk))));
 }
 
 // The chunked step: the mean of the steps that carry prefill (1/φ of the mean
@@ -38,7 +39,7 @@ namespace detail {
 // takes more of the time.
 [[nodiscard]] inline double chunked_step_time(const PreparedScenario& ps, const PointInputs& in, double f, double ov, double x,
                                               double x_pre, double chunk, double without, Resource without_b, Resource* binding) {
-    const double phi = prefill_step_share(in, x_pre, chunk);
+    const double phi = prefill_step_share(in, x_pre, chunk, cycle_budget(ps.pipe, chunk));
     Resource with_b = Resource::gpu_hbm;
     const double with =
         phi > 0 ? step_time_in_pieces(ps, in, f, ov, x, StepPrefill::mean, 0, x_pre / phi, mean_piece(in, chunk), &with_b) : 0.0;

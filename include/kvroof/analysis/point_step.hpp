@@ -156,14 +156,36 @@ struct GemmTerms {
     return combine(Seconds(p.gpu), Seconds(p.offload), ov).raw();
 }
 
+// The content scaled by a: a share of its sequences, with their tokens and seconds.
+[[nodiscard]] inline StepContent scaled(const StepContent& s, double a) noexcept {
+    return {s.decode_tokens * a, s.prefill_tokens * a, s.attn_c * a, s.attn_m * a,
+            s.cpu_c * a,         s.cpu_d * a,          s.h2d * a,    s.d2h * a};
+}
+
+// One of m micro-batches: 1/m of the content.
+[[nodiscard]] inline StepContent split_in(const StepContent& s, double m) noexcept {
+    return {s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
+            s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
+}
+
 // What each group of a pipeline runs per cycle (pipeline.hpp): one of m
 // micro-batches, m = the decoding sequences within [1, microbatches]; the step
 // itself with one stage.
 [[nodiscard]] inline StepContent group_share(const Pipeline& p, const StepContent& s) noexcept {
     if (p.pp <= 1) return s;
-    const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches);
-    return {s.decode_tokens / m, s.prefill_tokens / m, s.attn_c / m, s.attn_m / m,
-            s.cpu_c / m,         s.cpu_d / m,          s.h2d / m,    s.d2h / m};
+    return split_in(s, std::clamp(s.decode_tokens, 1.0, p.microbatches));
+}
+
+// A pipeline's cycle of m micro-batches (1 ≤ m ≤ microbatches), each carrying
+// 1/m of the content: σ·T(s/m), σ = max(1, m·ι/pp), plus the transfers of its
+// tokens over every boundary; `binding` gets what sets it.
+[[nodiscard]] inline double cycle_time(const PreparedScenario& ps, const StepContent& s, double m, double f, double ov,
+                                       Resource* binding) {
+    const Pipeline& p = ps.pipe;
+    const double sigma = std::max(1.0, m * p.imbalance / p.pp), tokens = s.decode_tokens + s.prefill_tokens;
+    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
+    return sigma * group_step_time(ps, split_in(s, m), f, ov, binding) + p.transfer_latency + tokens * transfer +
+           ps.step_overhead;
 }
 
 // One step's time from its content (a pipeline's cycle: pipeline.hpp, each of
@@ -175,11 +197,7 @@ struct GemmTerms {
                                       Resource* binding = nullptr) {
     const Pipeline& p = ps.pipe;
     if (p.pp <= 1) return group_step_time(ps, s, f, ov, binding) + ps.step_overhead;
-    const double m = std::clamp(s.decode_tokens, 1.0, p.microbatches), tokens = s.decode_tokens + s.prefill_tokens;
-    const double sigma = std::max(1.0, m * p.imbalance / p.pp);
-    const StepContent part = group_share(p, s);
-    const double transfer = p.transfer_per_sequence * p.microbatches / m;  // s per token per cycle over every boundary
-    return sigma * group_step_time(ps, part, f, ov, binding) + p.transfer_latency + tokens * transfer + ps.step_overhead;
+    return cycle_time(ps, s, std::clamp(s.decode_tokens, 1.0, p.microbatches), f, ov, binding);
 }
 
 // The tensor-parallel all-reduce time one step charges for its `tokens` (`decode` of them decoding), as
@@ -191,11 +209,6 @@ struct GemmTerms {
     return std::max(1.0, m * p.imbalance / p.pp) * tp_comm_per_pass(ps.mc, ps.sys, tokens / m);
 }
 
-// The content scaled by a: a share of its sequences, with their tokens and seconds.
-[[nodiscard]] inline StepContent scaled(const StepContent& s, double a) noexcept {
-    return {s.decode_tokens * a, s.prefill_tokens * a, s.attn_c * a, s.attn_m * a,
-            s.cpu_c * a,         s.cpu_d * a,          s.h2d * a,    s.d2h * a};
-}
 [[nodiscard]] inline StepContent operator+(const StepContent& a, const StepContent& b) noexcept {
     return {a.decode_tokens + b.decode_tokens,
             a.prefill_tokens + b.prefill_tokens,
@@ -207,6 +220,16 @@ struct GemmTerms {
             a.d2h + b.d2h};
 }
 
+// The prefill tokens one step may carry: the engine's token budget per
+// scheduled batch, `chunk`; in a pipeline, once per micro-batch, since each of
+// the m micro-batches in flight is scheduled with its own budget (vLLM runs a
+// virtual engine, with its own scheduler, per stage: pipeline.hpp). One
+// request's piece rides in one micro-batch, so it still gets at most `chunk`
+// a cycle (ClassLoad::chunks).
+[[nodiscard]] inline double cycle_budget(const Pipeline& p, double chunk) noexcept {
+    return p.pp > 1 ? p.microbatches * chunk : chunk;
+}
+
 // A pipeline's cycle when its prefill comes in whole pieces (docs/model.md,
 // "Pipeline parallelism and replicas", "Prefill in whole pieces"): a
 // request's piece rides in one micro-batch, not split over the m of them, so
@@ -215,13 +238,18 @@ struct GemmTerms {
 // rest. That micro-batch's trip through every stage, T(big), or the busiest
 // stage serving all m, ι/pp·(T(big) + (m − 1)·T(other)), whichever is longer,
 // is the cycle, plus the transfers of that micro-batch's tokens. At g = 1/m it
-// is step_time's σ·T(s/m) with its transfers.
+// is cycle_time's σ·T(s/m) with its transfers. m counts the micro-batches
+// that hold something: a decoding sequence or a piece (P/piece of them), at
+// most `microbatches`.
 [[nodiscard]] inline double piece_step_time(const PreparedScenario& ps, const StepContent& dec, const StepContent& pre,
                                             double piece, double f, double ov, Resource* binding) {
     const Pipeline& p = ps.pipe;
-    const double m = std::clamp(dec.decode_tokens, 1.0, p.microbatches), P = pre.prefill_tokens;
+    const double P = pre.prefill_tokens;
+    if (p.pp <= 1) return step_time(ps, dec + pre, f, ov, binding);
+    const double pieces = P > 0 && piece > 0 ? P / piece : 0.0;  // a mean, like the decoding count
+    const double m = std::clamp(std::max(dec.decode_tokens, pieces), 1.0, p.microbatches);
     const double g = P > 0 ? std::max(1.0 / m, std::min(1.0, piece / P)) : 1.0 / m;
-    if (p.pp <= 1 || g <= 1.0 / m) return step_time(ps, dec + pre, f, ov, binding);
+    if (g <= 1.0 / m) return cycle_time(ps, dec + pre, m, f, ov, binding);
     const StepContent share = scaled(dec, 1.0 / m);
     const double big = group_step_time(ps, share + scaled(pre, g), f, ov, binding);
     const double other = group_step_time(ps, share + scaled(pre, (1.0 - g) / (m - 1.0)), f, ov, nullptr);

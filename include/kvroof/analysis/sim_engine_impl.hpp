@@ -228,14 +228,17 @@ inline void SimEngine::start_window() {
 }
 
 // The prefill chunks the budget allows this step, FIFO, added to `into`; the
-// largest chunk (a call's piece of the step: piece_step_time).
+// largest chunk (a call's piece of the step: piece_step_time). A pipeline's
+// cycle has one budget per micro-batch (cycle_budget), a call at most one
+// chunk of it.
 inline double SimEngine::gather_prefill(StepContent& into) {
     chunks_.clear();
-    auto budget = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
+    const auto chunk = static_cast<std::int64_t>(std::min(spec_.load.chunk, 1e15));
+    auto budget = static_cast<std::int64_t>(std::min(cycle_budget(ps_.pipe, spec_.load.chunk), 1e15));
     std::int64_t piece = 0;
     for (const std::uint32_t id : prefilling_) {
         SimCall& c = calls_[id];
-        const std::int64_t take = std::min(c.prefill_left, budget);
+        const std::int64_t take = std::min({c.prefill_left, budget, chunk});
         if (take == 0 && c.prefill_left > 0) break;
         if (!c.chunked) {
             c.chunked = true;
@@ -247,7 +250,8 @@ inline double SimEngine::gather_prefill(StepContent& into) {
         piece = std::max(piece, take);
         chunks_.emplace_back(id, take);
         budget -= take;
-        if (take < c.prefill_left) break;  // the budget is spent inside this call
+        if (budget == 0) break;  // a call that goes on waits for the next step
+        if (take < c.prefill_left) continue;  // a pipeline's call whose chunk is taken: the next call's, if budget is left
     }
     return static_cast<double>(piece);
 }
@@ -302,12 +306,23 @@ inline void SimEngine::step() {
         sum_context_ -= static_cast<double>(cls_[c.cls].context + c.produced + static_cast<std::int64_t>(steps) - c.decode_from);
         complete(d.call);
     }
-    for (const auto& [id, take] : chunks_) {
+    // The chunks came from the front of the FIFO in order: the calls that go on keep their places there, those
+    // that finish leave it (listed again at the front of chunks_) before any of them starts decoding.
+    std::size_t going_on = 0, done = 0;
+    for (std::size_t i = 0; i < chunks_.size(); ++i) {
+        const auto [id, take] = chunks_[i];
         calls_[id].prefill_left -= take;
         held_tokens_ += static_cast<double>(take);
         prefill_tokens += static_cast<double>(take);
-        if (calls_[id].prefill_left > 0) continue;
-        prefilling_.pop_front();  // the calls that finish are the first of the FIFO
+        if (calls_[id].prefill_left > 0)
+            prefilling_[going_on++] = id;
+        else
+            chunks_[done++].first = id;
+    }
+    prefilling_.erase(prefilling_.begin() + static_cast<std::ptrdiff_t>(going_on),
+                      prefilling_.begin() + static_cast<std::ptrdiff_t>(chunks_.size()));
+    for (std::size_t i = 0; i < done; ++i) {
+        const std::uint32_t id = chunks_[i].first;
         leave_prefill(calls_[id]);
         output_tokens += 1;  // the first token (a recomputation's: its next)
         if (measuring_) tally.tokens_out += 1;
