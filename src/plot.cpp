@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -56,11 +57,19 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
         for (size_t i = 0; i < spec.y_categories.size(); ++i)
             s += fmt::format("{}{} {}", i ? ", " : "", quote(tic_label(spec.y_categories[i])), i + 1);
         s += ")\n";
-    } else {
-        s += "set yrange [0:*]\n";
     }
+    // A series without points is left out (gnuplot warns about an empty data block); with no point and no
+    // line at all the graph says so instead of failing on an empty plot command (a scenario where nothing fits).
+    const bool empty = spec.hlines.empty() &&
+                       std::all_of(spec.series.begin(), spec.series.end(), [](const PlotSeries& p) { return p.x.empty(); });
+    if (empty) {
+        s += spec.log_x ? "set xrange [1:2]\n" : "set xrange [0:1]\n";
+        s += "set label 1 \"nothing to plot: no point has a value here\" at graph 0.5, graph 0.5 center\nunset key\n";
+    }
+    if (spec.y_categories.empty()) s += empty ? "set yrange [0:1]\n" : "set yrange [0:*]\n";
     for (size_t i = 0; i < spec.series.size(); ++i) {
         const PlotSeries& p = spec.series[i];
+        if (p.x.empty()) continue;
         s += fmt::format("$d{} << EOD\n", i);
         for (size_t k = 0; k < p.x.size(); ++k) {
             if (p.style == PlotSeries::Style::band)
@@ -90,8 +99,10 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
     }
     for (size_t i = 0; i < spec.series.size(); ++i) {
         const PlotSeries& p = spec.series[i];
+        if (p.x.empty()) continue;
         const std::string color = p.color.empty() ? "" : " lc rgb " + quote(p.color);
-        if (i || !first) s += ", \\\n     ";
+        if (!first) s += ", \\\n     ";
+        first = false;
         switch (p.style) {
             case PlotSeries::Style::band:
                 s += fmt::format("$d{} using 1:2:3 with filledcurves fs transparent solid 0.25 noborder{} title {}", i, color,
@@ -105,6 +116,7 @@ std::string gnuplot_script(const PlotSpec& spec, const std::string& svg_path) {
                 break;
         }
     }
+    if (first) s += "NaN notitle";
     s += "\n";
     return s;
 }
@@ -145,15 +157,54 @@ private:
     struct sigaction old_ {};
 };
 
-// Runs `gnuplot` with `script` on its standard input and its standard output
-// sent to our standard error; throws unless it exits 0.
+// gnuplot's messages, kept in an unlinked scratch file: its warnings (an
+// empty range widened, a series of one point) are not kvroof's to print, and
+// when it fails, its last line goes into kvroof's one-line error.
+class GnuplotLog {
+public:
+    GnuplotLog() {
+        std::string name = (std::filesystem::temp_directory_path() / "kvroof-gnuplot-XXXXXX").string();
+        fd_ = ::mkostemp(name.data(), O_CLOEXEC);
+        if (fd_ < 0) throw std::runtime_error(fmt::format("cannot start gnuplot: {}", std::strerror(errno)));
+        ::unlink(name.c_str());
+    }
+    GnuplotLog(const GnuplotLog&) = delete;
+    GnuplotLog& operator=(const GnuplotLog&) = delete;
+    ~GnuplotLog() { ::close(fd_); }
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+    // The last line gnuplot wrote that says something, or "".
+    [[nodiscard]] std::string last_line() const {
+        std::string text, line;
+        char buf[4096];
+        ssize_t n = 0;
+        for (off_t at = 0; (n = ::pread(fd_, buf, sizeof buf, at)) > 0 && text.size() < (1u << 20); at += n)
+            text.append(buf, static_cast<size_t>(n));
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find('\n', start);
+            if (end == std::string::npos) end = text.size();
+            const std::string l = text.substr(start, end - start);
+            if (l.find_first_not_of(" \t^\r") != std::string::npos) line = l.substr(l.find_first_not_of(" \t"));
+            start = end + 1;
+        }
+        return line;
+    }
+
+private:
+    int fd_ = -1;
+};
+
+// Runs `gnuplot` with `script` on its standard input, its output and messages
+// into `log`; throws unless it exits 0.
 void run_gnuplot(const std::string& gnuplot, const std::string& script, const std::string& svg_path) {
+    const GnuplotLog log;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("cannot start gnuplot: {}", std::strerror(errno)));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, 2, 1);
+    posix_spawn_file_actions_adddup2(&actions, log.fd(), 1);
+    posix_spawn_file_actions_adddup2(&actions, log.fd(), 2);
     std::string arg0 = gnuplot;
     char* argv[] = {arg0.data(), nullptr};
     pid_t pid = 0;
@@ -180,8 +231,10 @@ void run_gnuplot(const std::string& gnuplot, const std::string& script, const st
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) throw std::runtime_error(fmt::format("gnuplot drawing '{}': {}", svg_path, std::strerror(errno)));
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || done < script.size())
-        throw std::runtime_error(fmt::format("gnuplot failed drawing '{}'", svg_path));
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || done < script.size()) {
+        const std::string why = log.last_line();
+        throw std::runtime_error(fmt::format("gnuplot failed drawing '{}'{}{}", svg_path, why.empty() ? "" : ": ", why));
+    }
 }
 
 // gnuplot may exit 0 without drawing (a stub, a script it did not finish).

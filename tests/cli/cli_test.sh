@@ -193,6 +193,11 @@ awk -v a="$(moe_big --eta-moe-gemm 0.1)" -v b="$(moe_big)" 'BEGIN { exit !(a > 1
     && ok || bad "--eta-moe-gemm 0.1: step $(moe_big --eta-moe-gemm 0.1) is not well above $(moe_big)"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
+# Nothing fits: a result, not a crash. The plot says so, the CSV is written, gnuplot's warnings stay off stderr.
+"$kvroof" parallel --hardware l4 --model deepseek-v3 --gpus 1 --plot "$tmp/none.svg" --csv "$tmp/none.csv" >/dev/null 2>"$tmp/none.err" \
+    && grep -q 'nothing to plot' "$tmp/none.svg" && [ -s "$tmp/none.csv" ] && [ ! -s "$tmp/none.err" ] && ok || bad "parallel --plot where nothing fits"
+"$kvroof" sweep --grid f=0,1 --hardware h200 --plot "$tmp/one.svg" --x f --y gain_con --out /dev/null 2>"$tmp/one.err" \
+    && grep -q '<svg' "$tmp/one.svg" && [ ! -s "$tmp/one.err" ] && ok || bad "sweep --plot with no gain to draw: gnuplot's warnings on stderr"
 # Axis labels with units from the knob table, never a raw column name; a 1x line on a gain plot.
 grep -q 'throughput, ov = 0 (tok/s)' "$tmp/p.svg" && grep -q 'offload fraction f' "$tmp/p.svg" && ! grep -q 'tps_con_tok_per_s' "$tmp/p.svg" && ok || bad "sweep --plot: axis labels"
 "$kvroof" sweep --grid "hbm-bw=4,8" --grid "cpus-per-gpu=0.5,1,2" --plot "$tmp/g.svg" --x cpus-per-gpu --y gain_con >/dev/null \
