@@ -258,6 +258,13 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         if (m.contains("index_topk") && !m.at("index_topk").is_null())
             throw InputError(
                 fmt::format("{}: index_topk: DeepSeek sparse attention without MLA (kv_lora_rank) is not modelled", where));
+        // MLA's other fields without its latent rank: read as GQA, its KV would be ~25× the latent's.
+        for (const char* k : {"qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"})
+            if (m.contains(k) && !m.at(k).is_null())
+                throw InputError(
+                    fmt::format("{}: kv_lora_rank: missing, though '{}' says the attention is MLA (give the "
+                                "latent rank, a whole number)",
+                                where, k));
         s.attention = Attention::gqa;
         s.kv_heads = field_or(where, m, "num_key_value_heads", "kv_heads", s.heads);
         s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));

@@ -105,7 +105,9 @@ double csv_number(const std::string& at, const char* key, const std::string& tex
     errno = 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+    // Decimal only, as every number kvroof reads: strtod also takes hexadecimal ("0x10" = 16).
+    const bool hex = text.find_first_of("xX") != std::string::npos;
+    if (text.empty() || hex || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
         throw InputError(fmt::format("{}: '{}' must be a number, got '{}'", at, key, text));
     return v;
 }

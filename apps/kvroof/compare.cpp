@@ -90,6 +90,8 @@ void run_compare(const CompareOptionsText& o) {
             throw InputError(fmt::format("--across: '{}': f and ov are what the verdict chooses; compare scenarios", e));
         if (a.row->grid_only)
             throw InputError(fmt::format("--across: '{}': a load is a sweep's axis (kvroof sweep --grid); compare scenarios", e));
+        if (o.scenario.get(*a.row))
+            throw InputError(fmt::format("--across {}: also given as --{}; give it one way", a.knob, a.knob));
         for (const io::GridAxis& b : axes)
             if (b.knob == a.knob)
                 throw InputError(fmt::format("--across: '{}': {} is already varied by '{}'; give its values in one --across", e,

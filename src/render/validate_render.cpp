@@ -212,6 +212,11 @@ CalibrationFile read_calibration(const std::string& where, const json& j) {
         if (!j.at("knobs").contains(key)) throw InputError(fmt::format("{}: missing", at));
         const double v = number_at(j.at("knobs").at(key), at, "value");
         const Knob& k = knob(name);
+        // The value is in SI units (s) or a fraction, as written; a unit of another name would be misread.
+        const std::string_view unit = k.type == KnobType::quantity ? "s" : "fraction";
+        if (const json& o = j.at("knobs").at(key); o.contains("unit") && !(o.at("unit").is_string() && o.at("unit") == unit))
+            throw InputError(fmt::format("{}.unit: must be \"{}\" (the value is in {}), got {}", at, unit,
+                                         unit == "s" ? "seconds" : "a fraction", o.at("unit").dump()));
         if (!(v >= k.lo && v <= k.hi)) throw InputError(fmt::format("{}.value: must be in [{}, {}], got {}", at, k.lo, k.hi, v));
         c.values.push_back(v);
     }
