@@ -108,7 +108,15 @@ std::string rung_flag(const LadderRung& r) {
 std::string ladder_line(const LadderStudy& s) {
     const LadderRung &a = s.rungs.front(), &b = s.rungs.back();
     std::string steps;
-    for (std::size_t i = 1; i < s.rungs.size(); ++i) steps += (i > 1 ? ", " : "") + rung_flag(s.rungs[i]);
+    // The flags that reproduce the last rung: each lever's, the offload's at the f the last rung runs (every rung
+    // after offload re-optimises f, so the f it had when it was added is stale by then).
+    for (std::size_t i = 1; i < s.rungs.size(); ++i) {
+        const bool offload = s.rungs[i].lever == LeverKind::offload;
+        const std::string f = render::f_flag(b.band.conservative.f, b.f_fits_from);
+        steps += (i > 1 ? ", " : "") + (!offload                    ? rung_flag(s.rungs[i])
+                                        : b.band.conservative.f > 0 ? "--f " + f
+                                                                    : "--f " + f + " (the later levers left offload no gain)");
+    }
     if (s.rungs.size() == 1 && !(a.band.conservative.throughput > 0))
         return fmt::format(
             "LADDER: 0 tok/s; nothing is served on up to {} GPU{} (--max-gpus): the weights or one session do not fit\n",

@@ -43,8 +43,7 @@ std::string render_mix_text(const MixTable& t, const BuiltScenario& built) {
                      fmt_gain(gain(t.best_conservative, t.baseline.conservative)), t.best_optimistic.f,
                      fmt_gain(gain(t.best_optimistic, t.baseline.optimistic)));
     if (t.at_ov)
-        s += fmt::format("best f at ov={:g}: {:.3f} ({})\n", t.at_ov->ov, t.at_ov->f,
-                         fmt_gain(gain(*t.at_ov, t.baseline.conservative)));
+        s += fmt::format("best f at ov={:g}: {:.3f} ({})\n", t.at_ov->ov, t.at_ov->f, fmt_gain(gain(*t.at_ov, *t.base_at_ov)));
     return s;
 }
 

@@ -155,7 +155,7 @@ std::string band_text(const VerdictReport& r) {
     s += fmt::format("  optimistic   (ov=1): {} -> {}\n", point_summary(v.at_f.optimistic), fmt_gain(v.gain_optimistic));
     if (r.at_ov)
         s += fmt::format("  at ov={:g}:          {} -> {}\n", r.at_ov->ov, point_summary(*r.at_ov),
-                         fmt_gain(gain(*r.at_ov, b.conservative)));
+                         fmt_gain(gain(*r.at_ov, *r.base_at_ov)));
     if (v.f > 0 && v.at_f.conservative.feasible)
         s += fmt::format("  at f={}: time bound by {}; batch limited by {}\n", shown_f(v, v.f, 3),
                          time_words(v.at_f.conservative.binding), limit_words(v.at_f.conservative.batch_limit));

@@ -139,7 +139,7 @@ std::array<double, 3> RowWorker::ov_cells(const CachedPoint& p, double f, bool f
     if (ov_axis_ < 0) return {kNone, kNone, kNone};
     const double ov = spec_.axes[static_cast<size_t>(ov_axis_)].number(idx_[static_cast<size_t>(ov_axis_)]);
     const ServingPoint at = evaluate(*p.prepared, f, ov);
-    const ServingPoint& base = p.verdict.baseline.conservative;  // gain_ov is over f = 0, ov = 0
+    const ServingPoint base = evaluate(*p.prepared, 0.0, ov);  // gain_ov is over f = 0 at the same ov, as gain_con's
     return {ov, fits ? at.throughput : kNone, gain_cell(fits, at, base)};
 }
 

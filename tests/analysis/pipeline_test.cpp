@@ -170,9 +170,12 @@ TEST_CASE("the operating point's step is the pipeline's cycle too", "[pp][point]
     CHECK(b.throughput_per_gpu < 0.5 * a.throughput_per_gpu);  // 4 GPUs serve what 2 did, less the transfer
     CHECK(b.throughput_per_gpu > 0.49 * a.throughput_per_gpu);
     // Its TTFT is the fluid model's prefill trip, boundary transfers included, and the trip's elementwise
-    // kernels, plus half a step's wait.
+    // kernels, plus the residual of what the pipeline runs when it arrives: a cycle T_b, or one of the x = 16/199
+    // prefill trips a cycle, each holding it for q = σ/m of the trip.
     const double act = two.scenario->mix.entries[0].cls.a_append * two.mc.act_bytes_per_token / two.sys.hbm_bandwidth.raw();
-    CHECK(b.ttft == Approx(mix_demand(two, 0.0).pre[0].gpu_part + act + 0.5 * b.step_bare).epsilon(1e-12));
+    const double tau = mix_demand(two, 0.0).pre[0].gpu_part + act, x = 16.0 / 199.0, q = two.pipe.per_sequence * tau;
+    const double tb = b.step_bare;
+    CHECK(b.ttft == Approx(tau + (tb * tb + x * q * q) / (2 * (tb + x * q))).epsilon(1e-12));
     // Two micro-batches of 8: the cycle is one group's step at 8 plus the transfers of 16 tokens.
     load.value = 8;
     const OperatingPoint half = operating_point(one, load, 0.0, 0.0);

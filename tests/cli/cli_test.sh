@@ -193,6 +193,16 @@ awk -v a="$(moe_big --eta-moe-gemm 0.1)" -v b="$(moe_big)" 'BEGIN { exit !(a > 1
     && ok || bad "--eta-moe-gemm 0.1: step $(moe_big --eta-moe-gemm 0.1) is not well above $(moe_big)"
 "$kvroof" sweep --config "$(dirname "$0")/../../configs/sweep_cpus_per_gpu.json" --out "$tmp/cfg.csv" >/dev/null && [ "$(wc -l <"$tmp/cfg.csv")" -eq 17 ] && ok || bad "sweep --config --out"
 "$kvroof" sweep --grid "sparse=0.1,1" --grid "f=0:1:0.1" --plot "$tmp/p.svg" --x f --y tps_con_tok_per_s >/dev/null && grep -q '<svg' "$tmp/p.svg" && ok || bad "sweep --plot"
+# A point that does not fit has no figures of a run in JSON: what binds it and its concurrency are null too.
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --batch 8 --isl 4096 --osl 2 --f 0 --json >"$tmp/nofit.json" \
+    && grep -q '"time_bound_by": null' "$tmp/nofit.json" && grep -q '"concurrency": null' "$tmp/nofit.json" \
+    && grep -q '"prefill_bound": null' "$tmp/nofit.json" && ! grep -q '"concurrency": [0-9]' "$tmp/nofit.json" \
+    && ok || bad "verdict --json: figures for a point that does not fit"
+"$kvroof" verdict --concurrency max --isl 100 --osl 100 --json | grep -A8 '"load": {' | grep -q '"value": null' \
+    && ok || bad "verdict --json: --concurrency max shows a number as its load"
+# The LADDER line's flags reproduce its last rung: offload at the last rung's f (here 0: the later levers took its gain).
+"$kvroof" ladder --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" \
+    | grep -q '^LADDER: .*--f 0\.00 (the later levers left offload no gain)' && ok || bad "ladder: the summary's --f is the last rung's"
 # Nothing fits: a result, not a crash. The plot says so, the CSV is written, gnuplot's warnings stay off stderr.
 "$kvroof" parallel --hardware l4 --model deepseek-v3 --gpus 1 --plot "$tmp/none.svg" --csv "$tmp/none.csv" >/dev/null 2>"$tmp/none.err" \
     && grep -q 'nothing to plot' "$tmp/none.svg" && [ -s "$tmp/none.csv" ] && [ ! -s "$tmp/none.err" ] && ok || bad "parallel --plot where nothing fits"

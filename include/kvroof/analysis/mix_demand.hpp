@@ -176,6 +176,7 @@ struct PreparedScenario {
     double moe_step_latency = 0;  // added to g0: the MoE layers' fixed latency in one pass (0 for a dense model)
     detail::MixLines lines;  // the mix's demand as lines in f (mix_demand)
     double dense_weight_time = 0;  // s, weights_read / HBM bandwidth when it does not depend on B (not MoE)
+    bool second_token = false;  // some class outputs more than one token: there is an inter-token latency to bound
 
     explicit PreparedScenario(const Scenario& s) : PreparedScenario(s, s.policy.idle) {}
     // `scenario` points at the Scenario: a temporary would leave it dangling
@@ -201,6 +202,7 @@ struct PreparedScenario {
         for (const auto& e : s.mix.entries) {
             session_kv_max = std::max(session_kv_max, kv_held(mc, e.cls.context()).raw());
             session_kv_peak = std::max(session_kv_peak, kv_held(mc, e.cls.context() + e.cls.o_output).raw());
+            second_token = second_token || e.cls.o_output > 1;
         }
     }
 

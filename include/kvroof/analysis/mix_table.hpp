@@ -44,6 +44,7 @@ struct MixTable {
     Band baseline;  // f = 0
     ServingPoint best_conservative, best_optimistic;
     std::optional<ServingPoint> at_ov;  // best f at a given ov, if asked for
+    std::optional<ServingPoint> base_at_ov;  // f = 0 at that ov: its gain's baseline
 };
 
 [[nodiscard]] inline MixTable make_mix_table(const Scenario& sc, double step, std::optional<double> ov) {
@@ -57,7 +58,10 @@ struct MixTable {
     const auto best = optimise_f_band(ps);
     t.best_conservative = best[0];
     t.best_optimistic = best[1];
-    if (ov) t.at_ov = optimise_f(ps, *ov);
+    if (ov) {
+        t.at_ov = optimise_f(ps, *ov);
+        t.base_at_ov = evaluate(ps, 0.0, *ov);
+    }
     return t;
 }
 

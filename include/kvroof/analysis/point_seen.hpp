@@ -126,6 +126,19 @@ struct StepPair {
     for (std::size_t i = 0; i < in.n; ++i) others += seen.prefill * in.cls[i].p * (chunked ? in.cls[i].chunks : 1.0);
     const double busy = fixed ? 1.0 : 1.0 - std::exp(-others);
     const double beside = fixed ? x : seen.prefill;  // starts per step whose decode tokens share its prefill's steps
+    // Separate prefill: the GPU alternates a decode step T_b and the others' whole prefill passes (each holding a
+    // pipeline for q = σ/m of its trip); an arrival lands in one with a chance in proportion to its length, so the
+    // wait for the one under way is the mean residual E[X²] / (2·E[X]), T_b/2 when no prefill runs beside.
+    double residual = 0.5 * r.step_bare;
+    if (!chunked && seen.prefill > 0) {
+        const double q = ps.pipe.per_sequence;
+        double sq = r.step_bare * r.step_bare, sum = r.step_bare;
+        for (std::size_t i = 0; i < in.n; ++i) {
+            sq += seen.prefill * in.cls[i].p * (tau[i] * q) * (tau[i] * q);
+            sum += seen.prefill * in.cls[i].p * tau[i] * q;
+        }
+        residual = sum > 0 ? 0.5 * sq / sum : 0.0;
+    }
     double held_prefill = 0, held_decode = 0;  // token-seconds per request, and tokens
     for (std::size_t i = 0; i < in.n; ++i) {
         const ClassLoad& c = in.cls[i];
@@ -133,7 +146,7 @@ struct StepPair {
         const double ttft =
             queue_wait + (chunked ? 0.5 * busy * r.step + c.chunks * step_time_in_pieces(ps, in, f, ov, beside,
                                                                                          StepPrefill::own_chunk, i, -1.0, 0.0)
-                                  : tau[i] + 0.5 * busy * r.step_bare);
+                                  : tau[i] + busy * residual);
         r.ttft += c.p * ttft;
         r.e2e += c.p * (ttft + c.D * r.itl);
         // Queued, a request holds its cached prefix only; prefilling, half its new tokens besides.

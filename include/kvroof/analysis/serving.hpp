@@ -140,7 +140,8 @@ struct Ceilings {
     //   ITL(B) = max(step(B) + κ·B, B·U / Σp·O),  κ = mean TTFT / Σp·O
     // (the GPU timeline, prefill interleaved; or the per-call offload resources
     // U when they bind). Both terms increase with B.
-    const auto& slo = ps.scenario->policy.slo_tpot;
+    // Requests of one output token have no inter-token latency: the SLO bounds nothing (as at an operating point).
+    const std::optional<Seconds> slo = ps.second_token ? ps.scenario->policy.slo_tpot : std::nullopt;
     const bool on_itl = ps.scenario->policy.slo_tpot_bounds == SloTarget::itl;
     const double kappa = on_itl ? mean_ttft(md, ov) * inv * ps.pipe.per_sequence : 0.0;
     const DecodeDemand& bm = md.batch_mix;

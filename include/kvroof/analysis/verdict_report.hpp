@@ -16,6 +16,7 @@ struct VerdictReport {
     ScenarioFacts facts;
     Verdict verdict;
     std::optional<ServingPoint> at_ov;  // at the verdict's f and a given ov, when asked for
+    std::optional<ServingPoint> base_at_ov;  // f = 0 at that ov: its gain's baseline (parked reloads overlap too)
     std::vector<LadderRung> levers;  // each lever alone, best first (single_levers)
 };
 
@@ -25,7 +26,10 @@ struct VerdictReport {
     r.verdict = make_verdict(sc, opt);  // checks the scenario first
     const PreparedScenario ps(sc);
     r.facts = scenario_facts(ps);
-    if (ov_point) r.at_ov = evaluate(ps, r.verdict.f, *ov_point);
+    if (ov_point) {
+        r.at_ov = evaluate(ps, r.verdict.f, *ov_point);
+        r.base_at_ov = evaluate(ps, 0.0, *ov_point);
+    }
     r.levers = single_levers(sc, r.verdict);
     return r;
 }
