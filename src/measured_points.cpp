@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 #include "kvroof/io/accuracy.hpp"
 #include "kvroof/io/parse.hpp"
@@ -46,10 +48,20 @@ std::optional<double> ms(const json& m, const char* key) {
     return v ? std::optional<double>(*v * 1e-3) : std::nullopt;
 }
 
+// The keys an object of a point may hold: a misspelt one (max_seq) would otherwise drop a limit without a word.
+// `basis` and `notes` carry words for people.
+void known_keys(const json& o, const char* name, std::initializer_list<std::string_view> allowed) {
+    if (!o.is_object()) throw InputError(fmt::format("{}: must be an object, got {}", name, o.dump()));
+    for (const auto& [key, value] : o.items())
+        if (key != "basis" && key != "notes" && std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+            throw InputError(fmt::format("{}.{}: unknown key; allowed: {}, basis, notes", name, key, fmt::join(allowed, ", ")));
+}
+
 void decode_limits(const json& p, MeasuredPoint& m) {
     if (const auto n = count(field(p, "load"), "num_requests")) m.num_requests = *n;
     if (!p.contains("engine_limits") || p.at("engine_limits").is_null()) return;
     const json& e = p.at("engine_limits");
+    known_keys(e, "engine_limits", {"max_seqs", "max_num_tokens", "admission", "kv_memory"});
     if (const auto n = count(e, "max_seqs")) m.max_seqs = *n;
     if (const auto n = count(e, "max_num_tokens")) m.max_num_tokens = *n;
     if (e.contains("admission") && !e.at("admission").is_null()) {
@@ -60,6 +72,7 @@ void decode_limits(const json& p, MeasuredPoint& m) {
     }
     if (!e.contains("kv_memory") || e.at("kv_memory").is_null()) return;
     const json& k = e.at("kv_memory");
+    known_keys(k, "engine_limits.kv_memory", {"fraction", "of"});
     m.kv_mem_fraction = real(k, "fraction");
     const auto of = text(k, "of");
     if (of != "free" && of != "total")
@@ -87,11 +100,13 @@ MeasuredPoint decode_point(const json& p) {
     m.osl = real(p, "osl");
     m.prefix = real(p, "prefix");
     const json& l = field(p, "load");
+    known_keys(l, "load", {"mode", "batch", "concurrency", "rate", "num_requests"});
     m.load = text(l, "mode");
     if (m.load == "batch") m.load_value = real(l, "batch");
     if (m.load == "concurrency") m.load_value = real(l, "concurrency");
     if (m.load == "request_rate") m.load_value = real(l, "rate");
     const json& x = field(p, "measured");
+    known_keys(x, "measured", {"itl_ms", "tpot_ms", "ttft_ms", "throughput_tok_s", "e2e_ms", "throughput_basis"});
     m.itl = ms(x, "itl_ms");
     if (!m.itl) m.itl = ms(x, "tpot_ms");
     m.ttft = ms(x, "ttft_ms");

@@ -104,7 +104,9 @@ std::string python_literals_to_json(std::string_view t) {
             out += "1.7976931348623157e308";
             i += 7;
         } else if (t.compare(i, 3, "NaN") == 0) {
-            out += "null";
+            // Not null, which reads as "absent" and takes a field's default (NaN KV heads became MHA): a field
+            // kvroof reads says it got "NaN"; one it does not read stays harmless.
+            out += "\"NaN\"";
             i += 2;
         } else {
             out += c;

@@ -108,6 +108,11 @@ TEST_CASE("Python's Infinity and NaN literals read, the rest of the file is unch
         "--model", hf_config_file(R"("time_step_limit": [0.0, Infinity], "x": -Infinity, "y": NaN, "note": "NaN Infinity")"));
     CHECK(m.layers == 32);
     CHECK(kv_bytes_per_token(m, DType::bf16).raw() == 131072);
+    // A NaN where kvroof reads a number is named, not taken as absent (it fell back to MHA: 4x the KV).
+    const std::string nan_heads = test::temp_json_file(
+        "hf", R"({"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+                  "num_key_value_heads": NaN, "intermediate_size": 14336, "vocab_size": 128256})");
+    CHECK_THROWS_WITH(io::load_model("--model", nan_heads), Catch::Contains("num_key_value_heads") && Catch::Contains("NaN"));
 }
 
 // 32 entries of `kind`, with `first` in front when given.
