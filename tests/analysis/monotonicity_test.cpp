@@ -291,11 +291,12 @@ TEST_CASE("MoE batch ceiling: the footprint at b_cap_hbm equals the free HBM", "
     const PreparedScenario ps(s);
     const ServingPoint p = evaluate(ps, 0.0, 0.0);
     REQUIRE(p.batch_limit == Resource::hbm_capacity);
-    // Bytes held: B decoding sessions' KV, plus (Little) the sessions in prefill
-    // or idle, held at rate B / step(B).
+    // Bytes held: B decoding sessions' KV, plus (Little) the sessions in prefill or idle, arriving at the rate
+    // calls run: B decoding, each O tokens of step(B) + κ·B, κ = TTFT/O the prefill interleaved per token.
     const auto& c = s.mix.entries.at(0).cls;
-    const double kv = ps.mc.kv_per_token.raw();
-    const double held = kv * c.context() * (p.batch + p.batch / p.tpot * (p.ttft + c.idle_gap.raw()) / c.o_output);
+    const double kv = ps.mc.kv_per_token.raw(), O = c.o_output;
+    const double tokens_per_s = p.batch / (p.tpot + p.ttft / O * p.batch);
+    const double held = kv * c.context() * (p.batch + tokens_per_s * (p.ttft + c.idle_gap.raw()) / O);
     CHECK(held == Approx(p.hbm_free.raw()).epsilon(1e-9));
 }
 

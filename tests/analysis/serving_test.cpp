@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../test_support.hpp"
+#include "kvroof/analysis/verdict.hpp"
 
 using namespace kvroof;
 
@@ -224,4 +225,25 @@ TEST_CASE("the TPOT SLO bounds the inter-token latency users see, seed 000's bou
         CHECK(b.tpot_observed > a.tpot_observed);  // bounding only the step admits a longer ITL
         CHECK(a.batch < b.batch);
     }
+}
+
+TEST_CASE("capacity counts sessions at the rate calls complete: the throughput's, not a decode-only GPU's", "[serving]") {
+    // Llama-3.1-8B on one H100, 4,000-token prompts, 50 output tokens, 20 s idle gaps: prefill takes half the GPU.
+    // Little's law at the rate B/step(B) held 61 GB where the printed 188 tok/s held 41 GB, capped the batch at
+    // 2.07, and called a 1.10x offload bankable. At the throughput's own rate the HBM is exactly full.
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "h100-sxm");
+        in.set("model", "llama-3.1-8b");
+        in.set("workload", "s_cached=0,a_append=4000,o_output=50,idle_gap=20s");
+    });
+    const PreparedScenario ps(s);
+    const ServingPoint p = evaluate(ps, 0.0, 0.0);
+    REQUIRE(p.batch_limit == Resource::hbm_capacity);
+    REQUIRE(p.binding == Resource::gpu_compute);  // the GPU's timeline sets the rate calls complete at
+    const auto& c = s.mix.entries.at(0).cls;
+    const double calls_per_s = p.throughput / c.o_output, S = c.context();
+    const double held = ps.mc.kv_per_token.raw() * S * (p.batch + calls_per_s * (p.ttft + c.idle_gap.raw()));
+    CHECK(held == Approx(p.hbm_free.raw()).epsilon(1e-9));
+    CHECK(p.throughput == Approx(282.7).margin(0.05));
+    CHECK(make_verdict(s).kind == VerdictKind::offload_with_overlap);
 }

@@ -5,7 +5,8 @@
 //
 // 1. Batch: B = min(b_cap_hbm, b_cap_dram, b_slo). Capacity counts every
 //    session that holds KV: decoding ones and, by Little's law, those in
-//    prefill or idle (hold policy) — m1·B + m2·B/step(B) <= capacity.
+//    prefill or idle (hold policy) — m1·B + m2·B/(step(B) + κ·B) <= capacity,
+//    B/(step + κ·B) the decode rate with the GPU's prefill interleaved.
 // 2. Per call and per resource, utilisation-seconds (util_sec); the GPU's own
 //    timeline is TTFT + O·step(B)/B, where the step already serialises the
 //    offloaded work by (1 − ov).
@@ -130,11 +131,14 @@ struct Ceilings {
     if (moe) moe_pieces.emplace(shape);
     const StepPieces* dense = moe ? nullptr : &dense_pieces;
     auto step_at = [&](double b) { return shape_at(ps, shape, b).step(b); };
+    // Little's law at the rate calls run: B decode, each for O steps of step(B) + κ_gpu·B (the GPU's prefill
+    // interleaved per decode token, its timeline: TTFT + O·step/B), so the rest hold m2·B/(step + κ_gpu·B).
+    const double kappa_gpu = mean_ttft(md, ov) * inv * ps.pipe.per_sequence;
     auto capacity_ceiling = [&](double capacity, double m1, double m2) {
-        if (dense) return batch_for_capacity(*dense, capacity, m1, m2);
+        if (dense) return batch_for_capacity(*dense, capacity, m1, m2, kappa_gpu);
         return batch_with_weights(
-            ps.mc, hbm_bw, [&](double w) { return batch_for_capacity((*moe_pieces)(w), capacity, m1, m2); },
-            [&](double b) { return m1 * b + m2 * b / step_at(b) - capacity; });
+            ps.mc, hbm_bw, [&](double w) { return batch_for_capacity((*moe_pieces)(w), capacity, m1, m2, kappa_gpu); },
+            [&](double b) { return m1 * b + m2 * b / (step_at(b) + kappa_gpu * b) - capacity; });
     };
     // The TPOT SLO bounds the inter-token latency a user sees, B / throughput:
     //   ITL(B) = max(step(B) + κ·B, B·U / Σp·O),  κ = mean TTFT / Σp·O
@@ -143,7 +147,7 @@ struct Ceilings {
     // Requests of one output token have no inter-token latency: the SLO bounds nothing (as at an operating point).
     const std::optional<Seconds> slo = ps.second_token ? ps.scenario->policy.slo_tpot : std::nullopt;
     const bool on_itl = ps.scenario->policy.slo_tpot_bounds == SloTarget::itl;
-    const double kappa = on_itl ? mean_ttft(md, ov) * inv * ps.pipe.per_sequence : 0.0;
+    const double kappa = on_itl ? kappa_gpu : 0.0;
     const DecodeDemand& bm = md.batch_mix;
     const double U = !on_itl ? 0.0
                              : ps.pipe.offload_share *
@@ -161,7 +165,7 @@ struct Ceilings {
     const double cpu_mem = ps.sys.cpu_memory.raw(), b0 = c.b_cap_hbm;
     const bool check_b0 = !all && std::isfinite(b0);
     const double step_b0 = check_b0 && b0 > 0 ? step_at(b0) : 0.0;  // shared by both checks while b0 stands
-    const bool dram_ok = check_b0 && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / step_b0 <= cpu_mem);
+    const bool dram_ok = check_b0 && (b0 <= 0 || m1_dram * b0 + m2_dram * b0 / (step_b0 + kappa_gpu * b0) <= cpu_mem);
     if (!dram_ok) c.b_cap_dram = capacity_ceiling(cpu_mem, m1_dram, m2_dram);
     const double b1 = std::min(b0, c.b_cap_dram);
     const bool slo_ok =

@@ -151,15 +151,19 @@ double solve_on_pieces(const StepPieces& p, double target, H h, Root piece_root)
         [&](double s, double i) { return s + kappa > 0 ? (slo - i) / (s + kappa) : kUnbounded; });
 }
 
-// Largest batch whose memory footprint m1·B + m2·B/step(B) stays within
-// `capacity` bytes. m1: bytes per decoding sequence; m2: byte-seconds per unit
-// of decode rate, i.e. what sessions hold while prefilling or idle (Little's
-// law). Unbounded when nothing is held.
-[[nodiscard]] inline double batch_for_capacity(const StepPieces& p, double capacity, double m1, double m2) noexcept {
+// Largest batch whose memory footprint m1·B + m2·B/(step(B) + κ·B) stays
+// within `capacity` bytes. m1: bytes per decoding sequence; m2: byte-seconds
+// per unit of decode rate, i.e. what sessions hold while prefilling or idle
+// (Little's law); B/(step + κ·B) the tokens decoded per second, κ·B the
+// prefill time interleaved per decode token (as batch_for_itl's). Unbounded
+// when nothing is held.
+[[nodiscard]] inline double batch_for_capacity(const StepPieces& p, double capacity, double m1, double m2,
+                                               double kappa) noexcept {
     if (m1 <= 0 && m2 <= 0) return kUnbounded;
     if (capacity <= 0) return 0.0;
-    auto h = [&](double b, double step) { return b <= 0 ? 0.0 : m1 * b + m2 * b / step; };
-    return detail::solve_on_pieces(p, capacity, h, [&](double s, double i) {
+    auto h = [&](double b, double step) { return b <= 0 ? 0.0 : m1 * b + m2 * b / (step + kappa * b); };
+    return detail::solve_on_pieces(p, capacity, h, [&](double s_step, double i) {
+        const double s = s_step + kappa;  // the line of step + κ·B on this piece
         // m1·B + m2·B/(s·B + i) = C  ⇔  m1·s·B² + (m1·i + m2 − C·s)·B − C·i = 0
         const double a = m1 * s, bq = m1 * i + m2 - capacity * s, c = -capacity * i;
         if (a <= 0) {
@@ -174,6 +178,9 @@ double solve_on_pieces(const StepPieces& p, double target, H h, Root piece_root)
         // positive root, computed without cancellation
         return bq >= 0 ? (2 * -c) / (bq + disc) : (-bq + disc) / (2 * a);
     });
+}
+[[nodiscard]] inline double batch_for_capacity(const StepPieces& p, double capacity, double m1, double m2) noexcept {
+    return batch_for_capacity(p, capacity, m1, m2, 0.0);
 }
 [[nodiscard]] inline double batch_for_capacity(const StepShape& sh, double capacity, double m1, double m2) noexcept {
     return batch_for_capacity(StepPieces(sh), capacity, m1, m2);
