@@ -114,4 +114,36 @@ TEST_CASE("an open loop with idle sessions held serves its most past memory: thr
     CHECK(saturated > 0);
 }
 
+TEST_CASE("a run of N that does not all run at once: each request waits its share of the backlog", "[point]") {
+    // 5,000 requests of 2,000/500 on one H200: about 250 run at once. Sent at once, request k is admitted when
+    // the (k − n)-th completes: the mean wait is (N − n)²/(2·N·μ), whether asked as --concurrency max, as many
+    // clients as requests, or an unbounded rate. It was 0 for the first two and the steady closed loop's
+    // (N − n)/μ, every request behind all the others, for the third.
+    const Scenario s = h200_8b(2000, 500);
+    const PreparedScenario ps(s);
+    const double N = 5000;
+    auto run = [&](LoadMode m, double v) {
+        LoadSpec l = test::point_load(m, v);
+        l.requests = N;
+        return operating_point(ps, l, 0.0, 0.0);
+    };
+    const OperatingPoint full = operating_point(ps, test::point_load(LoadMode::saturate, 0), 0.0, 0.0);
+    const double n = full.running, mu = full.requests_per_s;
+    REQUIRE(n < 0.1 * N);
+    const double wait = (N - n) * (N - n) / (2 * N * mu);
+    const OperatingPoint at_once = run(LoadMode::saturate, 0), clients = run(LoadMode::concurrency, N);
+    CHECK(at_once.ttft == Approx(full.ttft + wait).epsilon(1e-9));
+    CHECK(clients.ttft == Approx(at_once.ttft).epsilon(1e-9));
+    CHECK(run(LoadMode::request_rate, 1e9).ttft == Approx(at_once.ttft).epsilon(1e-3));  // the arrivals take 5 µs
+    // One client fewer than requests is almost the same run (the closed loop's formula at C = N − 1).
+    CHECK(run(LoadMode::concurrency, N - 1).ttft == Approx(at_once.ttft).epsilon(1e-3));
+    // Many requests per client: the steady closed loop's queue, (C − n)/μ, the first C's ramp aside.
+    LoadSpec many = test::point_load(LoadMode::concurrency, 1000);
+    const OperatingPoint steady = operating_point(ps, many, 0.0, 0.0);
+    many.requests = 1e6;
+    CHECK(operating_point(ps, many, 0.0, 0.0).ttft == Approx(steady.ttft).epsilon(1e-3));
+    // A throughput over the run is the memory-full one's: the N requests finish (N − n)/μ + e2e after the start.
+    CHECK(at_once.throughput == Approx(full.throughput).epsilon(1e-9));
+}
+
 }  // namespace kvroof

@@ -42,6 +42,7 @@
 #include <cmath>
 #include <optional>
 
+#include "kvroof/analysis/point_run.hpp"
 #include "kvroof/analysis/point_seen.hpp"
 #include "kvroof/physics/monotone_root.hpp"
 
@@ -234,120 +235,6 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
     return r;
 }
 
-namespace detail {
-// One wave: every request of a run of N sent at once, all of them running
-// together, is not a steady state. The engine first prefills all N·Ā tokens,
-// a full budget K = min(budget, N·Ā) a step (cycle_budget: chunk, a
-// pipeline's m·chunk a cycle): n_p = N·Ā/K steps of t_p each, T_p = n_p·t_p.
-// A request decodes from the end of its prefill, the prefill steps still to
-// come, then decode steps t_d of those still decoding. First tokens leave
-// evenly from step a = max(1, Ā/min(K, chunk)) to n_p, so TTFT = a·t_p + L/2
-// with L = (n_p − a)·t_p, and a request's first token leaves u before the
-// last one's, u uniform on [0, L]. It decodes min(u/t_p, D) of its D tokens in
-// prefill steps and the rest in decode steps; with c = min(L, D·t_p) and
-// ρ = t_d/t_p its decode time averages
-//   (c²/2·(1 − ρ) + c·D·t_d + (L − c)·D·t_p) / L  = D·ITL   (D·t_d at L = 0).
-// The last request ends the run at T_p + D·t_d: throughput = N·Ō / that. The
-// decode steps carry the N·g still decoding, g = c/L (1 at L = 0), taken as
-// they start though the batch thins as requests end (a lower bound); the
-// prefill steps carry K prefill tokens (in a pipeline in whole pieces,
-// piece_step_time, as the steady state's) and the N·g·(1 − g/2)·L/T_p requests
-// decoding on average. Contexts are the classes' means, D and Ō the mix's.
-struct Wave {
-    double duration = 0, throughput = 0, ttft = 0, decode = 0, itl = 0;  // s (tok/s); decode: the mean of D·ITL
-    double batch = 0, step = 0;  // decoding at T_p, and their decode step t_d (s)
-};
-
-// The wave of load.requests requests, or nothing when they do not all run at
-// once: more than max_seqs, or more KV at their end (a wave's requests age
-// together, each holding S + O) than the free HBM (and DRAM, f's share)
-// holds; nothing either with separate prefill. When nothing decodes (O = 1) the
-// wave is its prefill steps alone: D = 0, no decode step runs, and the step a
-// request sees is the prefill step t_p.
-[[nodiscard]] inline std::optional<Wave> wave_of(const PreparedScenario& ps, const LoadSpec& load, double f, double ov) {
-    const double n = load.requests;
-    if (!std::isfinite(n) || n > load.max_seqs || load.prefill != PrefillMode::chunked) return std::nullopt;
-    const PointInputs in = point_inputs(ps, f, load);
-    const double D = in.sum_pD;
-    if (!(in.sum_pA > 0)) return std::nullopt;
-    double end_kv = 0;  // bytes of KV a request holds at its end (one copy), the mix's mean
-    for (std::size_t i = 0; i < in.n; ++i) end_kv += in.cls[i].p * kv_held(ps.mc, in.cls[i].S + in.cls[i].O).raw();
-    if (n * (1.0 - f) * end_kv * ps.kv_replication > ps.hbm_free_bytes() || n * f * end_kv > ps.sys.cpu_memory.raw())
-        return std::nullopt;
-    // K: the budget each step fills (a pipeline's cycle: one per micro-batch); a request gets at most a chunk of it.
-    const double piece = std::min(cycle_budget(ps.pipe, load.chunk), n * in.sum_pA), steps = n * in.sum_pA / piece;
-    const double first = std::max(1.0, in.sum_pA / std::min(piece, load.chunk));  // the step of the first first token
-    const double g = !(D > 0) ? 0.0 : steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
-    StepContent with =
-        step_content(ps, in, D > 0 ? n * g * (1.0 - 0.5 * g) * (steps - first) / (steps * D) : 0.0, StepPrefill::none);
-    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
-    const bool pieces = ps.pipe.pp > 1;  // a pipeline's: each request's chunk rides in one micro-batch
-    StepContent pre;
-    for (std::size_t i = 0; i < in.n; ++i) add_prefill(pieces ? pre : with, in.cls[i], piece * in.cls[i].p / in.sum_pA, lin);
-    const double t_p =
-        pieces ? piece_step_time(ps, with, pre, mean_piece(in, load.chunk), f, ov, nullptr) : step_time(ps, with, f, ov);
-    const double t_d = step_time(ps, in, f, ov, D > 0 ? n * g / D : 0.0, StepPrefill::none);  // at D = 0 an empty step
-    const double L = (steps - first) * t_p, c = std::min(L, D * t_p);
-    const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
-    Wave w;
-    w.duration = steps * t_p + D * t_d;
-    w.throughput = n * in.sum_pO / w.duration;
-    w.decode = decode;
-    w.itl = D > 0 ? decode / D : t_p;
-    w.ttft = first * t_p + 0.5 * L;
-    w.batch = n * g;
-    w.step = D > 0 ? t_d : t_p;  // nothing decodes: the step that runs is the prefill's
-    return w;
-}
-
-// An open-loop run of N requests (a benchmark's --num-prompts) lasts from its
-// first arrival to its last completion. When the engine serves the rate with
-// at most N requests in it, that is N − 1 gaps between arrivals, then the last
-// request's end-to-end time, in which the requests still in the engine
-// (running = λ·e2e, by Little's law) finish and none arrives: the throughput,
-// N·Ō over that time, is the steady state's times N / (N − 1 + running) (the
-// drain taken at the steady e2e, which a thinning batch only shortens: a
-// lower bound). Otherwise (saturated: the rate asked needs more requests in
-// the engine than memory, max_seqs or the run's N allow) the engine runs as
-// many as it may, completing μ a second, and the run lasts the longer of the
-// arrivals plus that point's e2e and N/μ. No run of N ends sooner than its
-// wave, every request sent at once (when they all fit at once). The steady
-// occupancy it takes is built only by a run long enough to reach it: near μ
-// it overstates the drain (docs/model.md, "A finite run"). A closed loop keeps
-// its clients busy to the end and, as a fluid, runs at the steady rate.
-inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optional<Wave>& wave) {
-    r.steady_throughput = r.throughput;
-    const double n = load.requests;
-    if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
-    const double arrivals = (n - 1.0) / load.value;
-    double duration = r.saturated ? std::max(arrivals + r.e2e, n / r.requests_per_s) : arrivals + r.e2e;
-    if (wave) duration = std::max(duration, wave->duration);
-    const double scale = n / (r.requests_per_s * duration);
-    r.throughput *= scale;
-    r.throughput_per_gpu *= scale;
-    r.requests_per_s *= scale;  // completed over the run, as the throughput: N / duration
-}
-
-// Every request of the run sent at once (--concurrency max, or as many
-// clients as requests): the wave's figures replace the steady ones, but for
-// memory (the steady point's fluid occupancy) and what binds the step.
-inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, OperatingPoint& r) {
-    r.one_wave = true;
-    r.running = n;
-    r.batch = w.batch;
-    r.step_bare = w.step;
-    r.step_allreduce = step_allreduce_time(ps, w.batch, w.batch);
-    r.step = r.itl = w.itl;
-    r.ttft = w.ttft;
-    r.queue_wait = 0;
-    r.e2e = w.ttft + w.decode;
-    r.requests_per_s = n / w.duration;
-    r.throughput = w.throughput;
-    r.throughput_per_gpu = w.throughput / replica_gpus(ps.scenario->hardware);
-    r.throughput_per_user = 1.0 / w.itl;
-}
-}  // namespace detail
-
 inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& asked, double f, double ov) {
     LoadSpec load = asked;  // a run of N requests has no more than N clients
     if (load.mode == LoadMode::concurrency) load.value = std::min(load.value, load.requests);
@@ -363,6 +250,27 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     // The wave only where it is used: a run sent at once, and the open loop's floor.
     const std::optional<detail::Wave> wave =
         at_once || load.mode == LoadMode::request_rate ? detail::wave_of(ps, load, f, ov) : std::nullopt;
+    // A run of N that does not all run at once: the engine runs what it may and the rest wait their turn, each
+    // its own share of the backlog (backlog_wait), not a closed loop's steady queue (every client behind all
+    // the others) nor none at all.
+    const bool closed_queue = load.mode == LoadMode::concurrency && r.memory_queued;
+    if (std::isfinite(load.requests) && r.weights_fit && r.session_fits &&
+        ((at_once && !wave) || closed_queue || (load.mode == LoadMode::request_rate && r.saturated))) {
+        if (load.mode == LoadMode::concurrency && r.memory_queued) {  // queue_beyond_memory's wait was the closed loop's
+            r = detail::saturated_point(ps, load, f, ov);
+            r.concurrency = load.value;
+            r.memory_queued = true;
+        }
+        if (r.requests_per_s > 0) {
+            const double N = load.requests, n = r.running, mu = r.requests_per_s;
+            const double w = load.mode == LoadMode::concurrency    ? detail::closed_backlog_wait(N, load.value, n, mu)
+                             : load.mode == LoadMode::request_rate ? detail::backlog_wait(N, n, mu, load.value)
+                                                                   : detail::backlog_wait(N, n, mu, kUnbounded);
+            r.queue_wait += w;
+            r.ttft += w;
+            r.e2e += w;
+        }
+    }
     detail::finite_run(r, load, wave);
     if (wave && at_once && r.weights_fit && r.session_fits) detail::apply_wave(ps, *wave, load.requests, r);
     detail::check_slos(ps, r);
