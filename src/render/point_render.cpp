@@ -59,18 +59,19 @@ struct Row {
     const char* spec;
     double scale;
     bool needs_fit = true;  // a figure of a run: none exists where the point does not fit ("—"); memory is shown always
+    bool needs_decode = false;  // a figure of the decode: none where nothing decodes (requests of one output token)
 };
 
 const Row kRows[] = {
     {"batch decoding (mean)", [](const OperatingPoint& p) { return p.batch; }, "{:.1f}", 1.0},
     {"requests running", [](const OperatingPoint& p) { return p.running; }, "{:.1f}", 1.0},
-    {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3},
-    {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3},
+    {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3, true, true},
+    {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3, true, true},
     {"TTFT, ms", [](const OperatingPoint& p) { return p.ttft; }, "{:.1f}", 1e3},
     {"end-to-end, s", [](const OperatingPoint& p) { return p.e2e; }, "{:.2f}", 1.0},
     {"throughput, tok/s", [](const OperatingPoint& p) { return p.throughput; }, "{:.0f}", 1.0},
     {"per GPU, tok/s", [](const OperatingPoint& p) { return p.throughput_per_gpu; }, "{:.0f}", 1.0},
-    {"per user, tok/s", [](const OperatingPoint& p) { return p.throughput_per_user; }, "{:.1f}", 1.0},
+    {"per user, tok/s", [](const OperatingPoint& p) { return p.throughput_per_user; }, "{:.1f}", 1.0, true, true},
     {"requests/s", [](const OperatingPoint& p) { return p.requests_per_s; }, "{:.2f}", 1.0},
     {"HBM used, GB", [](const OperatingPoint& p) { return p.hbm_used; }, "{:.1f}", 1e-9, false},
     {"DRAM used, GB", [](const OperatingPoint& p) { return p.dram_used; }, "{:.1f}", 1e-9, false},
@@ -79,7 +80,8 @@ const Row kRows[] = {
 // A row's cell for the band's two ends (one value where they agree).
 std::string row_cell(const Row& r, const OperatingPoint& con, const OperatingPoint& opt) {
     const auto one = [&r](const OperatingPoint& p) {
-        return r.needs_fit && !p.fits ? std::string("—") : fmt::format(fmt::runtime(r.spec), r.get(p) * r.scale);
+        const bool none = (r.needs_fit && !p.fits) || (r.needs_decode && !(p.batch > 0));
+        return none ? std::string("—") : fmt::format(fmt::runtime(r.spec), r.get(p) * r.scale);
     };
     const std::string a = one(con), b = one(opt);
     return a == b ? a : a + " – " + b;
@@ -274,8 +276,10 @@ std::string point_verdict_line(const PointStudy& s) {
     }
     const OperatingPoint& b = s.baseline.conservative;
     const std::string base =
-        b.fits ? fmt::format("at f=0: ITL {:.2f} ms, {:.0f} tok/s, step bound by {}{}", b.itl * 1e3, b.throughput,
-                             time_words(b.binding), within_slos(b) ? "" : ", over the " + broken_slos(b) + " SLO")
+        b.fits ? fmt::format("at f=0: {}{:.0f} tok/s, step bound by {}{}",
+                             b.batch > 0 ? fmt::format("ITL {:.2f} ms, ", b.itl * 1e3)
+                                         : std::string("TTFT ") + fmt::format("{:.1f} ms, ", b.ttft * 1e3),
+                             b.throughput, time_words(b.binding), within_slos(b) ? "" : ", over the " + broken_slos(b) + " SLO")
                : std::string("f=0 does not fit");
     return fmt::format("VERDICT: {} at {} — {}; {}\n", head, at, point_offload_facts(s), base);
 }
@@ -298,6 +302,7 @@ std::string render_point_markdown(const PointReport& r, const BuiltScenario& bui
 json operating_point_json(const OperatingPoint& p) {
     // A figure of a run is null where the point does not fit (as a sweep leaves its cell empty); memory is always given.
     const auto run = [&p](double v) { return p.fits ? finite_or_null(v) : json(nullptr); };
+    const auto decode = [&](double v) { return p.batch > 0 ? run(v) : json(nullptr); };  // nothing decodes: no ITL
     return json{{"f", p.f},
                 {"ov", p.ov},
                 {"fits", p.fits},
@@ -313,9 +318,9 @@ json operating_point_json(const OperatingPoint& p) {
                 {"batch", run(p.batch)},
                 {"concurrency", run(p.concurrency)},
                 {"prefill_tokens_per_step", run(p.prefill_tokens_per_step)},
-                {"itl_s", run(p.itl)},
+                {"itl_s", decode(p.itl)},
                 {"step_s", run(p.step)},
-                {"step_bare_s", run(p.step_bare)},
+                {"step_bare_s", decode(p.step_bare)},
                 {"step_allreduce_s", run(p.step_allreduce)},
                 {"ttft_s", run(p.ttft)},
                 {"queue_wait_s", run(p.queue_wait)},
@@ -324,7 +329,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"throughput_tok_s", run(p.throughput)},
                 {"steady_throughput_tok_s", run(p.steady_throughput)},
                 {"throughput_per_gpu_tok_s", run(p.throughput_per_gpu)},
-                {"throughput_per_user_tok_s", run(p.throughput_per_user)},
+                {"throughput_per_user_tok_s", decode(p.throughput_per_user)},
                 {"kv_tokens", p.kv_tokens},
                 {"hbm_used_bytes", p.hbm_used},
                 {"hbm_capacity_bytes", p.hbm_capacity},

@@ -44,10 +44,14 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model, bool g
                                ? fmt::format("carries what crosses the NVLink domain of {}", hw.gpu.nvlink_domain)
                                : fmt::format("unused here (all {} GPUs within the NVLink domain of {})", hw.deployment.gpus,
                                              hw.gpu.nvlink_domain));
-    const std::string each = fmt::format(
-        "each {:g} us + bytes at {:g} x {} per direction ({})", hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
-        format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
-        hw.gpu.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
+    // NVLink domains of one GPU have no step inside a domain: the all-reduce is the network's alone (allreduce_alpha).
+    const std::string each =
+        hw.gpu.nvlink_domain <= 1 && hw.deployment.gpus > 1
+            ? std::string("each over the network alone (NVLink domains of 1 GPU: --allreduce-latency and --nvlink-bw unused)")
+            : fmt::format(
+                  "each {:g} us + bytes at {:g} x {} per direction ({})", hw.gpu.allreduce_latency.raw() * 1e6, hw.gpu.eta_nvlink,
+                  format_bandwidth(hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw()),
+                  hw.gpu.nvlink_bandwidth.raw() > 0 ? "NVLink" : "no NVLink: over the host link");
     const int t = hw.deployment.gpus;
     if (t > 1 && hw.deployment.attention_dp == 1 && model.attention == Attention::mla) {
         // As detail::apply_attention_dp charges it: no attention all-reduce; the FFN blocks gathered, under EP only the dense ones.

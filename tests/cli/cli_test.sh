@@ -203,6 +203,12 @@ awk -v a="$(moe_big --eta-moe-gemm 0.1)" -v b="$(moe_big)" 'BEGIN { exit !(a > 1
 # The LADDER line's flags reproduce its last rung: offload at the last rung's f (here 0: the later levers took its gain).
 "$kvroof" ladder --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" \
     | grep -q '^LADDER: .*--f 0\.00 (the later levers left offload no gain)' && ok || bad "ladder: the summary's --f is the last rung's"
+# Requests of one output token: nothing decodes, so no ITL, decode step or per-user rate is shown (the VERDICT gives TTFT).
+"$kvroof" verdict --concurrency 8 --isl 2000 --osl 1 >"$tmp/o1.txt" && grep -qE '^  ITL, ms +— +—$' "$tmp/o1.txt" \
+    && grep -q '^VERDICT: .*at f=0: TTFT ' "$tmp/o1.txt" && ok || bad "verdict: an ITL for requests of one output token"
+# NVLink domains of one GPU (GH200): the inputs echo no NVLink all-reduce step that is not charged.
+"$kvroof" verdict --hardware gh200 --gpus 4 --model llama-3.1-8b | grep -q 'each over the network alone (NVLink domains of 1 GPU' \
+    && ok || bad "verdict: GH200's echo names an NVLink all-reduce step"
 # Nothing fits: a result, not a crash. The plot says so, the CSV is written, gnuplot's warnings stay off stderr.
 "$kvroof" parallel --hardware l4 --model deepseek-v3 --gpus 1 --plot "$tmp/none.svg" --csv "$tmp/none.csv" >/dev/null 2>"$tmp/none.err" \
     && grep -q 'nothing to plot' "$tmp/none.svg" && [ -s "$tmp/none.csv" ] && [ ! -s "$tmp/none.err" ] && ok || bad "parallel --plot where nothing fits"
