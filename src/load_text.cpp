@@ -26,6 +26,7 @@ constexpr std::array<std::pair<const char*, Field>, 7> kFields{{{"batch", &LoadT
 double prefill_chunk(const std::string& text) {
     const double c = parse_number("--prefill-chunk", text);
     check::in_range("--prefill-chunk", c, limits::kMinChunk, limits::kMaxChunk);
+    if (c != std::floor(c)) throw InputError(fmt::format("--prefill-chunk: must be a whole number of tokens, got {}", text));
     return c;
 }
 

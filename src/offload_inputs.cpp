@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "kvroof/io/load_text.hpp"
 #include "kvroof/io/offload_reports.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
@@ -75,11 +76,7 @@ PrefillSetup resolve_prefill(const PrefillInputs& in) {
         s.ov = parse_number("--ov", *in.ov);
         check::unit_interval("--ov", s.ov);
     }
-    if (in.token_budget) {
-        s.token_budget = parse_number("--token-budget", *in.token_budget);
-        check::positive("--token-budget", s.token_budget);
-        check::in_range("--token-budget", s.token_budget, 1.0, limits::kMaxTokens);
-    }
+    if (in.token_budget) s.token_budget = prefill_chunk(*in.token_budget);
     if (in.vram) {
         s.vram = Bytes(parse_quantity("--vram", *in.vram, UnitKind::bytes, "GB"));
         check::in_range("--vram", s.vram->raw(), 0.0, limits::kMaxCapacity * limits::kMaxGpus, 1e9, "GB");

@@ -73,8 +73,18 @@ Action setup_prefill(CLI::App& app) {
         "verdict's, following the weights; --table seed: fp8; bf16 on a GPU without that math");
     add("--ov", &io::PrefillInputs::ov, "overlap of reload and compute in [0, 1] for the overlapped TTFT", "0");
     add("--vram", &io::PrefillInputs::vram, "VRAM for KV, V_eff [GB]", "HBM minus reserve minus weights");
-    add("--token-budget", &io::PrefillInputs::token_budget, "scheduler token budget per iteration",
+    // The scheduler's per-step token budget has one name in every subcommand; prefill's default is seed 001's.
+    add("--prefill-chunk", &io::PrefillInputs::token_budget,
+        "the scheduler's token budget per step (prefill tokens per iteration; seed 001's 4096 here, verdict's 2048)",
         fmt::format("{:g}", PrefillSetup{}.token_budget));
+    sub->add_option_function<std::string>(
+           "--token-budget",
+           [](const std::string&) {
+               throw InputError(
+                   "--token-budget: now --prefill-chunk, the scheduler's token budget per step under one name in "
+                   "every subcommand");
+           })
+        ->group("");
     const auto table = add_table_switch(*sub, in,
                                         "seed: the κ_crit paper's scenario and its κ_crit table instead of verdict's "
                                         "default scenario, e.g. --table seed");
