@@ -31,6 +31,7 @@ struct CompareOptionsText {
 struct ScenarioFile {
     std::string label;
     io::ScenarioInputs inputs;
+    std::vector<std::string> overridden;  // the file's "knob=value" the command line replaced
 };
 
 ScenarioFile load_scenario_file(const std::string& path, const io::ScenarioInputs& command_line) {
@@ -42,10 +43,11 @@ ScenarioFile load_scenario_file(const std::string& path, const io::ScenarioInput
             throw InputError(fmt::format("{}: unknown key '{}'; allowed: description, fixed (one scenario per file)", where, k));
     if (!j.contains("fixed") || !j.at("fixed").is_object())
         throw InputError(where + ": 'fixed' must be an object of knob: \"value\", e.g. {\"hardware\": \"h200\"}");
-    ScenarioFile f{std::filesystem::path(path).stem().string(), {}};
+    ScenarioFile f{std::filesystem::path(path).stem().string(), {}, {}};
     for (const auto& [k, v] : j.at("fixed").items()) {
         if (!v.is_string()) throw InputError(fmt::format("{}: fixed.{} must be a string like on the command line", where, k));
         io::set_scenario_flag(f.inputs, k, v.get<std::string>(), where, io::Origin::config);
+        if (command_line.given(k)) f.overridden.push_back(fmt::format("{}={}", k, v.get<std::string>()));
     }
     f.inputs.override_with(command_line);
     return f;
@@ -53,7 +55,7 @@ ScenarioFile load_scenario_file(const std::string& path, const io::ScenarioInput
 
 // The base scenarios: one per --config file, or the command line's alone.
 std::vector<ScenarioFile> base_scenarios(const CompareOptionsText& o) {
-    if (o.configs.empty()) return {{"", o.scenario}};
+    if (o.configs.empty()) return {{"", o.scenario, {}}};
     std::vector<ScenarioFile> out;
     for (const std::string& path : o.configs) {
         ScenarioFile f = load_scenario_file(path, o.scenario);
@@ -102,8 +104,12 @@ void run_compare(const CompareOptionsText& o) {
     }
     std::string base;
     for (const auto& [k, v] : io::build_scenario(o.scenario).overrides) base += fmt::format(" {}={}", k, v);
-    for (const std::string& path : o.configs) base += fmt::format(" --config {}", path);  // each file under the flags
     const std::vector<ScenarioFile> bases = base_scenarios(o);
+    for (std::size_t i = 0; i < o.configs.size(); ++i)  // each file under the flags, and what they replaced in it
+        base += fmt::format(" --config {}{}", o.configs[i],
+                            bases[i].overridden.empty()
+                                ? std::string()
+                                : fmt::format(" (the flags override its {})", fmt::join(bases[i].overridden, ", ")));
     if (bases.size() * n > kMaxVariants) throw InputError(fmt::format("--config: at most {} scenarios, got more", kMaxVariants));
     std::vector<std::pair<std::string, Scenario>> scenarios;
     for (std::size_t b = 0; b < bases.size(); ++b)

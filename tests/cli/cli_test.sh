@@ -445,6 +445,9 @@ flags=$("$kvroof" compare --across hardware=h200,b200 --gpus 2)
 [ "$(echo "$out" | grep -E '^  (h200x2|b200x2) ' | cut -c33-)" = "$(echo "$flags" | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config differs from the same scenarios given by flags"
 out=$("$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json" --gpus 1 | grep -E '^  (h200x2|b200x2) ' | cut -c33-)
 [ "$out" = "$("$kvroof" compare --across hardware=h200,b200 --gpus 1 | grep -E '^  hardware=' | cut -c33-)" ] && ok || bad "compare --config: the command line does not override the files"
+"$kvroof" compare --config "$cdata/h200x2.json" --config "$cdata/b200x2.json" --gpus 1 \
+    | grep -q 'h200x2.json (the flags override its gpus=2) --config .*b200x2.json (the flags override its gpus=2)' \
+    && ok || bad "compare --config: the header does not say which of a file's values the flags replaced"
 
 # kvroof sim: examples, the SIM line first, the same seed gives the same bytes, JSON, the markdown report.
 "$kvroof" sim --help | grep -q 'Examples' && ok || bad "sim --help has examples"
