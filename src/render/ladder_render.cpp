@@ -108,15 +108,16 @@ std::string rung_flag(const LadderRung& r) {
 std::string ladder_line(const LadderStudy& s) {
     const LadderRung &a = s.rungs.front(), &b = s.rungs.back();
     std::string steps;
-    // The flags that reproduce the last rung: each lever's, the offload's at the f the last rung runs (every rung
-    // after offload re-optimises f, so the f it had when it was added is stale by then).
-    for (std::size_t i = 1; i < s.rungs.size(); ++i) {
-        const bool offload = s.rungs[i].lever == LeverKind::offload;
-        const std::string f = render::f_flag(b.band.conservative.f, b.f_fits_from);
-        steps += (i > 1 ? ", " : "") + (!offload                    ? rung_flag(s.rungs[i])
-                                        : b.band.conservative.f > 0 ? "--f " + f
-                                                                    : "--f " + f + " (the later levers left offload no gain)");
-    }
+    // The flags that reproduce the last rung: each lever's, the offload's at the f the last rung runs at each end
+    // (every rung after offload re-optimises f, so the f it had when it was added is stale by then).
+    const std::string f_con = render::f_flag(b.band.conservative.f, b.f_fits_from);
+    const std::string f_opt = render::f_flag(b.band.optimistic.f, b.f_fits_from);
+    const std::string offload_flag =
+        "--f " + f_con +
+        (b.band.conservative.f > 0 ? (f_opt == f_con ? std::string() : " (ov = 1: --f " + f_opt + ")")
+                                   : " (the later levers left offload no bankable gain; ov = 1: --f " + f_opt + ")");
+    for (std::size_t i = 1; i < s.rungs.size(); ++i)
+        steps += (i > 1 ? ", " : "") + (s.rungs[i].lever == LeverKind::offload ? offload_flag : rung_flag(s.rungs[i]));
     if (s.rungs.size() == 1 && !(a.band.conservative.throughput > 0))
         return fmt::format(
             "LADDER: 0 tok/s; nothing is served on up to {} GPU{} (--max-gpus): the weights or one session do not fit\n",

@@ -70,7 +70,8 @@ std::string heading(const ParallelStudy& s) {
     return fmt::format(
         "Deployments of {} GPUs (groups up to the NVLink domain of {}: tensor-parallel, with expert parallelism EP for MoE "
         "models and data-parallel attention ADP for MLA models; replicas DP for the rest), each run at "
-        "1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked ({:g} tokens per step), KV on the GPU",
+        "1, 2, 4, ... closed-loop clients per replica and memory-full, prefill chunked ({:g} tokens per step, per micro-batch in "
+        "a pipeline), KV on the GPU",
         s.gpus, s.nvlink_domain, s.load.chunk);
 }
 

@@ -28,9 +28,10 @@ std::string saturation_limits(const LoadSpec& l) {
     return "memory and the GPU's time";
 }
 
-std::string load_text(const LoadSpec& l) {
-    std::string prefill = l.prefill == PrefillMode::chunked ? fmt::format("prefill chunked ({:g} tokens per step)", l.chunk)
-                                                            : std::string("prefill as separate passes");
+std::string load_text(const LoadSpec& l, const Scenario& sc) {
+    std::string prefill = l.prefill == PrefillMode::chunked
+                              ? fmt::format("prefill chunked ({})", render::chunk_budget_text(l.chunk, sc))
+                              : std::string("prefill as separate passes");
     if (std::isfinite(l.requests)) prefill += fmt::format(", a run of {:g} request{}", l.requests, l.requests == 1 ? "" : "s");
     switch (l.mode) {
         case LoadMode::batch: return fmt::format("batch {:g} (sequences decoding together), {}", l.value, prefill);
@@ -158,9 +159,10 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
             "step a decoding request sees, itself beside the others.\n";
     if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
         out += fmt::format(
-            "The prefill chunk ({:g} tokens per step) limits how fast requests start: the load asked for is not "
+            "The prefill chunk ({}) limits how fast requests start: the load asked for is not "
             "reached{}.\n",
-            s.load.chunk, s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
+            render::chunk_budget_text(s.load.chunk, built.scenario),
+            s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
     if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
         out += fmt::format(
             "Not every request is admitted at once (memory{}): {:.1f} run at f = 0{}; the rest wait their turn (in "
@@ -286,14 +288,14 @@ std::string point_verdict_line(const PointStudy& s) {
 
 std::string render_point_text(const PointReport& r, const BuiltScenario& built) {
     std::string s = render::inputs_text(built, r.facts) + "\n";
-    s += "Operating point: " + load_text(r.study.load) + "\n";
+    s += "Operating point: " + load_text(r.study.load, built.scenario) + "\n";
     s += table(r.study, false) + "\n" + notes(r, built) + point_verdict_line(r.study);
     return s;
 }
 
 std::string render_point_markdown(const PointReport& r, const BuiltScenario& built) {
-    std::string s =
-        "# Operating point\n\n" + load_text(r.study.load) + "\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts);
+    std::string s = "# Operating point\n\n" + load_text(r.study.load, built.scenario) + "\n\n## Inputs\n\n```\n" +
+                    render::inputs_text(built, r.facts);
     s += "```\n\n## At f = 0 and at the chosen f\n\n" + table(r.study, true) + "\n" + notes(r, built) + "\n`" +
          point_verdict_line(r.study).substr(0, point_verdict_line(r.study).size() - 1) + "`\n";
     return s;

@@ -10,10 +10,18 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "kvroof/analysis/point_step.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io::render {
+
+// The chunk budget in words: a step's, or a pipeline's per micro-batch and per cycle (detail::cycle_budget).
+inline std::string chunk_budget_text(double chunk, const Scenario& sc) {
+    const Pipeline p = pipeline_of(sc.hardware, sc.model);
+    if (p.pp <= 1) return fmt::format("{:g} tokens per step", chunk);
+    return fmt::format("{:g} tokens per micro-batch, {:g} a cycle", chunk, detail::cycle_budget(p, chunk));
+}
 
 inline nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 inline std::string fmt_batch(double b) { return std::isfinite(b) ? fmt::format("{:.2f}", b) : "unbounded"; }

@@ -99,8 +99,14 @@ std::string capacity_text(const ScenarioFacts& facts) {
                              format_bytes(c.session_kv.raw()), c.dram_sessions);
         else
             s += fmt::format(
-                "  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM\n", c.name,
-                c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions);
+                "  {}: one session's KV at S={:.0f} is {} -> {:.2f} resident sessions fit in HBM, {:.1f} in CPU DRAM{}\n", c.name,
+                c.context, format_bytes(c.session_kv.raw()), c.hbm_sessions, c.dram_sessions,
+                // The solved mode holds a call's context at S (seed 000); one that outgrows HBM as it decodes is named.
+                c.hbm_sessions >= 1 && c.hbm_sessions_end < 1
+                    ? fmt::format("; at the end of its call (S + O) {:.2f} fit: an engine would preempt it at f = 0, which "
+                                  "this solved mode (context held at S) does not see; `--concurrency` and `kvroof sim` do",
+                                  c.hbm_sessions_end)
+                    : std::string());
     return s;
 }
 

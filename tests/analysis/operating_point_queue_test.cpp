@@ -146,4 +146,33 @@ TEST_CASE("a run of N that does not all run at once: each request waits its shar
     CHECK(at_once.throughput == Approx(full.throughput).epsilon(1e-9));
 }
 
+TEST_CASE("a run's backlog counts idle clients as held, not queued: one client more adds one client's wait", "[point]") {
+    // 2,000/500 tokens with 10 s idle gaps: about 201 clients fit, most of them idle between calls. The idle ones
+    // were counted as queued, so the 202nd client took TTFT from 78.6 ms to 9.8 s.
+    Scenario s = h200_8b(2000, 500);
+    s.mix.entries[0].cls.idle_gap = Seconds(10.0);
+    const PreparedScenario ps(s);
+    LoadSpec l = test::point_load(LoadMode::concurrency, 1);
+    l.requests = 5000;
+    const OperatingPoint full = operating_point(ps, test::point_load(LoadMode::saturate, 0), 0.0, 0.0);
+    const double n = full.concurrency;  // the clients the memory-full point holds, idle ones too
+    REQUIRE(full.running < 0.8 * n);
+    l.value = std::floor(n);
+    const OperatingPoint below = operating_point(ps, l, 0.0, 0.0);
+    l.value = std::floor(n) + 2;
+    const OperatingPoint above = operating_point(ps, l, 0.0, 0.0);
+    CHECK(above.ttft - below.ttft < 1.0);  // two clients' share of a 5,000-request run, not every idle client's
+    // Many requests per client: the steady closed loop's queue, idle clients and all.
+    LoadSpec many = test::point_load(LoadMode::concurrency, 1000);
+    const OperatingPoint steady = operating_point(ps, many, 0.0, 0.0);
+    many.requests = 1e6;
+    CHECK(operating_point(ps, many, 0.0, 0.0).ttft == Approx(steady.ttft).epsilon(1e-3));
+    // A run that all fits waits for nothing, even where no wave applies (separate prefill).
+    LoadSpec sep = test::point_load(LoadMode::concurrency, 10, PrefillMode::separate);
+    sep.requests = 10;
+    const OperatingPoint ten = operating_point(ps, sep, 0.0, 0.0);
+    CHECK(ten.queue_wait == 0);
+    CHECK(ten.ttft < 1.0);
+}
+
 }  // namespace kvroof

@@ -196,6 +196,21 @@ TEST_CASE("a pipeline's one wave prefills a chunk per micro-batch, each in one p
     }
 }
 
+TEST_CASE("a pipeline's one wave of one long request: a chunk a cycle, not a micro-batch's budget each", "[point][pipeline]") {
+    // One 8,000-token prompt on TP1 PP2 H100s: the request rides in one micro-batch, 2,048 tokens a cycle, so it
+    // takes 4 cycles as at PP1, not 2 (the wave's TTFT was 163 ms against the request alone's 218 ms; the
+    // simulator gives 217.6 ms).
+    const Scenario s = test::bench_scenario("h100-sxm", "llama-3.1-8b", 8000, 100, 1, 2);
+    const PreparedScenario ps(s);
+    LoadSpec l = test::point_load(LoadMode::concurrency, 1);
+    const OperatingPoint steady = operating_point(ps, l, 0.0, 0.0);
+    l.requests = 1;
+    const OperatingPoint wave = operating_point(ps, l, 0.0, 0.0);
+    REQUIRE(wave.one_wave);
+    CHECK(wave.ttft == Approx(steady.ttft).epsilon(0.02));
+    CHECK(wave.throughput == Approx(steady.throughput).epsilon(0.02));
+}
+
 TEST_CASE("a pipeline's cycle has a token budget per micro-batch: its starts are capped at m chunks, not one",
           "[point][pipeline]") {
     // Llama-3.1-8B, 2,000/200, 500 clients. One H100 starts at most 2,048 / 2,000 = 1.024 requests a step, so it

@@ -105,8 +105,16 @@ TEST_CASE("a gain at a given ov is over the baseline at that ov: parked reloads 
     const MixTable t = make_mix_table(sc, 0.25, 0.5);
     REQUIRE(t.at_ov);
     REQUIRE(t.base_at_ov);
-    CHECK(gain(*t.at_ov, *t.base_at_ov) >= 1.0);
-    if (t.at_ov->f == 0) CHECK(gain(*t.at_ov, *t.base_at_ov) == 1.0);
+    REQUIRE(t.at_ov->f == 0);  // offload does not pay here at ov = 0.5: the best f is none, its gain exactly 1
+    CHECK(gain(*t.at_ov, *t.base_at_ov) == 1.0);
+    // A measured throughput calibrates ov; the gain it implies is over f = 0 at that ov too (it was 1.14x at f = 0).
+    VerdictOptions opt;
+    opt.fixed_f = 0.0;
+    opt.measured_tps = 520.0;
+    const Verdict cal = make_verdict(sc, opt);
+    REQUIRE(cal.calibration);
+    REQUIRE(cal.calibration->ov);
+    CHECK(cal.calibration->calibrated_gain == Approx(1.0).epsilon(1e-6));
 }
 
 TEST_CASE("requests of one output token: the TPOT SLO bounds no batch in the solved mode either", "[verdict_report]") {

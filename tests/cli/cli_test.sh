@@ -202,7 +202,7 @@ awk -v a="$(moe_big --eta-moe-gemm 0.1)" -v b="$(moe_big)" 'BEGIN { exit !(a > 1
     && ok || bad "verdict --json: --concurrency max shows a number as its load"
 # The LADDER line's flags reproduce its last rung: offload at the last rung's f (here 0: the later levers took its gain).
 "$kvroof" ladder --gpus 1 --cpus-per-gpu 4 --sparse 0.1 --workload "s_cached=16000,a_append=2000,o_output=400" \
-    | grep -q '^LADDER: .*--f 0\.00 (the later levers left offload no gain)' && ok || bad "ladder: the summary's --f is the last rung's"
+    | grep -q '^LADDER: .*--f 0\.00 (the later levers left offload no bankable gain; ov = 1: --f 1\.00)' && ok || bad "ladder: the summary's --f is the last rung's"
 # Requests of one output token: nothing decodes, so no ITL, decode step or per-user rate is shown (the VERDICT gives TTFT).
 "$kvroof" verdict --concurrency 8 --isl 2000 --osl 1 >"$tmp/o1.txt" && grep -qE '^  ITL, ms +— +—$' "$tmp/o1.txt" \
     && grep -q '^VERDICT: .*at f=0: TTFT ' "$tmp/o1.txt" && ok || bad "verdict: an ITL for requests of one output token"

@@ -10,7 +10,7 @@
 // (probability p_i) has S_c cached and A new input tokens and O output tokens,
 // the first of which its prefill produces, so it decodes D = O − 1 steps:
 //   decoding sequences   B = x·Σ p·D
-//   prefill tokens       P = x·Σ p·A            (chunked; at most `chunk` per step)
+//   prefill tokens       P = x·Σ p·A            (chunked; at most the step's budget, cycle_budget)
 // Decode token j reads the context S + j, so over a call decode reads the mean
 // context S + O/2 (context growth). One step reads the weights once for all of
 // its tokens (the MoE experts its B + P tokens touch):
@@ -254,21 +254,22 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     // its own share of the backlog (backlog_wait), not a closed loop's steady queue (every client behind all
     // the others) nor none at all.
     const bool closed_queue = load.mode == LoadMode::concurrency && r.memory_queued;
-    if (std::isfinite(load.requests) && r.weights_fit && r.session_fits &&
-        ((at_once && !wave) || closed_queue || (load.mode == LoadMode::request_rate && r.saturated))) {
-        if (load.mode == LoadMode::concurrency && r.memory_queued) {  // queue_beyond_memory's wait was the closed loop's
-            r = detail::saturated_point(ps, load, f, ov);
+    const bool rate_queue = load.mode == LoadMode::request_rate && r.saturated;
+    if (std::isfinite(load.requests) && r.weights_fit && r.session_fits && ((at_once && !wave) || closed_queue || rate_queue)) {
+        if (closed_queue) r = detail::saturated_point(ps, load, f, ov);  // queue_beyond_memory's wait was the closed loop's
+        // What runs without waiting: the requests in the engine of an open loop; the clients the memory-full point
+        // holds for a closed loop or a run sent at once (idle between calls included: they wait for nothing).
+        const double N = load.requests, n = rate_queue ? r.running : r.concurrency, mu = r.requests_per_s;
+        const double w = !(mu > 0)                            ? 0.0
+                         : load.mode == LoadMode::concurrency ? detail::closed_backlog_wait(N, load.value, n, mu)
+                         : rate_queue                         ? detail::backlog_wait(N, n, mu, load.value)
+                                                              : detail::backlog_wait(N, n, mu, kUnbounded);
+        r.queue_wait += w;
+        r.ttft += w;
+        r.e2e += w;
+        if (closed_queue) {
             r.concurrency = load.value;
             r.memory_queued = true;
-        }
-        if (r.requests_per_s > 0) {
-            const double N = load.requests, n = r.running, mu = r.requests_per_s;
-            const double w = load.mode == LoadMode::concurrency    ? detail::closed_backlog_wait(N, load.value, n, mu)
-                             : load.mode == LoadMode::request_rate ? detail::backlog_wait(N, n, mu, load.value)
-                                                                   : detail::backlog_wait(N, n, mu, kUnbounded);
-            r.queue_wait += w;
-            r.ttft += w;
-            r.e2e += w;
         }
     }
     detail::finite_run(r, load, wave);

@@ -17,8 +17,9 @@ namespace kvroof {
 namespace detail {
 // One wave: every request of a run of N sent at once, all of them running
 // together, is not a steady state. The engine first prefills all N·Ā tokens,
-// a full budget K = min(budget, N·Ā) a step (cycle_budget: chunk, a
-// pipeline's m·chunk a cycle): n_p = N·Ā/K steps of t_p each, T_p = n_p·t_p.
+// a full budget K = min(budget, N·Ā, N·chunk) a step (cycle_budget: chunk, a
+// pipeline's m·chunk a cycle, each request at most a chunk of it): n_p = N·Ā/K
+// steps of t_p each, T_p = n_p·t_p.
 // A request decodes from the end of its prefill, the prefill steps still to
 // come, then decode steps t_d of those still decoding. First tokens leave
 // evenly from step a = max(1, Ā/min(K, chunk)) to n_p, so TTFT = a·t_p + L/2
@@ -54,8 +55,9 @@ struct Wave {
     for (std::size_t i = 0; i < in.n; ++i) end_kv += in.cls[i].p * kv_held(ps.mc, in.cls[i].S + in.cls[i].O).raw();
     if (n * (1.0 - f) * end_kv * ps.kv_replication > ps.hbm_free_bytes() || n * f * end_kv > ps.sys.cpu_memory.raw())
         return std::nullopt;
-    // K: the budget each step fills (a pipeline's cycle: one per micro-batch); a request gets at most a chunk of it.
-    const double piece = std::min(cycle_budget(ps.pipe, load.chunk), n * in.sum_pA), steps = n * in.sum_pA / piece;
+    // K: the budget a step fills, each request at most a chunk of it (a pipeline's m chunks a cycle need m requests).
+    const double piece = std::min({cycle_budget(ps.pipe, load.chunk), n * in.sum_pA, n * load.chunk});
+    const double steps = n * in.sum_pA / piece;
     const double first = std::max(1.0, in.sum_pA / std::min(piece, load.chunk));  // the step of the first first token
     const double g = !(D > 0) ? 0.0 : steps > first ? std::min(1.0, D / (steps - first)) : 1.0;
     StepContent with =

@@ -20,6 +20,7 @@ struct ClassFit {
     Bytes session_kv;  // kv · S: one session's KV
     double hbm_sessions = 0;  // free HBM / session KV (0 when the weights leave none)
     double dram_sessions = 0;  // CPU DRAM / session KV
+    double hbm_sessions_end = 0;  // the same at the end of its call, S + O (the operating points' and sim's peak)
 };
 
 struct ScenarioFacts {
@@ -62,8 +63,10 @@ struct ScenarioFacts {
     const double free = f.hbm_free.raw();
     for (const auto& e : sc.mix.entries) {
         const double session = kv_held(ps.mc, e.cls.context()).raw();
+        const double end = kv_held(ps.mc, e.cls.context() + e.cls.o_output).raw();
         f.classes.push_back({e.cls.name, e.weight, e.cls.context(), Bytes(session),
-                             free > 0 ? free / (session * ps.kv_replication) : 0.0, ps.sys.cpu_memory.raw() / session});
+                             free > 0 ? free / (session * ps.kv_replication) : 0.0, ps.sys.cpu_memory.raw() / session,
+                             free > 0 ? free / (end * ps.kv_replication) : 0.0});
     }
     return f;
 }

@@ -222,7 +222,9 @@ struct VerdictOptions {
         c.band_high = v.at_f.optimistic.throughput;
         c.ov = fit_overlap(ps, v.f, c.measured_tps);
         if (c.ov) {
-            c.calibrated_gain = base_c.throughput > 0 ? c.measured_tps / base_c.throughput : 0.0;
+            // Over f = 0 at the fitted ov, as every gain at a given ov (parked reloads overlap at f = 0 too).
+            const double base = evaluate(ps, 0.0, *c.ov).throughput;
+            c.calibrated_gain = base > 0 ? c.measured_tps / base : 0.0;
             c.best_at_ov = optimise_f(ps, *c.ov);
         }
         v.calibration = c;
