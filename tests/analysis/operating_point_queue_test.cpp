@@ -146,6 +146,27 @@ TEST_CASE("a run of N that does not all run at once: each request waits its shar
     CHECK(at_once.throughput == Approx(full.throughput).epsilon(1e-9));
 }
 
+TEST_CASE("a run of one request is that request alone, whatever the rate", "[point]") {
+    // Llama-3.1-8B on one H200, 2,000/500: at 1,000 req/s the open loop's steady ITL shares its steps with others
+    // that a run of one does not have (7.06 ms against 6.88 ms alone on an H100).
+    const Scenario s = h200_8b(2000, 500);
+    const PreparedScenario ps(s);
+    LoadSpec one = test::point_load(LoadMode::concurrency, 1);
+    one.requests = 1;
+    const OperatingPoint alone = operating_point(ps, one, 0.0, 0.0);
+    for (const double rate : {0.001, 0.2, 1000.0}) {
+        LoadSpec l = test::point_load(LoadMode::request_rate, rate);
+        l.requests = 1;
+        const OperatingPoint p = operating_point(ps, l, 0.0, 0.0);
+        CAPTURE(rate);
+        CHECK(p.one_wave);
+        CHECK_FALSE(p.saturated);
+        CHECK(p.itl == alone.itl);
+        CHECK(p.ttft == alone.ttft);
+        CHECK(p.throughput == alone.throughput);
+    }
+}
+
 TEST_CASE("a run's backlog counts idle clients as held, not queued: one client more adds one client's wait", "[point]") {
     // 2,000/500 tokens with 10 s idle gaps: about 201 clients fit, most of them idle between calls. The idle ones
     // were counted as queued, so the 202nd client took TTFT from 78.6 ms to 9.8 s.

@@ -246,7 +246,9 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     // is more than the chunk budget or --max-seqs start.
     if (load.mode == LoadMode::request_rate && !r.saturated && !r.fits && r.weights_fit && r.session_fits)
         r = detail::open_loop_full(ps, detail::point_inputs(ps, f, load), load, f, ov, r.starts_per_step);
-    const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
+    // A run sent at once; a run of one request is that request alone, at any rate (no other shares its steps).
+    const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests) ||
+                         (load.mode == LoadMode::request_rate && load.requests == 1);
     // The wave only where it is used: a run sent at once, and the open loop's floor.
     const std::optional<detail::Wave> wave =
         at_once || load.mode == LoadMode::request_rate ? detail::wave_of(ps, load, f, ov) : std::nullopt;
@@ -273,7 +275,10 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
         }
     }
     detail::finite_run(r, load, wave);
-    if (wave && at_once && r.weights_fit && r.session_fits) detail::apply_wave(ps, *wave, load.requests, r);
+    if (wave && at_once && r.weights_fit && r.session_fits) {
+        detail::apply_wave(ps, *wave, load.requests, r);
+        if (load.mode == LoadMode::request_rate) r.saturated = false;  // one request alone: nothing queues
+    }
     detail::check_slos(ps, r);
     return r;
 }
