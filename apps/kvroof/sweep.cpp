@@ -64,12 +64,20 @@ private:
 io::SweepSpec spec_from(const SweepOptions& o) {
     io::SweepSpec spec = o.config.empty() ? io::SweepSpec{} : io::load_sweep_file(o.config);
     spec.fixed.override_with(o.fixed);
+    const nlohmann::json from_file = io::load_text_json(spec.load);
     spec.load.override_with(o.load);
     if (!o.config.empty()) {  // the file's load flags the command line kept, named where the load is at fault
         const nlohmann::json merged = io::load_text_json(spec.load), cli = io::load_text_json(o.load);
         spec.load_file = o.config;
         for (const auto& [k, v] : merged.items())
             if (!cli.contains(k)) spec.load_from_file.push_back(k);
+        // The command line's load flags that replaced one of the file's: the same flag, or another load in place of its.
+        for (const auto& [k, v] : cli.items()) {
+            if (from_file.contains(k)) spec.load_overrides.push_back(k);
+            for (const char* mode : {"batch", "concurrency", "request-rate"})
+                if (k != mode && from_file.contains(mode) && (k == "batch" || k == "concurrency" || k == "request-rate"))
+                    spec.load_overrides.push_back(fmt::format("{} (in place of the file's {})", k, mode));
+        }
     }
     // A command-line axis replaces the file's axis of the same knob, in its place (the rows keep their order).
     const size_t file_axes = spec.axes.size();
@@ -81,9 +89,10 @@ io::SweepSpec spec_from(const SweepOptions& o) {
         given.push_back(a.knob);
         const auto same = std::find_if(spec.axes.begin(), spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes),
                                        [&a](const io::GridAxis& f) { return f.knob == a.knob; });
-        if (same != spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes))
+        if (same != spec.axes.begin() + static_cast<std::ptrdiff_t>(file_axes)) {
+            spec.axes_replaced.push_back(a.knob);
             *same = std::move(a);
-        else
+        } else
             spec.axes.push_back(std::move(a));
     }
     if (o.analysis) spec.analysis = io::parse_sweep_analysis("--analysis", *o.analysis);

@@ -202,6 +202,9 @@ nlohmann::json sweep_provenance(const SweepSpec& spec, std::string_view meta_pat
                             {"inputs", inputs},
                             {"defaults", resolved}}}};
     if (!cells.empty()) out["kvroof"]["cells"] = std::move(cells);
+    // What the command line gave over the --config file beside the fixed knobs (those are in `inputs`).
+    if (!spec.load_overrides.empty() || !spec.axes_replaced.empty())
+        out["kvroof"]["overrides_config"] = {{"load", spec.load_overrides}, {"grid", spec.axes_replaced}};
     if (!spec.load.empty()) out["load"] = load_text_json(spec.load);
     if (spec.analysis != SweepAnalysis::verdict) out["analysis"] = std::string(name(spec.analysis));
     if (!spec.description.empty()) out["description"] = spec.description;

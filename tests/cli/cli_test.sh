@@ -334,6 +334,7 @@ printf '%s' '{"fixed":{"mix":"long:0.7,short:0.3"},"load":{"concurrency":"4"},"g
 "$kvroof" sweep --config "$tmp/swl.json" --batch 3 --isl 500 --osl 100 --out "$tmp/swl.csv" \
     && "$kvroof" sweep --batch 3 --isl 500 --osl 100 --grid f=0,0.5 --no-meta | cmp -s - "$tmp/swl.csv" \
     && grep -A1 '"from": "command line, overrides --config"' "$tmp/swl.csv.meta.json" | grep -q '"knob": "workload"' \
+    && grep -q "batch (in place of the file's concurrency)" "$tmp/swl.csv.meta.json" \
     && ok || bad "sweep --batch/--isl did not replace the file's concurrency and mix, or the provenance does not say so"
 
 "$kvroof" sweep --threads 2 --grid "f=0:1:0.1" --grid "sparse=0.1,0.5,1" --grid "cpus-per-gpu=0.5,2" | sort >"$tmp/o1.csv"

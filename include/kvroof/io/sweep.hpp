@@ -85,6 +85,8 @@ struct SweepSpec {
     // of them names the file.
     std::string load_file;
     std::vector<std::string> load_from_file;
+    // The load flags and grid axes the command line gave over a --config file's (echoed in the provenance).
+    std::vector<std::string> load_overrides, axes_replaced;
 };
 
 // Validates the whole spec before any output: the fixed flags, every value of
