@@ -75,7 +75,8 @@ Action setup_parallel(CLI::App& app) {
     add_scenario_flags(*sub, o->scenario);
     const std::string group = "Workload and engine";
     add_benchmark_workload_flags(*sub, o->bench, group);
-    add_text_option(*sub, "--prefill-chunk", o->chunk, "N", group, "prefill tokens per step at most", default_prefill_chunk());
+    add_text_option(*sub, "--prefill-chunk", o->chunk, "N", group,
+                    "prefill tokens per step at most (per micro-batch in a pipeline)", default_prefill_chunk());
     add_text_option(*sub, "--max-seqs", o->max_seqs, "N", group,
                     "most requests one replica runs at once (vLLM --max-num-seqs); more queue", "no limit");
     sub->add_option("--csv", o->csv, with_default("also write every deployment's points as CSV to FILE (atomically)", "none"))

@@ -124,7 +124,8 @@ void add_load_flags(CLI::App& app, io::LoadText& t, const std::string& group, st
         absent);
     add("--request-rate", t.rate, "requests per second arriving (open loop), as vLLM's serving benchmark --request-rate", absent);
     add("--prefill", t.prefill, "chunked (into the decode steps, as vLLM/SGLang/TRT-LLM) or separate passes", prefill_absent);
-    add("--prefill-chunk", t.chunk, "prefill tokens per step at most (chunked)", default_prefill_chunk());
+    add("--prefill-chunk", t.chunk, "prefill tokens per step at most (chunked; per micro-batch in a pipeline)",
+        default_prefill_chunk());
     add("--max-seqs", t.max_seqs,
         "most requests the engine runs at once (vLLM --max-num-seqs, TensorRT-LLM max_batch_size); more queue", "no limit");
     add("--requests", t.requests,

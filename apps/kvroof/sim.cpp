@@ -127,7 +127,8 @@ Action setup_sim(CLI::App& app) {
         fmt::format("{:g}", kDefaultClients));
     add("--request-rate", o->rate, "R", "calls per second arriving (open loop) instead of clients", "none: closed-loop clients");
     add_benchmark_workload_flags(*sub, o->bench, "Simulation");
-    add("--prefill-chunk", o->chunk, "N", "prefill tokens per step at most", default_prefill_chunk());
+    add("--prefill-chunk", o->chunk, "N", "prefill tokens per step at most (per micro-batch in a pipeline)",
+        default_prefill_chunk());
     add("--max-seqs", o->max_seqs, "N", "most calls running at once; more wait in the queue", "no limit");
     add("--f", o->f, "X", "offload fraction: the CPU's share of each call's KV and decode attention", fmt::format("{:g}", def.f));
     add("--f-policy", o->f_policy, "NAME",

@@ -170,6 +170,13 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
             std::isfinite(s.load.max_seqs) ? fmt::format(" or --max-seqs {:g}", s.load.max_seqs) : std::string(),
             s.baseline.conservative.running,
             s.f > 0 ? fmt::format(", {:.1f} at f = {}", s.at_f.conservative.running, render::fmt_f(s.f)) : std::string());
+    // A run sent at once that does not all run (concurrency max, an open loop's backlog): its wait, as TTFT has it.
+    const OperatingPoint& b0 = s.baseline.conservative;
+    if (std::isfinite(s.load.requests) && b0.fits && b0.queue_wait > 0 && !b0.memory_queued && !b0.prefill_bound)
+        out += fmt::format(
+            "Of the run's {:g} requests, those beyond what runs at once wait their turn: {:.1f} s on average at f = 0, in "
+            "TTFT.\n",
+            s.load.requests, b0.queue_wait);
     const auto& classes = built.scenario.mix.entries;
     if ((s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued) &&
         std::any_of(classes.begin(), classes.end(), [](const MixEntry& e) { return e.cls.s_cached > 0; }))

@@ -6,6 +6,7 @@
 #include "../test_support.hpp"
 #include "kvroof/analysis/mix_table.hpp"
 #include "kvroof/analysis/report_study.hpp"
+#include "kvroof/io/verdict_render.hpp"
 
 using namespace kvroof;
 
@@ -105,16 +106,23 @@ TEST_CASE("a gain at a given ov is over the baseline at that ov: parked reloads 
     const MixTable t = make_mix_table(sc, 0.25, 0.5);
     REQUIRE(t.at_ov);
     REQUIRE(t.base_at_ov);
-    REQUIRE(t.at_ov->f == 0);  // offload does not pay here at ov = 0.5: the best f is none, its gain exactly 1
-    CHECK(gain(*t.at_ov, *t.base_at_ov) == 1.0);
-    // A measured throughput calibrates ov; the gain it implies is over f = 0 at that ov too (it was 1.14x at f = 0).
+    REQUIRE(t.at_ov->f == 0);  // offload does not pay here at ov = 0.5: the best f is none
+    // The mix's line divides by the baseline at that ov: 1.00x, where the ov = 0 baseline gave 1.08x.
+    REQUIRE(t.base_at_ov->throughput > t.baseline.conservative.throughput * 1.05);
+    const std::string text = io::render_mix_text(t, io::build_scenario(io::ScenarioInputs{}));
+    CHECK(text.find("best f at ov=0.5: 0.000 (1.00×)") != std::string::npos);
+    // A measured throughput calibrates ov; the gain it implies is over f = 0 at that ov too (it divided by the
+    // ov = 0 baseline: 1.14x at f = 0).
     VerdictOptions opt;
-    opt.fixed_f = 0.0;
-    opt.measured_tps = 520.0;
+    opt.fixed_f = 0.19;
+    opt.measured_tps = 600.0;
     const Verdict cal = make_verdict(sc, opt);
     REQUIRE(cal.calibration);
     REQUIRE(cal.calibration->ov);
-    CHECK(cal.calibration->calibrated_gain == Approx(1.0).epsilon(1e-6));
+    const PreparedScenario ps(sc);
+    const double base = evaluate(ps, 0.0, *cal.calibration->ov).throughput;
+    REQUIRE(base > cal.baseline.conservative.throughput * 1.05);  // the two baselines differ here
+    CHECK(cal.calibration->calibrated_gain == Approx(600.0 / base).epsilon(1e-12));
 }
 
 TEST_CASE("requests of one output token: the TPOT SLO bounds no batch in the solved mode either", "[verdict_report]") {

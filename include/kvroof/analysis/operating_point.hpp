@@ -236,6 +236,12 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
 }
 
 inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec& asked, double f, double ov) {
+    if (asked.mode == LoadMode::request_rate && asked.requests == 1) {  // one request is that request alone, at any rate
+        LoadSpec one = asked;
+        one.mode = LoadMode::concurrency;
+        one.value = 1;
+        return operating_point(ps, one, f, ov);
+    }
     LoadSpec load = asked;  // a run of N requests has no more than N clients
     if (load.mode == LoadMode::concurrency) load.value = std::min(load.value, load.requests);
     OperatingPoint r = detail::unqueued_point(ps, load, f, ov);
@@ -246,22 +252,37 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     // is more than the chunk budget or --max-seqs start.
     if (load.mode == LoadMode::request_rate && !r.saturated && !r.fits && r.weights_fit && r.session_fits)
         r = detail::open_loop_full(ps, detail::point_inputs(ps, f, load), load, f, ov, r.starts_per_step);
-    // A run sent at once; a run of one request is that request alone, at any rate (no other shares its steps).
-    const bool at_once = load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests) ||
-                         (load.mode == LoadMode::request_rate && load.requests == 1);
+    const bool sent_at_once =
+        load.mode == LoadMode::saturate || (load.mode == LoadMode::concurrency && load.value >= load.requests);
     // The wave only where it is used: a run sent at once, and the open loop's floor.
     const std::optional<detail::Wave> wave =
-        at_once || load.mode == LoadMode::request_rate ? detail::wave_of(ps, load, f, ov) : std::nullopt;
+        sent_at_once || load.mode == LoadMode::request_rate ? detail::wave_of(ps, load, f, ov) : std::nullopt;
+    // An open loop whose N arrivals are all in before the wave would have prefilled them runs as that wave
+    // (a benchmark's QPS=INF), not as the steady state at its rate.
+    const bool at_once = sent_at_once || (load.mode == LoadMode::request_rate && wave && std::isfinite(load.requests) &&
+                                          (load.requests - 1.0) / load.value <= wave->prefill);
     // A run of N that does not all run at once: the engine runs what it may and the rest wait their turn, each
     // its own share of the backlog (backlog_wait), not a closed loop's steady queue (every client behind all
     // the others) nor none at all.
     const bool closed_queue = load.mode == LoadMode::concurrency && r.memory_queued;
+    const bool chunk_queue = load.mode == LoadMode::concurrency && !r.memory_queued && r.prefill_bound;
     const bool rate_queue = load.mode == LoadMode::request_rate && r.saturated;
-    if (std::isfinite(load.requests) && r.weights_fit && r.session_fits && ((at_once && !wave) || closed_queue || rate_queue)) {
-        if (closed_queue) r = detail::saturated_point(ps, load, f, ov);  // queue_beyond_memory's wait was the closed loop's
+    if (std::isfinite(load.requests) && r.weights_fit && r.session_fits &&
+        ((at_once && !wave) || closed_queue || chunk_queue || rate_queue)) {
         // What runs without waiting: the requests in the engine of an open loop; the clients the memory-full point
-        // holds for a closed loop or a run sent at once (idle between calls included: they wait for nothing).
-        const double N = load.requests, n = rate_queue ? r.running : r.concurrency, mu = r.requests_per_s;
+        // holds for a closed loop or a run sent at once (idle between calls included: they wait for nothing), or
+        // those the chunk budget admits (the steady queue solve_concurrency charged is replaced).
+        double n = rate_queue ? r.running : r.concurrency;
+        if (closed_queue) {
+            r = detail::saturated_point(ps, load, f, ov);  // queue_beyond_memory's wait was the closed loop's
+            n = r.concurrency;
+        } else if (chunk_queue) {
+            n = load.value - r.queue_wait * r.requests_per_s;
+            r.ttft -= r.queue_wait;
+            r.e2e -= r.queue_wait;
+            r.queue_wait = 0;
+        }
+        const double N = load.requests, mu = r.requests_per_s;
         const double w = !(mu > 0)                            ? 0.0
                          : load.mode == LoadMode::concurrency ? detail::closed_backlog_wait(N, load.value, n, mu)
                          : rate_queue                         ? detail::backlog_wait(N, n, mu, load.value)
@@ -277,7 +298,7 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
     detail::finite_run(r, load, wave);
     if (wave && at_once && r.weights_fit && r.session_fits) {
         detail::apply_wave(ps, *wave, load.requests, r);
-        if (load.mode == LoadMode::request_rate) r.saturated = false;  // one request alone: nothing queues
+        if (load.mode == LoadMode::request_rate) r.saturated = false;  // all in before the wave: nothing queues
     }
     detail::check_slos(ps, r);
     return r;

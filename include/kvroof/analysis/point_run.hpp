@@ -36,6 +36,7 @@ namespace detail {
 // decoding on average. Contexts are the classes' means, D and Ō the mix's.
 struct Wave {
     double duration = 0, throughput = 0, ttft = 0, decode = 0, itl = 0;  // s (tok/s); decode: the mean of D·ITL
+    double prefill = 0;  // s, T_p: the prefill steps, the last request's first token at their end
     double batch = 0, step = 0;  // decoding at T_p, and their decode step t_d (s)
 };
 
@@ -73,6 +74,7 @@ struct Wave {
     const double decode = L > 0 ? (0.5 * c * c * (1.0 - t_d / t_p) + c * D * t_d + (L - c) * D * t_p) / L : D * t_d;
     Wave w;
     w.duration = steps * t_p + D * t_d;
+    w.prefill = steps * t_p;
     w.throughput = n * in.sum_pO / w.duration;
     w.decode = decode;
     w.itl = D > 0 ? decode / D : t_p;
@@ -137,6 +139,7 @@ inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optio
 // memory (the steady point's fluid occupancy) and what binds the step.
 inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, OperatingPoint& r) {
     r.one_wave = true;
+    r.memory_queued = r.prefill_bound = false;  // every request runs at once
     r.running = n;
     r.batch = w.batch;
     r.step_bare = w.step;
