@@ -74,8 +74,9 @@ io::SweepSpec spec_from(const SweepOptions& o) {
         // The command line's load flags that replaced one of the file's: the same flag, or another load in place of its.
         for (const auto& [k, v] : cli.items()) {
             if (from_file.contains(k)) spec.load_overrides.push_back(k);
+            const bool load = k == "batch" || k == "concurrency" || k == "request-rate";
             for (const char* mode : {"batch", "concurrency", "request-rate"})
-                if (k != mode && from_file.contains(mode) && (k == "batch" || k == "concurrency" || k == "request-rate"))
+                if (load && k != mode && from_file.contains(mode))
                     spec.load_overrides.push_back(fmt::format("{} (in place of the file's {})", k, mode));
         }
     }

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "kvroof/analysis/point_step.hpp"
+#include "kvroof/analysis/pipeline.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 

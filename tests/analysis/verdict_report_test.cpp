@@ -129,20 +129,14 @@ TEST_CASE("requests of one output token: the TPOT SLO bounds no batch in the sol
     // Qwen3-30B-A3B, FP8 KV, on a B200, 1,000-token prompts with one output token and no idle gap: the batch was
     // 'limited by the TPOT SLO' (87.7 tok/s) though no request waits between two tokens of its own; --slo-tpot none
     // gave 98.0. An operating point already skipped the check (check_slos).
-    auto edit = [](io::ScenarioInputs& in) {
+    const Scenario with = test::scenario_with([](io::ScenarioInputs& in) {
         in.set("hardware", "b200");
         in.set("model", "qwen3-30b-a3b");
         in.set("kv-dtype", "fp8");
         in.set("workload", "s_cached=0,a_append=1000,o_output=1,idle_gap=0s");
-    };
-    const Scenario with = test::scenario_with(edit);
-    const Scenario without = test::scenario_with([](io::ScenarioInputs& in) {
-        in.set("hardware", "b200");
-        in.set("model", "qwen3-30b-a3b");
-        in.set("kv-dtype", "fp8");
-        in.set("workload", "s_cached=0,a_append=1000,o_output=1,idle_gap=0s");
-        in.set("slo-tpot", "none");
     });
+    Scenario without = with;  // the same with --slo-tpot none
+    without.policy.slo_tpot.reset();
     REQUIRE(with.policy.slo_tpot);
     const Verdict a = make_verdict(with), b = make_verdict(without);
     CHECK(a.baseline.conservative.batch_limit != Resource::slo_tpot);

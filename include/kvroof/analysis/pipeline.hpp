@@ -95,6 +95,18 @@ struct Pipeline {
     return p;
 }
 
+namespace detail {
+// The prefill tokens one step may carry: the engine's token budget per
+// scheduled batch, `chunk`; in a pipeline, once per micro-batch, since each of
+// the m micro-batches in flight is scheduled with its own budget (vLLM runs a
+// virtual engine, with its own scheduler, per stage: above). One
+// request's piece rides in one micro-batch, so it still gets at most `chunk`
+// a cycle (ClassLoad::chunks).
+[[nodiscard]] inline double cycle_budget(const Pipeline& p, double chunk) noexcept {
+    return p.pp > 1 ? p.microbatches * chunk : chunk;
+}
+}  // namespace detail
+
 // A prefill pass of A tokens crosses every boundary once with all its tokens:
 // Σ over the pp − 1 boundaries (α_x + A·β_x), charged in its TTFT (0 at pp = 1).
 [[nodiscard]] inline double prefill_transfer(const Pipeline& p, double A) noexcept {

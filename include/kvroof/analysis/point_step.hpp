@@ -220,16 +220,6 @@ struct GemmTerms {
             a.d2h + b.d2h};
 }
 
-// The prefill tokens one step may carry: the engine's token budget per
-// scheduled batch, `chunk`; in a pipeline, once per micro-batch, since each of
-// the m micro-batches in flight is scheduled with its own budget (vLLM runs a
-// virtual engine, with its own scheduler, per stage: pipeline.hpp). One
-// request's piece rides in one micro-batch, so it still gets at most `chunk`
-// a cycle (ClassLoad::chunks).
-[[nodiscard]] inline double cycle_budget(const Pipeline& p, double chunk) noexcept {
-    return p.pp > 1 ? p.microbatches * chunk : chunk;
-}
-
 // A pipeline's cycle when its prefill comes in whole pieces (docs/model.md,
 // "Pipeline parallelism and replicas", "Prefill in whole pieces"): a
 // request's piece rides in one micro-batch, not split over the m of them, so
