@@ -157,7 +157,14 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
         out +=
             "The batch is the mean number of sequences decoding (a time average, so it may be fractional); ITL is the "
             "step a decoding request sees, itself beside the others.\n";
-    if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
+    const auto queued = [](const OperatingPoint& p) { return p.prefill_bound && p.queue_wait > 0; };
+    if (s.load.mode == LoadMode::concurrency && (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound) &&
+        !queued(s.baseline.conservative) && !queued(s.at_f.conservative))  // the clients fill the budget, none waits
+        out += fmt::format(
+            "The prefill chunk ({}) runs full: requests start as fast as it allows, and a client more would only wait (in "
+            "TTFT).\n",
+            render::chunk_budget_text(s.load.chunk, built.scenario));
+    else if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
         out += fmt::format(
             "The prefill chunk ({}) limits how fast requests start: the load asked for is not "
             "reached{}.\n",

@@ -217,4 +217,30 @@ TEST_CASE("a run's backlog counts idle clients as held, not queued: one client m
     CHECK(ten.ttft < 1.0);
 }
 
+TEST_CASE("clients that fill the chunk budget with none queued hold exactly their number (Little's law)", "[point]") {
+    // 2,048-token prompts of 2 output tokens on one H200: the budget starts one request a step. Two clients
+    // sharing only each other's starts leave it short of full; sharing every start's they would hold 2.43
+    // (the defect: 2.4 running of 2 clients, TTFT 71.6 ms). Between, they run it full with none queued.
+    // Four clients of four output tokens likewise (the defect: 4.49 running).
+    for (const double C : {2.0, 4.0}) {
+        const Scenario s = h200_8b(2048, C);
+        const PreparedScenario ps(s);
+        const OperatingPoint p = operating_point(ps, test::point_load(LoadMode::concurrency, C), 0.0, 0.0);
+        CAPTURE(C);
+        CHECK(p.prefill_bound);
+        CHECK(p.queue_wait == 0.0);
+        CHECK(p.running == Approx(C).epsilon(1e-9));
+        CHECK(p.requests_per_s * p.e2e == Approx(C).epsilon(1e-9));
+    }
+    // A client more queues: the budget's rate stays, and its wait is in TTFT.
+    const Scenario s = h200_8b(2048, 2);
+    const PreparedScenario ps(s);
+    const OperatingPoint two = operating_point(ps, test::point_load(LoadMode::concurrency, 2), 0.0, 0.0);
+    const OperatingPoint three = operating_point(ps, test::point_load(LoadMode::concurrency, 3), 0.0, 0.0);
+    CHECK(three.queue_wait > 0);
+    CHECK(three.requests_per_s == Approx(two.requests_per_s).epsilon(1e-9));
+    CHECK(three.ttft > two.ttft);
+    CHECK(three.requests_per_s * three.e2e == Approx(3.0).epsilon(1e-9));
+}
+
 }  // namespace kvroof

@@ -54,9 +54,12 @@ struct LoadSpec {
     // the last ones (finite_run, operating_point.hpp). Clients, and every
     // request at once: no more than this many run at once.
     double requests = std::numeric_limits<double>::infinity();
-    // Set by the solvers, not asked: the chunk budget binds and the requests
-    // beyond it queue, so every step carries another request's chunk.
-    bool backlog = false;
+    // Set by the solvers, not asked: how far a closed loop's request shares the
+    // starts of every client rather than the C − 1 others' (seen_sharing). 0:
+    // the others'; 1: the chunk budget binds and the requests beyond it queue,
+    // so every step carries another request's chunk; between: the budget binds
+    // with no request queued, at the share that holds exactly the C clients.
+    double backlog = 0;
 
     void check_validity() const {
         if (mode != LoadMode::saturate && mode != LoadMode::best) {

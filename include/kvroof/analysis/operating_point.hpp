@@ -50,9 +50,14 @@ namespace kvroof {
 
 namespace detail {
 // The starts per step x at which the closed loop holds C clients, or the
-// chunk-capped x with the queue wait of the clients beyond it.
+// chunk-capped x with the queue wait of the clients beyond it. At the cap the
+// C clients need not all queue: from the C whose request shares the others'
+// starts at the cap to the C it holds sharing every start's, they run the
+// budget full with none queued, and `share` (LoadSpec::backlog) is the
+// sharing between at which the point holds exactly C (Little's law; TTFT
+// grows with it). Beyond that the rest queue.
 inline void solve_concurrency(const PreparedScenario& ps, const PointInputs& in, const LoadSpec& load, double f, double ov,
-                              double x_cap, double& x, double& wait, bool& capped) {
+                              double x_cap, double& x, double& wait, bool& capped, double& share) {
     const double C = load.value;
     auto excess = [&](double xx) { return clients_at(ps, in, load, f, ov, xx) - C; };
     double hi = in.sum_pD > 0 ? C / in.sum_pD : 1.0;  // all C decoding: more than C in the system
@@ -65,9 +70,19 @@ inline void solve_concurrency(const PreparedScenario& ps, const PointInputs& in,
     }
     x = hi;  // the cap binds: the clients beyond it wait for the chunk budget
     capped = std::isfinite(x_cap) && hi >= x_cap;
+    share = capped ? 1.0 : 0.0;
     LoadSpec queued = load;
-    queued.backlog = capped;
+    queued.backlog = share;
     const OperatingPoint at = point_at(ps, in, queued, f, ov, x, 0.0);
+    if (capped && at.concurrency > C) {  // the budget runs full and no request queues
+        auto held = [&](double s) {
+            queued.backlog = s;
+            return point_at(ps, in, queued, f, ov, x, 0.0).concurrency - C;
+        };
+        share = last_feasible(held, 0.0, std::min(held(0.0), 0.0), 1.0, at.concurrency - C, 1e-12);
+        wait = 0;
+        return;
+    }
     wait = at.requests_per_s > 0 ? std::max(0.0, (C - at.concurrency) / at.requests_per_s) : 0.0;
 }
 
@@ -203,7 +218,7 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
     const bool chunked = load.prefill == PrefillMode::chunked;
     // The chunk budget caps the starts per step (a pipeline's cycle: one budget per micro-batch).
     const double x_cap = chunked && in.sum_pA > 0 ? cycle_budget(ps.pipe, load.chunk) / in.sum_pA : kUnbounded;
-    double x = 0, wait = 0;
+    double x = 0, wait = 0, share = 0;
     bool capped = false;
     switch (load.mode) {
         case LoadMode::batch:
@@ -212,7 +227,7 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
             capped = x > x_cap;
             x = std::min(x, x_cap);
             break;
-        case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped); break;
+        case LoadMode::concurrency: detail::solve_concurrency(ps, in, load, f, ov, x_cap, x, wait, capped, share); break;
         default: {
             const bool served = detail::solve_rate(ps, in, load, f, ov, x_cap, x);
             if (!served || detail::point_at(ps, in, load, f, ov, x, 0.0).in_engine() > load.running_cap()) {
@@ -227,7 +242,8 @@ inline OperatingPoint detail::unqueued_point(const PreparedScenario& ps, const L
         }
     }
     LoadSpec at = load;
-    at.backlog = load.backlog || capped;  // the chunk budget binds: the requests beyond it queue
+    // The chunk budget binds: the requests beyond it queue (a closed loop's: the sharing its solve found).
+    if (capped) at.backlog = load.mode == LoadMode::concurrency ? share : 1.0;
     OperatingPoint r = detail::point_at(ps, in, at, f, ov, x, wait);
     r.prefill_bound = capped;
     if (load.mode == LoadMode::concurrency) r.concurrency = load.value;

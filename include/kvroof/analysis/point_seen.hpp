@@ -56,14 +56,18 @@ namespace detail {
 // (Poisson arrivals see the time average); C clients x·(C − 1)/C (the arrival
 // theorem's system with one client fewer, taken at C's occupancy; queued for
 // memory or --max-seqs, C is the clients that run); when the chunk budget
-// binds (LoadSpec::backlog) every step carries another's chunk, x.
+// binds and requests queue (LoadSpec::backlog = 1) every step carries
+// another's chunk, x; a share between runs the budget full with no queue.
 struct Sharing {
     double decode = 0, prefill = 0;  // starts per step whose decode tokens, and whose prefill, the step carries
 };
 [[nodiscard]] inline Sharing seen_sharing(const PointInputs& in, const LoadSpec& load, double x) noexcept {
     if (load.mode == LoadMode::batch) return {x, x};
     double x_o = x;
-    if (load.mode == LoadMode::concurrency && !load.backlog) x_o = load.value > 1.0 ? x * (load.value - 1.0) / load.value : 0.0;
+    if (load.mode == LoadMode::concurrency) {
+        const double others = load.value > 1.0 ? (load.value - 1.0) / load.value : 0.0;
+        x_o = x * (others + load.backlog * (1.0 - others));
+    }
     return {in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o, x_o};
 }
 
