@@ -74,10 +74,12 @@ std::string mechanism_text(const SimResult& r) {
                 r.h2d.utilisation * 100, r.spec.ov);
         case SimGap::bunched_arrivals:
             return fmt::format(
-                "bunched arrivals: the GPU stepped only {:.0f} % of the time; calls arrive together (deterministic gaps keep "
-                "closed-loop clients in lockstep), queue for their prefill, and leave the GPU idle between the bunches, "
-                "where the fluid closed form keeps it stepping",
-                r.gpu_busy() * 100);
+                "bunched arrivals: the GPU stepped only {:.0f} % of the time; calls arrive together{}, queue for their "
+                "prefill, and leave the GPU idle between the bunches, where the fluid closed form keeps it stepping",
+                r.gpu_busy() * 100,
+                r.spec.load.mode == LoadMode::concurrency && r.spec.gaps == GapDist::deterministic
+                    ? " (deterministic gaps keep closed-loop clients in lockstep)"
+                    : "");
         case SimGap::burstiness:
             return fmt::format(
                 "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "
@@ -156,9 +158,16 @@ std::string distributions(const SimResult& r, bool markdown) {
 std::string notes(const SimResult& r) {
     std::string s;
     s += fmt::format(
-        "Measured over {:.0f} calls completed in a window of {:.1f} s: the first {:.0f} calls (warm-up) and the drain after the "
-        "last arrival are left out; {:.0f} steps, {:.0f} events, {:.1f} s simulated.\n",
-        r.measured_calls, r.window, r.warmup_calls, r.steps, r.events, r.sim_time);
+        "Measured over {:.0f} calls completed in a window of {:.1f} s: the first {:.0f} calls (warm-up){} are left out; {:.0f} "
+        "steps, {:.0f} events, {:.1f} s simulated.\n",
+        r.measured_calls, r.window, r.warmup_calls, r.window_to_end ? "" : " and the drain after the last arrival", r.steps,
+        r.events, r.sim_time);
+    if (r.window_to_end)
+        s += fmt::format(
+            "Every call had arrived before the window could close, so it runs to the end of the run and holds the drain, "
+            "whose load falls as the run empties: no steady state{}; give more --calls{}.\n",
+            r.warmup_calls > 0 ? ", and Little's law is off by the calls in it that arrived before it opened" : "",
+            r.warmup_calls > 0 ? " or a lower --warmup" : "");
     s += fmt::format("Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (a fluid step); {}.\n", r.mean_step * 1e3,
                      r.step_of_mean * 1e3,
                      r.itl_measured ? fmt::format("per decode token {:.2f} ms (busier steps carry more tokens)", r.itl.mean * 1e3)
@@ -302,6 +311,7 @@ json simulated_json(const SimResult& x) {
               {"calls_measured", x.measured_calls},
               {"warmup_calls", x.warmup_calls},
               {"window_s", x.window},
+              {"window_includes_drain", x.window_to_end},
               {"simulated_s", x.sim_time},
               {"steps", x.steps},
               {"events", x.events},

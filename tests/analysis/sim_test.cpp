@@ -277,4 +277,19 @@ TEST_CASE("requests running are counted alike: an admitted call waiting for the 
     CHECK(r.running == Approx(r.closed.running).epsilon(0.05));
     CHECK(r.running < 0.6 * r.max_running);  // all 64 were admitted at once
 }
+TEST_CASE("a window that opens after the last arrival runs to the end and says so", "[sim]") {
+    // Llama-3.1-8B on an H200 at 2,000/100 tokens serves about 18 calls/s; at 1,000/s the 2,000 calls are all in
+    // within 2 s, long before the warm-up's 200 complete (about 11 s), so the window holds only the drain.
+    const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 2000, 100);
+    SimSpec over = closed_loop(1, 2000);
+    over.load.mode = LoadMode::request_rate;
+    over.load.value = 1000;
+    const SimResult r = simulate(sc, over);
+    CHECK(r.window_to_end);
+    CHECK(r.window > 10.0);  // the arrivals end within 2 s: a window closed at the last arrival would be shorter
+    // A closed loop's window closes at its last arrival, the drain left out.
+    const SimResult c = simulate(sc, closed_loop(16, 2000));
+    CHECK_FALSE(c.window_to_end);
+    CHECK(c.window < c.sim_time);
+}
 }  // namespace kvroof

@@ -9,7 +9,8 @@
 // Statistics cover a window: it opens when the first `warmup` share of the
 // calls has completed and closes when the last call arrives (after that the
 // load falls as the run drains), or at the end when no call completed in it
-// by then; token counts cover the whole run.
+// by then or the last call arrived before it opened (SimResult::window_to_end:
+// the drain is then in it, and the text says so); token counts cover the whole run.
 
 #include <algorithm>
 #include <cmath>
@@ -73,6 +74,9 @@ struct SimResult {
     double calls = 0, measured_calls = 0, warmup_calls = 0;  // completed in the run, in the window, before it
     double steps = 0, events = 0;  // events: arrivals, admissions, steps, first tokens, completions
     double sim_time = 0, window = 0;  // s simulated, s measured
+    // The window ran to the end of the run, the drain in it: every call had arrived before it could close
+    // (the warm-up ended after the last arrival, or no call completed before it).
+    bool window_to_end = false;
     double throughput = 0, throughput_per_gpu = 0, requests_per_s = 0;  // output tokens/s; calls/s
     Distribution ttft, itl;  // s; ITL per decode token (the step that produced it)
     bool itl_measured = false;  // some call made a second token (none at O = 1: no ITL exists, not 0)
@@ -192,6 +196,7 @@ namespace detail {
 inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     const SimTally& t = e.tally;
     r.window = t.t_end - t.t_start;
+    r.window_to_end = !e.window_closed();
     r.measured_calls = t.completed;
     // One wave of identical calls ends together: the warm-up's last call and every measured one at one
     // instant. No rate exists over that window; the whole run (no warm-up) has one.
@@ -258,8 +263,11 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     r.hbm_capacity = ps.sys.hbm_capacity.raw();
     if (!(ps.hbm_free_bytes() > 0) || !ps.session_fits_hbm_peak(spec.f_gpu()) || !ps.session_fits_dram_peak(spec.f)) {
         r.feasible = false;
-        r.why_not = !(ps.hbm_free_bytes() > 0) ? "the weights do not fit in HBM"
-                                               : "one call at its peak context (S + O) does not fit where its KV lives";
+        r.why_not = !(ps.hbm_free_bytes() > 0)                ? "the weights do not fit in HBM"
+                    : !ps.session_fits_hbm_peak(spec.f_gpu()) ? "one call at its peak context (S + O) does not fit in HBM"
+                    : ps.idle == IdlePolicy::park
+                        ? "one session parked at its peak context (S + O) does not fit in CPU DRAM"
+                        : "one call's offloaded share at its peak context (S + O) does not fit in CPU DRAM";
         return r;
     }
     detail::SimEngine e(ps, spec);

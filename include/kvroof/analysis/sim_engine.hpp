@@ -137,6 +137,8 @@ public:
 
     // Runs to the end: every call issued and completed.
     void run(double first_cycle);
+    // Whether the window closed at the last arrival; false: it ran to the end, the drain in it.
+    [[nodiscard]] bool window_closed() const noexcept { return window_closed_; }
 
     SimTally tally;
     SimTimeline timeline;
