@@ -204,15 +204,17 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     CHECK(t.itl_one_gpu.mape_kvroof <= 0.126);
     // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic, 0.250
     // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave, 0.235 before
-    // the static batch's queue
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.234);
+    // the static batch's queue, 0.234 before a finite run's drain was charged its bare decode steps (docs/model.md,
+    // "A finite run": physics, not a fit; the open-loop points at 32 req/s, whose measured ITL kvroof under-predicts,
+    // move up)
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.236);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
     // 0.255 before one wave, 0.249 before the static batch's queue
     CHECK(t.itl.mape_kvroof <= 0.234);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
     // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue, 0.380 before ITL
-    // was the step a request sees
-    CHECK(t.throughput.mape_kvroof <= 0.382);
+    // was the step a request sees, 0.382 before the drain's bare steps
+    CHECK(t.throughput.mape_kvroof <= 0.383);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -235,8 +237,8 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.291);
     // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
     // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces, 0.275 with the elementwise traffic, 0.262
-    // with the open-loop points' finite runs, 0.253 with one wave
-    CHECK(t.throughput.mape_kvroof <= 0.254);
+    // with the open-loop points' finite runs, 0.253 with one wave, 0.257 with the drain's bare steps
+    CHECK(t.throughput.mape_kvroof <= 0.258);
     CHECK(t.itl.n == 5);
     // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
     // (of the five TP4 ITL points, the two at max load were already predicted slow, +14 % and +35 %, and the traffic
@@ -295,11 +297,12 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     CHECK(t.gain.median_kvroof < t.gain.median_roofline);
     // The hold-out: 0.146 before the engine limits, 0.220 with them, 0.109 with the v1.0 points' FP8 KV and the
     // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic, 0.043 with the open-loop
-    // points' finite runs, 0.041 with one wave, 0.040 with ITL the step a request sees. Pinned so that it may not
+    // points' finite runs, 0.041 with one wave, 0.040 with ITL the step a request sees, 0.048 with a finite run's
+    // drain charged its bare decode steps (the QPS 16 point moves from +3 % to +12 %). Pinned so that it may not
     // grow unseen.
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.041);
+    CHECK(h.gain.median_kvroof <= 0.049);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

@@ -23,8 +23,9 @@ namespace detail {
 // A request decodes from the end of its prefill, the prefill steps still to
 // come, then decode steps t_d of those still decoding. First tokens leave
 // evenly from step a = max(1, Ā/min(K, chunk)) to n_p, so TTFT = a·t_p + L/2
-// with L = (n_p − a)·t_p, and a request's first token leaves u before the
-// last one's, u uniform on [0, L]. It decodes min(u/t_p, D) of its D tokens in
+// with L = (n_p − a)·t_p (an open loop's arrivals, spread over (N − 1)/R,
+// take half that span off: TTFT = a·t_p + max(0, L − (N − 1)/R)/2), and a
+// request's first token leaves u before the last one's, u uniform on [0, L]. It decodes min(u/t_p, D) of its D tokens in
 // prefill steps and the rest in decode steps; with c = min(L, D·t_p) and
 // ρ = t_d/t_p its decode time averages
 //   (c²/2·(1 − ρ) + c·D·t_d + (L − c)·D·t_p) / L  = D·ITL   (D·t_d at L = 0).
@@ -78,7 +79,10 @@ struct Wave {
     w.throughput = n * in.sum_pO / w.duration;
     w.decode = decode;
     w.itl = D > 0 ? decode / D : t_p;
-    w.ttft = first * t_p + 0.5 * L;
+    // An open loop's k-th arrival comes at k/R of the N − 1 gaps, its first token at first·t_p + k·L/N: the
+    // mean TTFT falls by half the arrivals' span (none once the arrivals outlast the prefill's spread).
+    const double arrivals = load.mode == LoadMode::request_rate ? (n - 1.0) / load.value : 0.0;
+    w.ttft = first * t_p + 0.5 * std::max(0.0, L - arrivals);
     w.batch = n * g;
     w.step = D > 0 ? t_d : t_p;  // nothing decodes: the step that runs is the prefill's
     return w;
@@ -87,11 +91,14 @@ struct Wave {
 // An open-loop run of N requests (a benchmark's --num-prompts) lasts from its
 // first arrival to its last completion. When the engine serves the rate with
 // at most N requests in it, that is N − 1 gaps between arrivals, then the last
-// request's end-to-end time, in which the requests still in the engine
-// (running = λ·e2e, by Little's law) finish and none arrives: the throughput,
-// N·Ō over that time, is the steady state's times N / (N − 1 + running) (the
-// drain taken at the steady e2e, which a thinning batch only shortens: a
-// lower bound). Otherwise (saturated: the rate asked needs more requests in
+// request's drain: its TTFT, then its D = Σp·(O − 1) decode steps, in which
+// the requests still in the engine finish and none arrives. Every prefill is
+// over by its first token (the chunks go in arrival order), so those steps
+// carry none: each is at most the bare step at the point's batch, which the
+// thinning batch only shortens, and the drain TTFT + D·step_bare is an upper
+// bound (the throughput, N·Ō over the run, a lower bound). The steady e2e,
+// TTFT + D·ITL, would charge the drain the prefill interleaved while requests
+// still arrive. Otherwise (saturated: the rate asked needs more requests in
 // the engine than memory, max_seqs or the run's N allow) the engine runs as
 // many as it may, completing μ a second, and the run lasts the longer of the
 // arrivals plus that point's e2e and N/μ. No run of N ends sooner than its
@@ -99,12 +106,12 @@ struct Wave {
 // occupancy it takes is built only by a run long enough to reach it: near μ
 // it overstates the drain (docs/model.md, "A finite run"). A closed loop keeps
 // its clients busy to the end and, as a fluid, runs at the steady rate.
-inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optional<Wave>& wave) {
+inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optional<Wave>& wave, double D) {
     r.steady_throughput = r.throughput;
     const double n = load.requests;
     if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
-    const double arrivals = (n - 1.0) / load.value;
-    double duration = r.saturated ? std::max(arrivals + r.e2e, n / r.requests_per_s) : arrivals + r.e2e;
+    const double arrivals = (n - 1.0) / load.value, drain = r.ttft + D * r.step_bare;
+    double duration = r.saturated ? std::max(arrivals + drain, n / r.requests_per_s) : arrivals + drain;
     if (wave) duration = std::max(duration, wave->duration);
     const double scale = n / (r.requests_per_s * duration);
     r.throughput *= scale;
