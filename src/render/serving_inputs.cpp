@@ -28,7 +28,10 @@ std::string weights_words(const ModelSpec& m, DType w) {
 std::string math_words(const HardwareSpec& hw, DType asked) {
     const DType run = gemm_math_on(hw, asked);
     const DType wanted = asked == DType::mxfp4 ? DType::fp4 : asked;
-    return run == wanted ? to_string(run) : fmt::format("{} (no {} math on this GPU)", to_string(run), to_string(wanted));
+    if (run == wanted) return to_string(run);
+    const double peak = wanted == DType::fp4 ? hw.gpu.flops_fp4.raw() : hw.gpu.flops_fp8.raw();
+    return peak > 0 ? fmt::format("{} (its {} peak is not above BF16's)", to_string(run), to_string(wanted))
+                    : fmt::format("{} (no {} math on this GPU)", to_string(run), to_string(wanted));
 }
 // The GPUs' arrangement: the tensor-parallel all-reduces, the deployment and
 // its pipeline, and the scale-out network (what --net set, and what uses it).

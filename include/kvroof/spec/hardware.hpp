@@ -207,14 +207,17 @@ inline void HardwareSpec::check_validity() const {
 }
 
 // The GPU's dense tensor peak for GEMMs in `math` precision: FP8 and FP4 run
-// at their own peak where the GPU has one, otherwise at the BF16 peak (weights
-// are then dequantised into BF16 GEMMs, as engines do on GPUs without them).
+// at their own peak where the GPU has one above the BF16 peak, otherwise at
+// the BF16 peak (weights are then dequantised into BF16 GEMMs, as engines do
+// on GPUs without them; a lower 8- or 4-bit peak, given as a flag, is never
+// the one taken, so raising it never slows a model down).
 // INT8 math runs at the 8-bit peak: Hopper, Blackwell and MI300 list equal
 // dense INT8 and FP8 peaks (an A100 preset has no 8-bit column: BF16 peak).
 // gemm_math_on: the math a GEMM of `math` precision runs in on this GPU.
 [[nodiscard]] inline DType gemm_math_on(const HardwareSpec& hw, DType math) noexcept {
-    if ((math == DType::fp4 || math == DType::mxfp4) && hw.gpu.flops_fp4.raw() > 0) return DType::fp4;
-    if ((math == DType::fp8 || math == DType::int8) && hw.gpu.flops_fp8.raw() > 0) return math;
+    const double bf16 = hw.gpu.flops.raw();
+    if ((math == DType::fp4 || math == DType::mxfp4) && hw.gpu.flops_fp4.raw() > bf16) return DType::fp4;
+    if ((math == DType::fp8 || math == DType::int8) && hw.gpu.flops_fp8.raw() > bf16) return math;
     return DType::bf16;
 }
 [[nodiscard]] inline FlopPerSecond gemm_peak(const HardwareSpec& hw, DType math) noexcept {
