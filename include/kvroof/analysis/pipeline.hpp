@@ -82,7 +82,7 @@ struct Pipeline {
     // Per sequence, 2 tensors of h BF16 (hidden states and residual); each of the t ranks sends its
     // 1/t slice over the boundary, then the stage all-gathers them ((t−1)/t of the bytes per GPU).
     const double t = hw.deployment.gpus, bytes = 2.0 * static_cast<double>(m.hidden) * bytes_per_element(DType::bf16);
-    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    const double fabric = gpu_fabric_bandwidth(hw);
     const double nvlink_s = 1.0 / (hw.gpu.eta_nvlink * fabric), network_s = 1.0 / hw.net.bandwidth.raw();
     // The all-gather is half an all-reduce's bytes, (t−1)/t over NVLink within the domain and
     // hierarchical beyond it, with its α (spec/hardware.hpp); nothing on one GPU.

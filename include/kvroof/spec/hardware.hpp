@@ -265,6 +265,12 @@ struct SystemRates {
     return one_way > shared ? one_way : shared;
 }
 
+// The GPU-to-GPU fabric's per-direction peak: NVLink where the GPU has it,
+// else its PCIe host link (B/s, before η_nvlink).
+[[nodiscard]] inline double gpu_fabric_bandwidth(const HardwareSpec& hw) noexcept {
+    return hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+}
+
 // A ring all-reduce of n bytes over t GPUs sends and receives 2(t−1)/t · n
 // bytes per GPU (reduce-scatter, then all-gather), each direction at the
 // fabric's rate: NVLink where the GPU has it, else its PCIe host link.
@@ -276,7 +282,7 @@ struct SystemRates {
 [[nodiscard]] inline double allreduce_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.deployment.gpus <= 1) return 0.0;
     const double t = hw.deployment.gpus;
-    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    const double fabric = gpu_fabric_bandwidth(hw);
     if (hw.deployment.gpus <= hw.gpu.nvlink_domain) return 2.0 * (t - 1.0) / t / (hw.gpu.eta_nvlink * fabric);
     const double D = hw.gpu.nvlink_domain, k = t / D;
     const double inside = D > 1 ? 2.0 * (D - 1.0) / D / (hw.gpu.eta_nvlink * fabric) : 0.0;
@@ -302,7 +308,7 @@ struct SystemRates {
 [[nodiscard]] inline double alltoall_s_per_byte(const HardwareSpec& hw) noexcept {
     if (hw.deployment.ep <= 1) return 0.0;
     const double e = hw.deployment.ep, inside = hw.deployment.ep < hw.gpu.nvlink_domain ? hw.deployment.ep : hw.gpu.nvlink_domain;
-    const double fabric = hw.gpu.nvlink_bandwidth.raw() > 0 ? hw.gpu.nvlink_bandwidth.raw() : hw.link.bandwidth.raw();
+    const double fabric = gpu_fabric_bandwidth(hw);
     const double nvlink = (inside - 1.0) / e / (hw.gpu.eta_nvlink * fabric);
     const double network = (e - inside) / e / hw.net.bandwidth.raw();
     return hw.deployment.expert_imbalance * (nvlink > network ? nvlink : network) / hw.deployment.gpus;
