@@ -29,7 +29,9 @@ std::string math_words(const HardwareSpec& hw, DType asked) {
     const DType run = gemm_math_on(hw, asked);
     const DType wanted = asked == DType::mxfp4 ? DType::fp4 : asked;
     if (run == wanted) return to_string(run);
-    const double peak = wanted == DType::fp4 ? hw.gpu.flops_fp4.raw() : hw.gpu.flops_fp8.raw();
+    const double peak = wanted == DType::fp4                            ? hw.gpu.flops_fp4.raw()
+                        : wanted == DType::fp8 || wanted == DType::int8 ? hw.gpu.flops_fp8.raw()
+                                                                        : 0.0;  // int4: no math of its own
     return peak > 0 ? fmt::format("{} (its {} peak is not above BF16's)", to_string(run), to_string(wanted))
                     : fmt::format("{} (no {} math on this GPU)", to_string(run), to_string(wanted));
 }

@@ -162,12 +162,19 @@ std::string notes(const SimResult& r) {
         "steps, {:.0f} events, {:.1f} s simulated.\n",
         r.measured_calls, r.window, r.warmup_calls, r.window_to_end ? "" : " and the drain after the last arrival", r.steps,
         r.events, r.sim_time);
-    if (r.window_to_end)
+    if (r.window_to_end) {
+        // An open loop beyond what the engine serves has its arrivals over before the warm-up whatever the calls.
+        const bool over = r.spec.load.mode == LoadMode::request_rate && r.requests_per_s < 0.95 * r.spec.load.value;
         s += fmt::format(
             "Every call had arrived before the window could close, so it runs to the end of the run and holds the drain, "
-            "whose load falls as the run empties: no steady state{}; give more --calls{}.\n",
+            "whose load falls as the run empties: no steady state{}; {}.\n",
             r.warmup_calls > 0 ? ", and Little's law is off by the calls in it that arrived before it opened" : "",
-            r.warmup_calls > 0 ? " or a lower --warmup" : "");
+            over ? fmt::format("the rate asked is beyond the {:.3g} calls/s served, so no run of it has one: give a lower "
+                               "--request-rate",
+                               r.requests_per_s)
+            : r.warmup_calls > 0 ? "give more --calls or a lower --warmup"
+                                 : "give more --calls");
+    }
     s += fmt::format("Step: mean {:.2f} ms; the step of the mean content {:.2f} ms (a fluid step); {}.\n", r.mean_step * 1e3,
                      r.step_of_mean * 1e3,
                      r.itl_measured ? fmt::format("per decode token {:.2f} ms (busier steps carry more tokens)", r.itl.mean * 1e3)

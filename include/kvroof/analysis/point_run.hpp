@@ -101,7 +101,7 @@ struct Wave {
 // still arrive. Otherwise (saturated: the rate asked needs more requests in
 // the engine than memory, max_seqs or the run's N allow) the engine runs as
 // many as it may, completing μ a second, and the run lasts the longer of the
-// arrivals plus that point's e2e and N/μ. No run of N ends sooner than its
+// arrivals plus that point's drain and N/μ. No run of N ends sooner than its
 // wave, every request sent at once (when they all fit at once). The steady
 // occupancy it takes is built only by a run long enough to reach it: near μ
 // it overstates the drain (docs/model.md, "A finite run"). A closed loop keeps

@@ -66,7 +66,7 @@ struct Sharing {
     double x_o = x;
     if (load.mode == LoadMode::concurrency) {
         const double others = load.value > 1.0 ? (load.value - 1.0) / load.value : 0.0;
-        x_o = x * (others + load.backlog * (1.0 - others));
+        x_o = load.backlog >= 1.0 ? x : x * (others + load.backlog * (1.0 - others));
     }
     return {in.sum_pD > 0 ? x_o + 1.0 / in.sum_pD : x_o, x_o};
 }
