@@ -62,6 +62,13 @@ void refuse_unmodelled_features(std::string_view where, const json& m) {
     if (positive(m, "hidden_size_per_layer_input"))
         throw InputError(
             fmt::format("{}: hidden_size_per_layer_input: per-layer input embeddings are not modelled (Gemma-3n)", where));
+    // Llama-3.2-Vision (mllama): its cross-attention layers hold the image's KV, not the tokens'.
+    if (present(m, "cross_attention_layers") &&
+        !(m.at("cross_attention_layers").is_array() && m.at("cross_attention_layers").empty()))
+        throw InputError(fmt::format(
+            "{}: cross_attention_layers: cross-attention layers (Llama-3.2-Vision) are not modelled: their KV is the image's, "
+            "not the tokens'",
+            where));
     const std::string ssm = text(m, "mamba_ssm_dtype");
     if (present(m, "mamba_ssm_dtype") && ssm != "float32" && ssm != "bfloat16" && ssm != "float16")
         throw InputError(fmt::format("{}: mamba_ssm_dtype: {} is not modelled (float32, bfloat16, float16)", where,
@@ -150,8 +157,34 @@ void read_full_layer_shape(std::string_view where, const json& m, ModelSpec& s) 
 }
 }  // namespace
 
+namespace {
+// ERNIE-4.5 MoE (transformers' Ernie4_5_MoeConfig): moe_num_experts routed
+// experts of moe_intermediate_size, moe_k of them a token, moe_num_shared_experts
+// beside them, in the layers from moe_layer_start_index on (the ones before it
+// dense, of intermediate_size). Every moe_layer_interval-th layer, and an end
+// before the last layer, are not modelled.
+void read_ernie_moe(std::string_view where, const json& m, ModelSpec& s) {
+    if (!present(m, "moe_num_experts") || s.experts == 0) return;
+    s.shared_experts = integer_or(where, m, "moe_num_shared_experts", 0, model_field_range("shared_experts").hi, 0);
+    s.first_dense_layers = integer_or(where, m, "moe_layer_start_index", 0, s.layers, 0);
+    if (integer_or(where, m, "moe_layer_interval", 1, s.layers, 1) != 1)
+        throw InputError(fmt::format("{}: moe_layer_interval: MoE in every n-th layer only is not modelled", where));
+    if (present(m, "moe_layer_end_index")) {
+        const int end = integer(where, m, "moe_layer_end_index", -1, s.layers);
+        if (end != -1 && end != s.layers - 1)
+            throw InputError(fmt::format("{}: moe_layer_end_index: dense layers after the MoE ones ({} of {}) are not modelled",
+                                         where, end, s.layers - 1));
+    }
+}
+}  // namespace
+
 void read_family_keys(std::string_view where, const json& in, const json& m, ModelSpec& s) {
     read_full_layer_shape(where, m, s);
+    read_ernie_moe(where, m, s);
+    // MLPs of up and down projections only, no gate (StarCoder2's c_fc/c_proj, Phi-1/2's fc1/fc2, GPT-NeoX's
+    // dense_h_to_4h/dense_4h_to_h): two weight matrices, not three.
+    const std::string f = family(in, m);
+    if (f == "starcoder2" || f == "phi" || f == "gpt_neox" || f == "persimmon") s.mlp_gated = false;
     // Nemotron-4 / Minitron (transformers' NemotronMLP): up and down
     // projections only, squared ReLU, whatever hidden_act says; NeMo's
     // converter writes the head size as kv_channels when it is not h / H.

@@ -271,7 +271,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     }
     int experts = 0;
     const char* experts_key = nullptr;
-    for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts"}) {
+    for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}) {
         if (m.contains(k) && !m.at(k).is_null()) {
             experts = field(where, m, k, "experts");
             experts_key = k;
@@ -280,8 +280,10 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
     }
     if (experts > 0) {
         s.experts = experts;
-        const char* top_k =
-            m.contains("num_experts_per_tok") || !m.contains("top_k_experts") ? "num_experts_per_tok" : "top_k_experts";
+        const char* top_k = m.contains("num_experts_per_tok") ? "num_experts_per_tok"
+                            : m.contains("top_k_experts")     ? "top_k_experts"
+                            : m.contains("moe_k")             ? "moe_k"  // ERNIE-4.5
+                                                              : "num_experts_per_tok";
         s.experts_active = field(where, m, top_k, "experts_active");
         // Mixtral's convention (num_local_experts: Mixtral, gpt-oss, Llama-4, MiniMax): intermediate_size is an
         // expert's width. Qwen-MoE and DeepSeek (num_experts, n_routed_experts) name it moe_intermediate_size,

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+// Hugging Face families a probe found misread (src/hf_families.cpp,
+// src/hf_quantization.cpp), each sized by hand: ERNIE-4.5's MoE keys, MLPs
+// without a gate, a vision tower's quantisation exclusions, mixed-precision
+// compressed-tensors groups and Llama-3.2-Vision's cross-attention layers.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "../test_support.hpp"
+#include "kvroof/error.hpp"
+#include "kvroof/io/presets.hpp"
+#include "kvroof/physics/model_quantities.hpp"
+
+using namespace kvroof;
+
+// ERNIE-4.5-300B-A47B: L=54, h=8192, H=64, kv=8, d=128, I=28672, V=103424, 64 experts of 3584 (8 a token)
+// from layer 3. Embedding and head 2·103424·8192 = 1,694,498,816; attention 8192·8192·2 + 2·8192·1024 =
+// 150,994,944 a layer (its router 64·8192 = 524,288 more in the 51 MoE layers); dense MLPs 3·3·8192·28672 =
+// 2,113,929,216; experts 51·64·3·8192·3584 = 287,602,556,928. Total 299,483,267,072 (the published 300 B).
+// It was read as a dense 47.9 B model: moe_num_experts was not a key kvroof knew.
+TEST_CASE("ERNIE-4.5's MoE keys: moe_num_experts, moe_k, moe_layer_start_index", "[hf]") {
+    const std::string ernie = R"({"model_type": "ernie4_5_moe", "num_hidden_layers": 54, "hidden_size": 8192,
+        "intermediate_size": 28672, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+        "vocab_size": 103424, "moe_num_experts": 64, "moe_k": 8, "moe_intermediate_size": 3584,
+        "moe_layer_start_index": 3, "moe_layer_end_index": 53, "moe_layer_interval": 1, "moe_num_shared_experts": 0)";
+    const ModelSpec m = io::load_model("--model", test::temp_json_file("ernie", ernie + "}"));
+    CHECK(m.experts == 64);
+    CHECK(m.experts_active == 8);
+    CHECK(m.first_dense_layers == 3);
+    CHECK(param_counts(m).total == Approx(299'483'267'072.0).epsilon(1e-12));
+    // Every n-th layer only, or dense layers after the MoE ones: refused by name.
+    std::string every2 = ernie;
+    every2.replace(every2.find("\"moe_layer_interval\": 1"), 23, "\"moe_layer_interval\": 2");
+    CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("ernie2", every2 + "}")),
+                      Catch::Contains("moe_layer_interval"));
+}
+
+// StarCoder2-15B: L=40, h=6144, H=48, kv=4, d=128, I=24576, V=49152, untied. MLP c_fc/c_proj (no gate):
+// 2·6144·24576 = 301,989,888; attention 6144·6144·2 + 2·6144·512 = 81,788,928; 40 layers 15,351,152,640 +
+// 2·49152·6144 = 603,979,776: 15,955,132,416 (the published 15.96 B). Read as gated: 21,994,930,176.
+TEST_CASE("MLPs without a gate (StarCoder2, Phi-2, GPT-NeoX) have two weight matrices, not three", "[hf]") {
+    const ModelSpec m =
+        io::load_model("--model", test::temp_json_file("starcoder2", R"({"model_type": "starcoder2", "num_hidden_layers": 40,
+            "hidden_size": 6144, "intermediate_size": 24576, "num_attention_heads": 48, "num_key_value_heads": 4,
+            "vocab_size": 49152, "sliding_window": 4096})"));
+    CHECK_FALSE(m.mlp_gated);
+    CHECK(param_counts(m).total == Approx(15'955'132'416.0).epsilon(1e-12));
+    for (const char* family : {"phi", "gpt_neox"}) {
+        const ModelSpec f =
+            io::load_model("--model", test::temp_json_file(family, std::string(R"({"model_type": ")") + family +
+                                                                       R"(", "num_hidden_layers": 2, "hidden_size": 64,
+                "intermediate_size": 256, "num_attention_heads": 4, "vocab_size": 100})"));
+        CAPTURE(family);
+        CHECK_FALSE(f.mlp_gated);
+    }
+}
+
+// Gemma-3-27B-it in FP8 whose ignore list names the vision tower's attention: the text layers' attention is
+// quantised (it was counted as 27 of 62 text layers kept in BF16, +1.78 GB; a regex, as all of them).
+TEST_CASE("a vision tower's attention in a quantisation exclusion is not the text layers'", "[hf][quant]") {
+    const std::string body = R"({"model_type": "gemma3", "text_config": {"model_type": "gemma3_text",
+        "num_hidden_layers": 62, "hidden_size": 5376, "intermediate_size": 21504, "num_attention_heads": 32,
+        "num_key_value_heads": 16, "head_dim": 128, "sliding_window": 1024},
+        "quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights":
+        {"num_bits": 8, "type": "float"}}}, "ignore": [)";
+    const ModelSpec plain = io::load_model("--model", test::temp_json_file("g3plain", body + R"("lm_head"]}})"));
+    const ModelSpec vision =
+        io::load_model("--model", test::temp_json_file("g3vision", body + R"("lm_head", "re:vision_tower.*self_attn.*",
+            "vision_tower.vision_model.encoder.layers.0.self_attn.q_proj"]}})"));
+    CHECK(plain.checkpoint_bf16_attention == 0.0);
+    CHECK(vision.checkpoint_bf16_attention == 0.0);
+}
+
+TEST_CASE("compressed-tensors groups of different formats are refused, not sized at one of them", "[hf][quant]") {
+    const std::string mixed = R"({"num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256,
+        "num_attention_heads": 4, "vocab_size": 100, "quantization_config": {"quant_method": "compressed-tensors",
+        "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}, "targets": ["re:.*self_attn.*"]},
+        "group_1": {"weights": {"num_bits": 4, "type": "int"}, "targets": ["re:.*mlp.*"]}}}})";
+    CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("ctmixed", mixed)),
+                      Catch::Contains("mixed-precision") && Catch::Contains("--weight-dtype"));
+}
+
+TEST_CASE("Llama-3.2-Vision's cross-attention layers are refused by name, not counted as token KV", "[hf]") {
+    CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("mllama", R"({"model_type": "mllama", "text_config":
+        {"model_type": "mllama_text_model", "num_hidden_layers": 40, "hidden_size": 4096, "intermediate_size": 14336,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+        "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]}})")),
+                      Catch::Contains("cross_attention_layers"));
+}
