@@ -220,6 +220,44 @@ void read_layer_kinds(std::string_view where, const json& in, const json& m, Mod
         s.linear_conv_kernel = field(where, m, "linear_conv_kernel_dim", "linear_conv_kernel");
     }
 }
+
+// The routed experts: their count, top-k, width, shared experts and leading dense layers.
+void read_experts(std::string_view where, const json& m, ModelSpec& s) {
+    int experts = 0;
+    const char* experts_key = nullptr;
+    for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}) {
+        if (m.contains(k) && !m.at(k).is_null()) {
+            experts = field(where, m, k, "experts");
+            experts_key = k;
+            break;
+        }
+    }
+    if (experts > 0) {
+        s.experts = experts;
+        const char* top_k = m.contains("num_experts_per_tok") ? "num_experts_per_tok"
+                            : m.contains("top_k_experts")     ? "top_k_experts"
+                            : m.contains("moe_k")             ? "moe_k"  // ERNIE-4.5
+                                                              : "num_experts_per_tok";
+        s.experts_active = field(where, m, top_k, "experts_active");
+        // Mixtral's convention (num_local_experts: Mixtral, gpt-oss, Llama-4, MiniMax): intermediate_size is an
+        // expert's width. Qwen-MoE and DeepSeek (num_experts, n_routed_experts) name it moe_intermediate_size,
+        // their intermediate_size being the dense layers' (8x wider on Qwen3-30B-A3B): never guessed from it.
+        if (std::string_view(experts_key) != "num_local_experts" && !m.contains("moe_intermediate_size"))
+            throw InputError(
+                fmt::format("{}: missing required key 'moe_intermediate_size' (each routed expert's width, "
+                            "which a config with '{}' names; its intermediate_size is the dense layers')",
+                            where, experts_key));
+        s.moe_intermediate = field_or(where, m, "moe_intermediate_size", "moe_intermediate", s.intermediate);
+        s.shared_experts = field_or(where, m, "n_shared_experts", "shared_experts", 0);
+        if (s.shared_experts == 0 && m.contains("shared_expert_intermediate_size") && s.moe_intermediate > 0) {
+            // Shared experts of moe_intermediate width that cover the shared width, rounded up (in double: no overflow).
+            const int shared = integer(where, m, "shared_expert_intermediate_size", 0, model_field_range("moe_intermediate").hi);
+            const double count = std::ceil(static_cast<double>(shared) / s.moe_intermediate);
+            s.shared_experts = static_cast<int>(count);  // <= 1e7 / 1
+        }
+        s.first_dense_layers = field_or(where, m, "first_k_dense_replace", "first_dense_layers", 0);
+    }
+}
 }  // namespace
 
 ModelSpec model_from_hf_config(std::string_view where, const json& in, std::string name) {
@@ -269,40 +307,7 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         s.kv_heads = field_or(where, m, "num_key_value_heads", "kv_heads", s.heads);
         s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));
     }
-    int experts = 0;
-    const char* experts_key = nullptr;
-    for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}) {
-        if (m.contains(k) && !m.at(k).is_null()) {
-            experts = field(where, m, k, "experts");
-            experts_key = k;
-            break;
-        }
-    }
-    if (experts > 0) {
-        s.experts = experts;
-        const char* top_k = m.contains("num_experts_per_tok") ? "num_experts_per_tok"
-                            : m.contains("top_k_experts")     ? "top_k_experts"
-                            : m.contains("moe_k")             ? "moe_k"  // ERNIE-4.5
-                                                              : "num_experts_per_tok";
-        s.experts_active = field(where, m, top_k, "experts_active");
-        // Mixtral's convention (num_local_experts: Mixtral, gpt-oss, Llama-4, MiniMax): intermediate_size is an
-        // expert's width. Qwen-MoE and DeepSeek (num_experts, n_routed_experts) name it moe_intermediate_size,
-        // their intermediate_size being the dense layers' (8x wider on Qwen3-30B-A3B): never guessed from it.
-        if (std::string_view(experts_key) != "num_local_experts" && !m.contains("moe_intermediate_size"))
-            throw InputError(
-                fmt::format("{}: missing required key 'moe_intermediate_size' (each routed expert's width, "
-                            "which a config with '{}' names; its intermediate_size is the dense layers')",
-                            where, experts_key));
-        s.moe_intermediate = field_or(where, m, "moe_intermediate_size", "moe_intermediate", s.intermediate);
-        s.shared_experts = field_or(where, m, "n_shared_experts", "shared_experts", 0);
-        if (s.shared_experts == 0 && m.contains("shared_expert_intermediate_size") && s.moe_intermediate > 0) {
-            // Shared experts of moe_intermediate width that cover the shared width, rounded up (in double: no overflow).
-            const int shared = integer(where, m, "shared_expert_intermediate_size", 0, model_field_range("moe_intermediate").hi);
-            const double count = std::ceil(static_cast<double>(shared) / s.moe_intermediate);
-            s.shared_experts = static_cast<int>(count);  // <= 1e7 / 1
-        }
-        s.first_dense_layers = field_or(where, m, "first_k_dense_replace", "first_dense_layers", 0);
-    }
+    read_experts(where, m, s);
     read_hf_layer_structure(where, in, m, s);
     read_family_keys(where, in, m, s);
     return s;

@@ -42,7 +42,7 @@ inline std::string fmt_gain_cell(double g) {
 inline std::string fmt_f(double f, int decimals = 2, double* unit = nullptr) {
     const double half = 0.5 * std::pow(10.0, -decimals);  // what rounds to 0 or to 1 at that many decimals
     if (f > 0 && f < half) {
-        const std::string t = fmt::format("{:.3g}", f);
+        std::string t = fmt::format("{:.3g}", f);
         if (unit) *unit = std::pow(10.0, std::floor(std::log10(std::stod(t))) - 2);
         return t;
     }

@@ -18,6 +18,7 @@ namespace kvroof {
 [[nodiscard]] inline std::vector<double> f_grid(double step) {
     std::vector<double> fs;
     const int n = static_cast<int>(std::ceil(1.0 / step - 1e-9));
+    fs.reserve(static_cast<std::size_t>(n) + 1);
     for (int i = 0; i < n; ++i) fs.push_back(i * step);
     fs.push_back(1.0);
     return fs;
