@@ -10,7 +10,6 @@ using nlohmann::json;
 using render::finite_or_null;
 using render::fmt_batch;
 using render::fmt_gain;
-using render::fmt_ms;
 
 namespace {
 // Where the weights exceed HBM no f changes anything: the one line that says so, instead of a table of zeros

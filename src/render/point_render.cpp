@@ -147,16 +147,9 @@ std::vector<std::string> efficiency_flags(const BuiltScenario& built) {
     return out;
 }
 
-std::string notes(const PointReport& r, const BuiltScenario& built) {
-    const PointStudy& s = r.study;
+// What keeps requests waiting: the prefill chunk, memory or --max-seqs, a run's backlog.
+std::string queue_notes(const PointStudy& s, const BuiltScenario& built) {
     std::string out;
-    out += "Ranges are the overlap band: offloaded work serialised (ov = 0) – perfectly hidden (ov = 1).\n";
-    const double batches[] = {s.baseline.conservative.batch, s.baseline.optimistic.batch, s.at_f.conservative.batch,
-                              s.at_f.optimistic.batch};
-    if (std::any_of(std::begin(batches), std::end(batches), [](double b) { return b != std::floor(b); }))
-        out +=
-            "The batch is the mean number of sequences decoding (a time average, so it may be fractional); ITL is the "
-            "step a decoding request sees, itself beside the others.\n";
     const auto queued = [](const OperatingPoint& p) { return p.prefill_bound && p.queue_wait > 0; };
     if (s.load.mode == LoadMode::concurrency && (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound) &&
         !queued(s.baseline.conservative) && !queued(s.at_f.conservative))  // the clients fill the budget, none waits
@@ -191,6 +184,20 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
             "The waiting requests hold no KV, yet each is prefilled only past its cached prefix when admitted: an engine "
             "this short of memory would likely have evicted that prefix and recompute it, so TTFT and throughput here are "
             "optimistic.\n";
+    return out;
+}
+
+std::string notes(const PointReport& r, const BuiltScenario& built) {
+    const PointStudy& s = r.study;
+    std::string out;
+    out += "Ranges are the overlap band: offloaded work serialised (ov = 0) – perfectly hidden (ov = 1).\n";
+    const double batches[] = {s.baseline.conservative.batch, s.baseline.optimistic.batch, s.at_f.conservative.batch,
+                              s.at_f.optimistic.batch};
+    if (std::any_of(std::begin(batches), std::end(batches), [](double b) { return b != std::floor(b); }))
+        out +=
+            "The batch is the mean number of sequences decoding (a time average, so it may be fractional); ITL is the "
+            "step a decoding request sees, itself beside the others.\n";
+    out += queue_notes(s, built);
     const bool run = s.load.mode == LoadMode::request_rate && std::isfinite(s.load.requests);
     if (s.baseline.conservative.saturated)
         out += run ? "At f = 0 the request rate asked needs more requests in the engine than memory, --max-seqs or the run "

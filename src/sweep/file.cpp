@@ -70,7 +70,7 @@ void read_cells(const std::string& where, const nlohmann::json& cells, SweepSpec
     const std::string at = where + ": kvroof.cells";
     if (!cells.is_object()) throw InputError(at + ": must be an object of text axes' cells");
     for (const auto& item : cells.items()) {
-        const std::string knob = item.key();  // not a structured binding: clang 14 cannot capture one
+        const std::string& knob = item.key();  // not a structured binding: clang 14 cannot capture one
         const nlohmann::json& c = item.value();
         const auto it = std::find_if(spec.axes.begin(), spec.axes.end(), [&](const GridAxis& a) { return a.knob == knob; });
         if (it == spec.axes.end() || !it->text())
