@@ -87,20 +87,13 @@ void emit_calibrated(const VerdictOptionsText& o, const std::optional<io::Calibr
         });
 }
 
-void run_verdict(const VerdictOptionsText& o) {
-    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
-    const std::optional<io::CalibrationFile> cal = apply_calibration(o, built);
-    const std::optional<LoadSpec> load = load_spec(o);
-    if (load && load->mode == LoadMode::batch &&
-        std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
-                    [](const MixEntry& e) { return e.cls.o_output <= 1; }))
-        throw InputError("--batch: every call has one output token, so no sequence decodes; use --concurrency or --osl >= 2");
+// --f, --measured-tps and --ov, checked.
+VerdictOptions verdict_options(const VerdictOptionsText& o, std::optional<double>& ov) {
     VerdictOptions vo;
     if (o.f) {
         vo.fixed_f = io::parse_number("--f", *o.f);
         check::unit_interval("--f", *vo.fixed_f);
     }
-    std::optional<double> ov;
     if (o.ov) {
         ov = io::parse_number("--ov", *o.ov);
         check::unit_interval("--ov", *ov);
@@ -110,6 +103,19 @@ void run_verdict(const VerdictOptionsText& o) {
         check::positive("--measured-tps", *vo.measured_tps);
         check::in_range("--measured-tps", *vo.measured_tps, kMinMeasuredTps, kMaxMeasuredTps);
     }
+    return vo;
+}
+
+void run_verdict(const VerdictOptionsText& o) {
+    io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
+    const std::optional<io::CalibrationFile> cal = apply_calibration(o, built);
+    const std::optional<LoadSpec> load = load_spec(o);
+    if (load && load->mode == LoadMode::batch &&
+        std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
+                    [](const MixEntry& e) { return e.cls.o_output <= 1; }))
+        throw InputError("--batch: every call has one output token, so no sequence decodes; use --concurrency or --osl >= 2");
+    std::optional<double> ov;
+    const VerdictOptions vo = verdict_options(o, ov);
     if (o.solve) {
         if (cal) throw InputError("--calibration: not available with --solve");
         if (load || o.f || o.ov || o.measured_tps)
