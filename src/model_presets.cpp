@@ -222,7 +222,7 @@ void read_layer_kinds(std::string_view where, const json& in, const json& m, Mod
 }
 
 // The routed experts: their count, top-k, width, shared experts and leading dense layers.
-void read_experts(std::string_view where, const json& m, ModelSpec& s) {
+void read_experts(std::string_view where, const json& in, const json& m, ModelSpec& s) {
     int experts = 0;
     const char* experts_key = nullptr;
     for (const char* k : {"n_routed_experts", "num_experts", "num_local_experts", "moe_num_experts"}) {
@@ -242,7 +242,9 @@ void read_experts(std::string_view where, const json& m, ModelSpec& s) {
         // Mixtral's convention (num_local_experts: Mixtral, gpt-oss, Llama-4, MiniMax): intermediate_size is an
         // expert's width. Qwen-MoE and DeepSeek (num_experts, n_routed_experts) name it moe_intermediate_size,
         // their intermediate_size being the dense layers' (8x wider on Qwen3-30B-A3B): never guessed from it.
-        if (std::string_view(experts_key) != "num_local_experts" && !m.contains("moe_intermediate_size"))
+        // OLMoE counts num_experts with no dense layer: its intermediate_size is the experts' (OlmoeSparseMoeBlock).
+        const bool expert_width = std::string_view(experts_key) == "num_local_experts" || model_type(in, m) == "olmoe";
+        if (!expert_width && !m.contains("moe_intermediate_size"))
             throw InputError(
                 fmt::format("{}: missing required key 'moe_intermediate_size' (each routed expert's width, "
                             "which a config with '{}' names; its intermediate_size is the dense layers')",
@@ -307,9 +309,17 @@ ModelSpec model_from_hf_config(std::string_view where, const json& in, std::stri
         s.kv_heads = field_or(where, m, "num_key_value_heads", "kv_heads", s.heads);
         s.head_dim = field_or(where, m, "head_dim", "head_dim", std::max(1, s.hidden / s.heads));
     }
-    read_experts(where, m, s);
+    read_experts(where, in, m, s);
     read_hf_layer_structure(where, in, m, s);
     read_family_keys(where, in, m, s);
+    // Dense layers with no width: name the key, not kvroof's field (the spec's check would).
+    const bool dense_mlp = !s.is_moe() || s.first_dense_layers > 0;
+    if (dense_mlp && s.intermediate < 1 && s.mlp_widths.empty() && s.mlp_free_layers < s.layers &&
+        !m.contains("intermediate_size"))
+        throw InputError(fmt::format(
+            "{}: missing required key 'intermediate_size' (the {}MLP's width; a family that names it otherwise, as Falcon's "
+            "implied 4 x hidden_size or Phi-3-small's ff_intermediate_size, is not read)",
+            where, s.is_moe() ? "dense layers' " : ""));
     return s;
 }
 

@@ -87,3 +87,26 @@ TEST_CASE("Llama-3.2-Vision's cross-attention layers are refused by name, not co
         "cross_attention_layers": [3, 8, 13, 18, 23, 28, 33, 38]}})")),
                       Catch::Contains("cross_attention_layers"));
 }
+
+// OLMoE-1B-7B: L=16, h=2048, H=kv=16, d=128, 64 experts of intermediate_size 1024 (8 a token), V=50304, untied.
+// Embedding and head 2·50304·2048 = 206,045,184; a layer's attention 4·2048·2048 = 16,777,216, experts
+// 64·3·2048·1024 = 402,653,184, router 64·2048 = 131,072: 16·419,561,472 + 206,045,184 = 6,919,028,736 (the
+// published 6.9 B). It was refused for want of moe_intermediate_size, which OLMoE has no use for.
+TEST_CASE("OLMoE's experts are intermediate_size wide: it names no moe_intermediate_size", "[hf]") {
+    const ModelSpec m = io::load_model("--model", test::temp_json_file("olmoe", R"({"model_type": "olmoe",
+        "num_hidden_layers": 16, "hidden_size": 2048, "intermediate_size": 1024, "num_attention_heads": 16,
+        "num_key_value_heads": 16, "vocab_size": 50304, "num_experts": 64, "num_experts_per_tok": 8})"));
+    CHECK(m.moe_intermediate == 1024);
+    CHECK(param_counts(m).total == Approx(6'919'028'736.0).epsilon(1e-12));
+    // Another family counting num_experts still has to name the experts' width.
+    CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("qwenmoe", R"({"model_type": "qwen3_moe",
+        "num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 256, "num_attention_heads": 4,
+        "vocab_size": 100, "num_experts": 8, "num_experts_per_tok": 2})")),
+                      Catch::Contains("moe_intermediate_size"));
+}
+
+TEST_CASE("a dense config without intermediate_size names that key", "[hf]") {
+    CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("falcon", R"({"model_type": "falcon",
+        "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100})")),
+                      Catch::Contains("missing required key 'intermediate_size'"));
+}
