@@ -151,18 +151,15 @@ std::vector<std::string> efficiency_flags(const BuiltScenario& built) {
 std::string queue_notes(const PointStudy& s, const BuiltScenario& built) {
     std::string out;
     const auto queued = [](const OperatingPoint& p) { return p.prefill_bound && p.queue_wait > 0; };
-    if (s.load.mode == LoadMode::concurrency && (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound) &&
-        !queued(s.baseline.conservative) && !queued(s.at_f.conservative))  // the clients fill the budget, none waits
+    const bool closed = s.load.mode == LoadMode::concurrency;
+    // The chunk budget binds; a closed loop may fill it with none waiting.
+    if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
         out += fmt::format(
-            "The prefill chunk ({}) runs full: requests start as fast as it allows, and a client more would only wait (in "
-            "TTFT).\n",
-            render::chunk_budget_text(s.load.chunk, built.scenario));
-    else if (s.baseline.conservative.prefill_bound || s.at_f.conservative.prefill_bound)
-        out += fmt::format(
-            "The prefill chunk ({}) limits how fast requests start: the load asked for is not "
-            "reached{}.\n",
-            render::chunk_budget_text(s.load.chunk, built.scenario),
-            s.load.mode == LoadMode::concurrency ? "; the other clients wait (in TTFT)" : "");
+            "The prefill chunk ({}) {}.\n", render::chunk_budget_text(s.load.chunk, built.scenario),
+            closed && !queued(s.baseline.conservative) && !queued(s.at_f.conservative)
+                ? "runs full: requests start as fast as it allows, and a client more would only wait (in TTFT)"
+            : closed ? "limits how fast requests start: the load asked for is not reached; the other clients wait (in TTFT)"
+                     : "limits how fast requests start: the load asked for is not reached");
     if (s.baseline.conservative.memory_queued || s.at_f.conservative.memory_queued)
         out += fmt::format(
             "Not every request is admitted at once (memory{}): {:.1f} run at f = 0{}; the rest wait their turn (in "
