@@ -311,7 +311,7 @@ inline OperatingPoint operating_point(const PreparedScenario& ps, const LoadSpec
             r.memory_queued = true;
         }
     }
-    detail::finite_run(r, load, wave, detail::point_inputs(ps, f, load).sum_pD);
+    detail::finite_run(ps, f, r, load, wave);
     if (wave && at_once && r.weights_fit && r.session_fits) {
         detail::apply_wave(ps, *wave, load.requests, r);
         if (load.mode == LoadMode::request_rate) r.saturated = false;  // all in before the wave: nothing queues

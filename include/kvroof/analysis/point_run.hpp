@@ -106,10 +106,12 @@ struct Wave {
 // occupancy it takes is built only by a run long enough to reach it: near μ
 // it overstates the drain (docs/model.md, "A finite run"). A closed loop keeps
 // its clients busy to the end and, as a fluid, runs at the steady rate.
-inline void finite_run(OperatingPoint& r, const LoadSpec& load, const std::optional<Wave>& wave, double D) {
+inline void finite_run(const PreparedScenario& ps, double f, OperatingPoint& r, const LoadSpec& load,
+                       const std::optional<Wave>& wave) {
     r.steady_throughput = r.throughput;
     const double n = load.requests;
     if (load.mode != LoadMode::request_rate || !std::isfinite(n) || !(r.requests_per_s > 0)) return;
+    const double D = point_inputs(ps, f, load).sum_pD;  // only for a finite open loop: most points need none
     const double arrivals = (n - 1.0) / load.value, drain = r.ttft + D * r.step_bare;
     double duration = r.saturated ? std::max(arrivals + drain, n / r.requests_per_s) : arrivals + drain;
     if (wave) duration = std::max(duration, wave->duration);
