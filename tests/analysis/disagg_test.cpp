@@ -70,6 +70,28 @@ TEST_CASE("the GPU prefill feed and the pipeline: min of the two, balanced at c*
     CHECK(s.at_machine.throughput == Approx(0.5 * s.cpu_calls_per_s * O).epsilon(1e-12));
 }
 
+TEST_CASE("the prefill feed's reload brings up every copy of the KV the group holds (MLA at TP8: eight)", "[disagg]") {
+    // DeepSeek-V3's latent is held whole by each of the 8 GPUs, so each GPU's own link carries all of a call's
+    // cached KV, as `kvroof prefill` charges it: the pooled links take 8 copies, not one (taking one overstated
+    // the feed up to 8x).
+    io::ScenarioInputs in;
+    in.set("model", "deepseek-v3");
+    in.set("weight-dtype", "fp8");
+    in.set("gpus", "8");
+    in.set("c2c-bw", "30");
+    in.set("workload", "s_cached=64000,a_append=1000,o_output=400");
+    const Scenario sc = io::build_scenario(in).scenario;
+    const PreparedScenario ps(sc);
+    REQUIRE(ps.mc.kv_gpu_per_token.raw() == Approx(8.0 * ps.mc.kv_per_token.raw()).epsilon(1e-12));
+    const DisaggStudy s = disagg_study(sc);
+    const auto& cls = sc.mix.entries.front().cls;
+    const double kv = ps.mc.kv_per_token.raw(), link = 8 * 30e9;  // eta-link 1: 8 GPUs x 30 GB/s
+    const double up = kv_tokens_held(ps.mc, cls.s_cached) * 8.0 * kv / link, down = cls.a_append * kv / link;
+    CHECK(s.prefill_link_s == Approx(link_time(up, down, ps.sys.link_bidir)).epsilon(1e-12));
+    // By hand: each GPU moves the whole cached latent, 64,000 tokens of it, over its own 30 GB/s link.
+    CHECK(up == Approx(64000.0 * kv / 30e9).epsilon(1e-12));
+}
+
 TEST_CASE("GPUs whose HBM cannot hold the weights prefill nothing", "[disagg]") {
     // 141 GB of bf16 Llama-3.1-70B on one H100 (78 GB usable): the feed was 0.555 calls/s and 288 tok/s at the balance.
     io::ScenarioInputs in;

@@ -9,9 +9,10 @@
 //
 // GPU prefill feed, calls/s of all GPUs: a call's prefill on the GPUs (its
 // own pass: call_demand.hpp at f = 0, tensor parallel over `gpus`), while the
-// links bring the cached KV up from DRAM (H2D, S_c·kv) and take the new KV
-// down (D2H, A·kv); pipelined, the slower of the two sets the rate:
-//   λ_gpu = 1 / max(Σp·τ_gpu, link_time(Σp·S_c·kv, Σp·A·kv))
+// links bring the cached KV up from DRAM (H2D, S_c·kv_gpu: every copy the
+// tensor-parallel group holds, as a reload in call_demand.hpp) and take the new
+// KV down (D2H, A·kv: one copy); pipelined, the slower of the two sets the rate:
+//   λ_gpu = 1 / max(Σp·τ_gpu, link_time(Σp·S_c·kv_gpu, Σp·A·kv))
 // CPU decode, calls/s per socket: a socket's decode step at batch b reads its
 // weights once and every sequence's KV, and computes every token's FLOP:
 //   step(b) = max(W/BW_dram + b·(S + 1)·kv/BW_dram, b·(linear + attn(S))/C_cpu) + c0
@@ -88,6 +89,7 @@ struct DecodeMix {
     DecodeMix m;
     double held = 0, keys = 0, idle = 0;
     const double kv = mc.kv_per_token.raw(), link = gpu.link_bandwidth.raw();
+    const double kv_gpu = mc.kv_gpu_per_token.raw();  // the copies the group's HBM holds (MLA, or GQA past its KV heads)
     for (const auto& e : sc.mix.entries) {
         const double p = e.weight, O = e.cls.o_output;
         m.sum_p_o += p * O;
@@ -97,7 +99,7 @@ struct DecodeMix {
         m.dsa_read += p * O * decode_tokens_read(mc.layout, e.cls.context() + 0.5 * O, sc.policy.sparse);
         idle += p * e.cls.idle_gap.raw();
         m.prefill_gpu += p * prefill_demand(mc, gpu, pol, e.cls).gpu_part;
-        m.h2d += p * kv_tokens_held(mc, e.cls.s_cached) * kv / link;
+        m.h2d += p * kv_tokens_held(mc, e.cls.s_cached) * kv_gpu / link;
         m.d2h += p * e.cls.a_append * kv / link;
     }
     m.S = held / m.sum_p_o;
