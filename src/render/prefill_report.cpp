@@ -276,7 +276,7 @@ json prefill_json(const PrefillStudy& st, const GivenFlags& given_flags) {
                   {"b_kv_bytes_per_token", st.b_kv.raw()},
                   {"kv_copies", st.kv_copies},
                   {"ov", s.ov},
-                  {"vram_bytes", st.vram.raw()},
+                  {"vram_bytes", st.vram.raw() > 0 ? json(st.vram.raw()) : json(nullptr)},  // none left for KV: null
                   {"token_budget", s.token_budget},
                   {"given", given}}},
                 {"result", result_json(st.result)},

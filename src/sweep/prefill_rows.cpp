@@ -72,7 +72,7 @@ private:
                                r.utilisation,
                                p.f_pf.raw() / 1e9,
                                p.b_kv.raw(),
-                               p.vram.raw() / 1e9,
+                               p.vram.raw() > 0 ? p.vram.raw() / 1e9 : kNone,  // none left for KV: empty
                                p.scheduler ? p.scheduler->n_max : kNone,
                                p.scheduler ? p.scheduler->t_sched : kNone};
         static_assert(std::size(nums) + 2 == std::size(kPrefillColumns));

@@ -173,13 +173,14 @@ inline constexpr ColumnInfo kLayersColumns[] = {
 
 // The scenario knobs an analysis's rows read (all of them for the verdict: empty here). Prefill reads what
 // prefill_setup does (analysis/prefill_study.hpp), layers what layers_question does (analysis/layers_study.hpp);
-// an axis of any other knob would repeat one row, so validate_sweep refuses it.
+// an axis of any other knob would repeat one row, so validate_sweep refuses it. Not `eta`: it sets the link's
+// efficiency too, which neither analysis reads (as `kvroof prefill` and `kvroof layers` take no --eta).
 inline constexpr std::string_view kPrefillKnobs[] = {
-    "hardware",    "deployment", "model",       "workload",      "link",          "c2c-bw",
-    "gpus",        "tp",         "gpu-flops",   "gpu-flops-fp8", "gpu-flops-fp4", "hbm-cap",
-    "hbm-reserve", "eta",        "eta-compute", "kv-dtype",      "weight-dtype",  "compute-dtype"};
-inline constexpr std::string_view kLayersKnobs[] = {"hardware", "deployment", "model",   "weight-dtype", "link", "c2c-bw",
-                                                    "gpus",     "tp",         "hbm-cap", "hbm-bw",       "eta",  "eta-mem"};
+    "hardware",    "deployment",  "model",     "workload",      "link",          "c2c-bw",
+    "gpus",        "tp",          "gpu-flops", "gpu-flops-fp8", "gpu-flops-fp4", "hbm-cap",
+    "hbm-reserve", "eta-compute", "kv-dtype",  "weight-dtype",  "compute-dtype"};
+inline constexpr std::string_view kLayersKnobs[] = {"hardware", "deployment", "model",   "weight-dtype", "link",   "c2c-bw",
+                                                    "gpus",     "tp",         "hbm-cap", "hbm-bw",       "eta-mem"};
 [[nodiscard]] inline std::span<const std::string_view> analysis_knobs(SweepAnalysis a) noexcept {
     if (a == SweepAnalysis::prefill) return kPrefillKnobs;
     if (a == SweepAnalysis::layers) return kLayersKnobs;

@@ -222,9 +222,11 @@ struct IdleMemory {
     std::stable_sort(s.splits.begin(), s.splits.end(), [](const PoolSplit& a, const PoolSplit& b) {
         return (a.feasible ? a.per_gpu : -1.0) > (b.feasible ? b.per_gpu : -1.0);
     });
-    Scenario whole = sc;  // parallel tries every pipeline degree itself
+    Scenario whole = sc;  // parallel tries every pipeline and expert-parallel degree and both attentions itself
     whole.hardware.deployment.pp = 1;
     whole.hardware.deployment.pp_microbatches = 0;
+    whole.hardware.deployment.ep = 1;
+    whole.hardware.deployment.attention_dp = 0;
     const ParallelStudy agg = parallel_study(whole, load);
     if (const DeploymentPoint* b = agg.deployments.empty() ? nullptr : agg.deployments.front().best_point()) {
         s.aggregated_ok = true;

@@ -235,6 +235,12 @@ inline void add_slo_edge(const PreparedScenario& ps, LoadSpec load, Deployment d
     if (sc.hardware.deployment.dp > 1)
         throw InputError("dp: every replica count of the total GPUs (gpus) is tried here, so only 1 is allowed, got " +
                          std::to_string(sc.hardware.deployment.dp));
+    if (sc.hardware.deployment.ep > 1)
+        throw InputError("ep: every expert-parallel degree of each group is tried here, so only 1 is allowed, got " +
+                         std::to_string(sc.hardware.deployment.ep));
+    if (sc.hardware.deployment.attention_dp != 0)
+        throw InputError("attention-dp: tensor- and data-parallel attention are both tried here, so only 0 is allowed, got " +
+                         std::to_string(sc.hardware.deployment.attention_dp));
     if (sc.hardware.deployment.pp_microbatches != 0)  // every pipeline here runs pp micro-batches
         throw InputError(
             "pp-microbatches: every pipeline tried here runs as many micro-batches as stages, so only 0 is "
