@@ -200,8 +200,9 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // (single GPU), 0.647 -> 0.500 (all); ITL 0.299 -> 0.283 (all).
     // 0.164 before the elementwise traffic, 0.161 before a run sent at once ran in one wave (docs/model.md, "One wave"),
     // 0.152 before a static batch that does not fit ran as a closed loop (the test above), 0.127 before ITL was
-    // the step a request sees (docs/model.md, "What one request sees")
-    CHECK(t.itl_one_gpu.mape_kvroof <= 0.126);
+    // the step a request sees (docs/model.md, "What one request sees"); 0.126 before attention ran in its own math
+    // (docs/model.md, "Attention math": the vLLM FP8-KV point, attended in FP8, moves from -3 % to -5 %)
+    CHECK(t.itl_one_gpu.mape_kvroof <= 0.127);
     // 0.504 before the MoE layer latency, 0.471 before the kernels, 0.311 before the elementwise traffic, 0.250
     // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave, 0.235 before
     // the static batch's queue, 0.234 before a finite run's drain was charged its bare decode steps (docs/model.md,
@@ -209,12 +210,12 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // move up)
     CHECK(t.throughput_one_gpu.mape_kvroof <= 0.236);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
-    // 0.255 before one wave, 0.249 before the static batch's queue
-    CHECK(t.itl.mape_kvroof <= 0.234);
+    // 0.255 before one wave, 0.249 before the static batch's queue, 0.233 before attention ran in its own math
+    CHECK(t.itl.mape_kvroof <= 0.230);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
     // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue, 0.380 before ITL
-    // was the step a request sees, 0.382 before the drain's bare steps
-    CHECK(t.throughput.mape_kvroof <= 0.383);
+    // was the step a request sees, 0.382 before the drain's bare steps, 0.383 before attention ran in its own math
+    CHECK(t.throughput.mape_kvroof <= 0.376);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);

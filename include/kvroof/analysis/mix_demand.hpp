@@ -187,7 +187,7 @@ struct PreparedScenario {
     PreparedScenario(const Scenario& s, IdlePolicy p)
         : scenario(&s),
           pipe(pipeline_of(s.hardware, s.model)),
-          sys(pipeline_rates(system_rates(s.hardware, gemm_dtype(s.policy)), pipe)),
+          sys(pipeline_rates(system_rates(s.hardware, gemm_dtype(s.policy), attention_dtype(s.policy)), pipe)),
           mc(constants_on(s)),
           kv_replication(mc.kv_replication),
           kv_session_span(mc.kv_session_span),

@@ -17,6 +17,10 @@
 //   link H2D   = r·f·held(S_c)·kv_gpu reloaded (+ (1−f)·held(S_c)·kv_gpu when idle sessions are parked)
 //   CPU        = the (1−r)·f share of the cached KV: its prefill attention and its DRAM read
 // TTFT = combine(GPU roofline + all-reduces + all-to-alls, CPU part + link, ov).
+// The GPU's attention FLOP (the indexer's and the state's with them) run at the
+// peak of attention's own math (attention_dtype: FP8 over an FP8 cache, else
+// BF16), not the GEMMs' (FP8 or FP4 weights do not make attention 8- or 4-bit):
+// each counts attn_flop_scale GEMM-rate FLOPs (SystemRates).
 // kv is one copy of a token's KV (CPU DRAM, the link's D2H); kv_gpu the copies
 // a tensor-parallel group holds in HBM (kv · replication: every GPU reloads its own).
 // Tensor parallelism adds its all-reduces after the GPU roofline (not hidden
@@ -339,7 +343,7 @@ struct PrefillDemand {  // per call
     const double attn = decode_attention_flop(mc, context, sp);
     const double read = decode_tokens_read(mc.layout, context, sp);  // tokens of kv, besides the new one written
     DecodeDemand d{};
-    d.gpu_compute = (mc.linear_per_token.raw() + g * attn) / sys.gpu_flops.raw();
+    d.gpu_compute = (mc.linear_per_token.raw() + g * attn * sys.attn_flop_scale) / sys.gpu_flops.raw();
     d.gpu_hbm = g * (read + 1.0) * mc.kv_gpu_per_token.raw() / sys.hbm_bandwidth.raw();
     d.gpu_comm = tp_comm_per_token(mc, sys);
     d.ep_comm = ep_comm_per_token(mc, sys);
@@ -366,8 +370,9 @@ struct PrefillDemand {  // per call
     d.link_park_save = parked * kv / sys.link_bandwidth.raw();
     if (A > 0) {
         const PrefillKeys keys = prefill_keys(mc.layout, Sc, A, p.f, p.r);  // causal, over the GPU-visible KV
-        const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * keys.gpu +
-                        mc.layout.index_flop_per_key * keys.index + A * mc.layout.state_flop);
+        const double at = sys.attn_flop_scale;  // attention's math (1 where it runs at the GEMMs' peak)
+        const Flop flop(A * mc.linear_per_token.raw() + mc.attn_prefill_per_key * keys.gpu * at +
+                        mc.layout.index_flop_per_key * keys.index * at + A * mc.layout.state_flop * at);
         const Bytes bytes = mc.weights_read(A) + mc.kv_gpu_per_token * (held + A);
         d.gpu_compute = time_for(flop, sys.gpu_flops).raw();
         d.gpu_hbm = time_for(bytes, sys.hbm_bandwidth).raw();

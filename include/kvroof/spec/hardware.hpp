@@ -255,6 +255,10 @@ struct SystemRates {
     double alltoall_latency = 0;  // s, α
     double alltoall_s_per_byte = 0;  // s per byte per sequence (alltoall_s_per_byte below)
     double moe_layer_latency = 0;  // s per MoE layer per forward pass (GpuSpec::moe_layer_latency)
+    // GEMM-rate FLOPs per attention FLOP: gpu_flops over the peak attention's matrix products run at
+    // (attention_dtype: the KV cache's, not the weights'), so (linear + scale·attention) / gpu_flops is the GPU's
+    // compute time; 1 where both run at one peak.
+    double attn_flop_scale = 1.0;
 };
 
 // Seconds the link needs for h2d and d2h seconds of one-way traffic each: full
@@ -321,7 +325,9 @@ struct SystemRates {
     return hw.deployment.ep <= hw.gpu.nvlink_domain || nv > net ? nv : net;
 }
 
-[[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16) noexcept {
+// `math`: the GEMMs' precision (gemm_dtype); `attention_math`: attention's (attention_dtype).
+[[nodiscard]] inline SystemRates system_rates(const HardwareSpec& hw, DType math = DType::bf16,
+                                              DType attention_math = DType::bf16) noexcept {
     const double g = hw.deployment.gpus;
     const double cpus = g * hw.host.cpus_per_gpu;
     return SystemRates{
@@ -338,6 +344,7 @@ struct SystemRates {
         alltoall_latency(hw),
         alltoall_s_per_byte(hw),
         hw.gpu.moe_layer_latency.raw(),
+        gemm_peak(hw, math).raw() / gemm_peak(hw, attention_math).raw(),
     };
 }
 

@@ -60,6 +60,18 @@ struct PolicySpec {
     }
 };
 
+// The precision attention's matrix products (Q·Kᵀ and P·V) run in: FP8 where
+// the KV cache is FP8, else BF16. vLLM's FlashAttention-3 backend computes
+// attention over an FP8 cache in FP8 (queries quantised too), and TensorRT-LLM
+// runs FP8 context FMHA over one; a BF16 (or integer) cache is attended in BF16.
+// The weights' precision plays no part: an FP8 or FP4 checkpoint with a BF16
+// cache attends in BF16, and no engine attends in 4 bits. An engine that
+// dequantises an FP8 cache into BF16 math (SGLang's default) attends slower
+// than this says (docs/model.md, "Attention math").
+[[nodiscard]] inline DType attention_dtype(const PolicySpec& p) noexcept {
+    return p.kv_dtype == DType::fp8 ? DType::fp8 : DType::bf16;
+}
+
 // The weights' precision a model is served in unless --weight-dtype says otherwise: its quantised checkpoint's own,
 // else the default.
 [[nodiscard]] inline DType served_weights(const ModelSpec& m) noexcept {
