@@ -206,6 +206,12 @@ struct IdleMemory {
     const int pp = s.pp = sc.hardware.deployment.pp;
     if (s.gpus % pp != 0)
         throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
+    // A request of one output token is all prefill (its token comes from the prefill pass): no decode pool has work.
+    const auto& entries = sc.mix.entries;
+    if (std::none_of(entries.begin(), entries.end(), [](const MixEntry& e) { return e.cls.o_output > 1; }))
+        throw InputError(
+            "workload: every class outputs one token, which its prefill pass makes, so a decode pool would have nothing "
+            "to do: pools pay only where requests decode");
     // The expert-parallel degree given splits each instance's experts: only instances it divides (EP 8 on a TP4
     // instance is no deployment, as verdict refuses it).
     const int ep = sc.hardware.deployment.ep;
