@@ -232,6 +232,7 @@ json inputs_json(const BuiltScenario& b, const ScenarioFacts& facts) {
              {"kv_dtype", to_string(p.kv_dtype)},
              {"weight_dtype", to_string(p.weight_dtype)},
              {"compute_dtype", to_string(gemm_math_on(hw, gemm_dtype(p)))},
+             {"attention_dtype", to_string(gemm_math_on(hw, attention_dtype(p)))},
              {"slo_tpot_s", p.slo_tpot ? json(p.slo_tpot->raw()) : json(nullptr)},
              {"slo_ttft_s", p.slo_ttft ? json(p.slo_ttft->raw()) : json(nullptr)},
              {"idle", to_string(p.idle)}}},
@@ -265,11 +266,15 @@ std::string render::inputs_text(const BuiltScenario& b, const ScenarioFacts& fac
             : fmt::format(", MoE layer {:g} us", hw.gpu.moe_layer_latency.raw() * 1e6));
     s += parallel_text(hw, sc.model, group);
     const ParamCounts& pc = facts.params;
-    s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}\n",
+    // Attention's math where it is not the GEMMs' (an FP8 cache beside BF16 GEMMs, a BF16 one beside FP8 or FP4).
+    const DType attn_math = gemm_math_on(hw, attention_dtype(p));
+    const std::string attn =
+        attn_math == gemm_math_on(hw, gemm_dtype(p)) ? std::string() : fmt::format(" (attention in {})", to_string(attn_math));
+    s += fmt::format("  model     {} ({}{}): {:.1f}B params ({:.1f}B active), weights {} {}, KV {:.0f} B/token {}{}\n",
                      sc.model.name, sc.model.attention == Attention::gqa ? "GQA" : "MLA", sc.model.is_moe() ? ", MoE" : "",
                      pc.total / 1e9, pc.active / 1e9,
                      format_bytes((facts.weights - facts.weights_replicated).raw()),  // the checkpoint's: copies in Capacity
-                     weights_words(sc.model, p.weight_dtype), facts.kv_per_token.raw(), to_string(p.kv_dtype));
+                     weights_words(sc.model, p.weight_dtype), facts.kv_per_token.raw(), to_string(p.kv_dtype), attn);
     const ModelSpec& m = sc.model;
     if (m.window_layers > 0 || m.linear_layers > 0 || m.index_topk > 0 || m.mlp_only_layers > 0) {
         s += fmt::format("            layers {} full attention", m.attention_layers() - m.window_layers);

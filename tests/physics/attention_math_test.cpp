@@ -53,6 +53,12 @@ TEST_CASE("FP4 or FP8 weights never make attention 4-bit: BF16 over a BF16 or in
     CHECK(attention_dtype(q) == DType::bf16);
     q.kv_dtype = DType::fp4;
     CHECK(attention_dtype(q) == DType::bf16);
+    // --attention-dtype states an engine that does otherwise (SGLang dequantises an FP8 cache into BF16 math).
+    q.kv_dtype = DType::fp8;
+    q.attention_math = DType::bf16;
+    CHECK(attention_dtype(q) == DType::bf16);
+    q.attention_math = DType::int8;
+    CHECK_THROWS_AS(q.check_validity(), InputError);
     // On a B200 an NVFP4 checkpoint over an FP8 cache: its attention FLOP count twice at the FP4 GEMM rate.
     io::ScenarioInputs in;
     in.set("hardware", "b200");

@@ -38,6 +38,7 @@ struct PolicySpec {
     DType kv_dtype = DType::bf16;
     DType weight_dtype = DType::bf16;
     std::optional<DType> compute_dtype;  // GEMM math precision; none: follows the weights (gemm_dtype)
+    std::optional<DType> attention_math;  // attention's math precision; none: follows the KV cache (attention_dtype)
     std::optional<Seconds> slo_tpot;  // none = unconstrained
     std::optional<Seconds> slo_ttft;
     SloTarget slo_tpot_bounds = SloTarget::itl;
@@ -57,6 +58,9 @@ struct PolicySpec {
             check::positive("slo-ttft", slo_ttft->raw());
             check::in_range("slo-ttft", slo_ttft->raw(), limits::kMinSloS, limits::kMaxSloS);
         }
+        if (attention_math && *attention_math != DType::bf16 && *attention_math != DType::fp8)
+            throw InputError(std::string("attention-dtype: must be bf16 or fp8 (attention kernels run in no other math), got ") +
+                             to_string(*attention_math));
     }
 };
 
@@ -68,7 +72,9 @@ struct PolicySpec {
 // cache attends in BF16, and no engine attends in 4 bits. An engine that
 // dequantises an FP8 cache into BF16 math (SGLang's default) attends slower
 // than this says (docs/model.md, "Attention math").
+// --attention-dtype states it for an engine that does otherwise.
 [[nodiscard]] inline DType attention_dtype(const PolicySpec& p) noexcept {
+    if (p.attention_math) return *p.attention_math;
     return p.kv_dtype == DType::fp8 ? DType::fp8 : DType::bf16;
 }
 
