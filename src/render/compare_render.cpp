@@ -34,8 +34,12 @@ Cells cells(const CompareRow& r) {
     const BestGains g = best_gains(v);
     const bool served = b.throughput > 0;
     const std::string none = "—";
+    // f as verdict's VERDICT line shows it: never rounded below the least f at which one session fits.
+    const double fits_from = v.smallest_f_that_fits.value_or(0.0);
     auto best = [&](const ServingPoint& p, double total, double gn) {
-        return p.throughput > 0 ? fmt::format("f={} {:.1f} ({})", render::fmt_f(p.f), total, gain(gn)) : none;
+        return p.throughput > 0
+                   ? fmt::format("f={} {:.1f} ({})", render::f_flag(p.f, p.f >= fits_from ? fits_from : 0.0), total, gain(gn))
+                   : none;
     };
     return {served ? fmt::format("{:.1f}", r.baseline_total) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
@@ -44,7 +48,7 @@ Cells cells(const CompareRow& r) {
             best(v.best_optimistic, r.best_optimistic_total, g.optimistic),
             served ? gain(v.parking_gain_conservative) : none,
             best_lever(r),
-            std::string(name(b.binding)),
+            served ? std::string(name(b.binding)) : none,  // no batch runs: nothing binds its time (as verdict says)
             std::string(name(b.batch_limit)),
             std::string(name(v.kind))};
 }
