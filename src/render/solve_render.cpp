@@ -28,6 +28,20 @@ std::string value_text(const SolveResult& r, double si) {
     return fmt::format(fmt::runtime(std::abs(v) >= 1000 ? "{:.0f}{}" : "{:.4g}{}"), v, unit_of(k));
 }
 
+// The answer as value_text shows it, rounded toward the side that meets the target: up for ">=" / "from", down for
+// "<=" / "up to", so the printed value plugged back in meets it (">= 2.649" had given 1.19996× for 1.20×).
+std::string answer_text(const SolveResult& r) {
+    const Knob* k = r.spec.knob == kContextKnob ? nullptr : find_knob(r.spec.knob);
+    const double v = r.answer / unit_si(k);
+    if (v == 0 || r.whole) return value_text(r, r.answer);
+    const double a = std::abs(v);
+    const double step = a >= 1000 ? 1.0 : std::pow(10.0, std::floor(std::log10(a)) - 3);  // the last digit shown
+    const double q = v / step, near = std::round(q);
+    const bool up = r.outcome == SolveOutcome::at_least;
+    const double shown = (std::abs(q - near) <= 1e-9 * std::abs(q) ? near : up ? std::ceil(q) : std::floor(q)) * step;
+    return value_text(r, shown * unit_si(k));
+}
+
 std::string metric_text(const SolveResult& r, double m) {
     switch (r.spec.target) {
         case SolveTarget::fits: return m > 0.5 ? "fits" : "does not fit";
@@ -159,7 +173,7 @@ std::string solve_line(const SolveResult& r) {
         case SolveOutcome::at_most:
             return fmt::format(
                 "SOLVE: {} {} {} for {} ({} there{}), searched {}{}", flag,
-                several ? (least ? "from" : "up to") : (least ? ">=" : "<="), value_text(r, r.answer), target_text(r),
+                several ? (least ? "from" : "up to") : (least ? ">=" : "<="), answer_text(r), target_text(r),
                 metric_text(r, r.metric_at_answer),
                 r.whole ? fmt::format("; {} at {}", metric_text(r, r.metric_beyond), value_text(r, r.beyond)) : std::string(),
                 range, tail);

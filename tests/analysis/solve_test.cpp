@@ -111,3 +111,21 @@ TEST_CASE("every value or no value: the answer says so, and a bad request names 
     CHECK_THROWS_AS(solve(base, spec("hardware", SolveTarget::fits, 0, 1, 2)), InputError);
     CHECK_THROWS_AS(solve(base, spec("cpus-per-gpu", SolveTarget::fits, 0, 2, 1)), InputError);
 }
+
+TEST_CASE("a window narrower than the scan's step is found where the verdict changes between two scan points", "[solve]") {
+    // The default scenario (GB200, Llama-3.1-70B BF16, codex): at 142.6 GB of HBM the weights and reserve leave no
+    // session, at 170.3 GB the KV stays on the GPU; in between, from 143.1 to 165.5 GB, f = 0 holds no session and
+    // offloading serves it (an unbounded gain). The 48-point scan steps over the window; it used to answer "no value".
+    const Scenario base = test::scenario_with([](io::ScenarioInputs&) {});
+    const double hbm = base.hardware.gpu.hbm_capacity.raw();
+    const SolveResult r = solve(base, spec("hbm-cap", SolveTarget::gain_bankable, 1.1, hbm / 64, hbm * 64));
+    REQUIRE(r.outcome == SolveOutcome::at_least);
+    CHECK(r.crossings == 2);
+    CHECK(r.answer > 143e9);
+    CHECK(r.answer < 143.2e9);
+    // Met at the answer, missed just below it (nothing fits there).
+    CHECK(detail::solve_metric(r.spec, make_verdict(with_value(base, "hbm-cap", r.answer)),
+                               with_value(base, "hbm-cap", r.answer)) >= 1.1);
+    const Scenario below = with_value(base, "hbm-cap", r.beyond);
+    CHECK(detail::solve_metric(r.spec, make_verdict(below), below) < 1.1);
+}

@@ -23,6 +23,9 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
 "$kvroof" verdict | tail -n 1 | grep -Eq '^VERDICT: [A-Z ]+ f=[0-9.]+ — offload: bankable [0-9.]+× at f=[0-9.]+ \(no overlap\), pipelined [0-9.]+× at f=[0-9.]+ \(perfect overlap\); best lever: .*; at f=0 time bound by HBM bandwidth, batch limited by HBM capacity$' \
     && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
 "$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -Eq '^SOLVE: --cpus-per-gpu >= [0-9.]+ for a bankable offload gain >= 1\.20×' && ok || bad "--solve: no SOLVE line"
+# The printed answer, plugged back in, meets the target: a ">=" is rounded up (2.6492 -> 2.65, not 2.649).
+"$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -q '^SOLVE: --cpus-per-gpu >= 2.65 for' && ok || bad "--solve rounds a >= answer up"
+"$kvroof" verdict --cpus-per-gpu 2.65 --json | tr -d ' \n' | grep -Eq '"gain":\{"conservative":1\.2[0-9]*' && ok || bad "--solve's printed answer meets the target"
 "$kvroof" verdict --solve context --target fits --json | grep -q '"outcome": "at_most"' && ok || bad "--solve context --json"
 # fits: one session at its longest, S + O: the free HBM over the KV per token, less the output (520 tokens).
 "$kvroof" verdict --solve context --target fits | tail -n 1 | grep -q '^SOLVE: --context <= 130385 tokens ' && ok || bad "--solve context --target fits leaves out the output"
@@ -77,7 +80,7 @@ echo "$out4090" | grep -q 'it needs f >= 0.646' && echo "$out4090" | grep -q 'me
     && grep -q '<text>concurrency=max</text>' "$tmp/cm.svg" && ok || bad "concurrency=max is not max in the plot legend"
 # --solve: a target that holds on a window reads "from", not ">=" (at 500 GB the gain is 1.00x); a tok/s target over
 # --dp replicas says so; an answer engines refuse is warned about. Labels say what the numbers are.
-"$kvroof" verdict --solve hbm-cap --target-gain 1.1 --cpus-per-gpu 1 --sparse 0.1 | grep -q '^SOLVE: --hbm-cap from 143.1 GB for' \
+"$kvroof" verdict --solve hbm-cap --target-gain 1.1 --cpus-per-gpu 1 --sparse 0.1 | grep -q '^SOLVE: --hbm-cap from 143.2 GB for' \
     && "$kvroof" verdict --solve gpus --target tps=400 --dp 2 | grep -q 'tok/s over all --dp replicas together' \
     && "$kvroof" verdict --model llama-3.1-405b --hardware h200 --solve gpus --target tps=200 2>&1 >/dev/null \
         | grep -q '^kvroof: warning: at the answer: --gpus 13: ' \

@@ -111,16 +111,22 @@ namespace detail {
     r.spec = spec;
     r.whole = !k || k->type == KnobType::whole;  // a context is a whole number of tokens, as GPUs are whole
     if (r.whole && std::ceil(spec.lo) > std::floor(spec.hi)) throw InputError("solve: the range holds no whole value");
-    auto eval = [&](double x) {
+    struct Seen {
+        double m;
+        VerdictKind kind;
+    };
+    auto eval_seen = [&](double x) {
         ++r.evaluations;
         try {
             const Scenario sc = detail::with_knob(base, k, x);
-            return detail::solve_metric(spec, make_verdict(sc), sc);
+            const Verdict v = make_verdict(sc);
+            return Seen{detail::solve_metric(spec, v, sc), v.kind};
         } catch (const InputError& e) {  // a value the search reached, not one the user gave: say so
             throw InputError("solve " + spec.knob + ": a value the search reached is not valid: " + e.what() +
                              "; a search needs every value of its range to be valid (compare the valid ones instead)");
         }
     };
+    auto eval = [&](double x) { return eval_seen(x).m; };
     auto finish = [&](double x) {
         ++r.evaluations;
         const Scenario sc = detail::with_knob(base, k, x);
@@ -135,20 +141,40 @@ namespace detail {
         return r.whole ? std::round(x) : x;
     };
     double prev_x = r.whole ? std::ceil(spec.lo) : spec.lo;
-    double prev_m = eval(prev_x);
+    Seen prev = eval_seen(prev_x);
+    double prev_m = prev.m;
     r.metric_lo = prev_m;
     const bool first = meets(prev_m);
     std::optional<std::pair<double, double>> cell;  // the scan cell of the first change
+    // Between two scan points that agree on the target but not on the verdict (--hbm-cap: does not fit at 142.6 GB,
+    // keeps its KV on the GPU at 170.3) a window narrower than the scan's step can hide (offload pays from 143.1 to
+    // 165.5 GB): bisect on the verdict's changes for a value on the target's other side.
+    const auto window = [&](auto&& self, double a, VerdictKind ka, double b, VerdictKind kb, int depth) -> std::optional<double> {
+        const double mid = r.whole ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
+        if (depth == 0 || !(mid > a && mid < b)) return std::nullopt;
+        const Seen x = eval_seen(mid);
+        if (meets(x.m) != meets(prev_m)) return mid;
+        if (x.kind != ka)
+            if (const auto w = self(self, a, ka, mid, x.kind, depth - 1)) return w;
+        if (x.kind != kb) return self(self, mid, x.kind, b, kb, depth - 1);
+        return std::nullopt;
+    };
     for (int i = 1; i < kSolveScan; ++i) {
         const double x = std::min(at(i), r.whole ? std::floor(spec.hi) : spec.hi);
         if (x <= prev_x) continue;
-        const double m = eval(x);
-        if (meets(m) != meets(prev_m)) {
+        const Seen now = eval_seen(x);
+        if (meets(now.m) != meets(prev_m)) {
             ++r.crossings;
             if (!cell) cell = {prev_x, x};
+        } else if (now.kind != prev.kind) {
+            if (const auto w = window(window, prev_x, prev.kind, x, now.kind, 16)) {
+                r.crossings += 2;  // into the window and out of it
+                if (!cell) cell = {prev_x, *w};
+            }
         }
         prev_x = x;
-        prev_m = m;
+        prev = now;
+        prev_m = now.m;
     }
     r.metric_hi = prev_m;
     if (!cell) {
