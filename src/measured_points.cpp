@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "kvroof/analysis/mix_demand.hpp"
 #include "kvroof/io/accuracy.hpp"
 #include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
@@ -198,6 +199,23 @@ std::vector<EngineKernel> engine_kernels_from(const std::string& where, const js
     return out;
 }
 
+namespace {
+// A point whose weights and one request at its longest (ISL + OSL) do not fit its GPUs' HBM is one kvroof cannot
+// place: it has no prediction to compare or fit (one used to be predicted as if its weights were resident, and
+// its made-up residual skewed the fit). A data defect in the file (gpu, gpus, tp, pp or a precision), refused.
+void check_it_fits(const MeasuredPoint& m) {
+    const Scenario s = point_scenario(m);
+    const PreparedScenario ps(s);
+    if (ps.hbm_free_bytes() > 0 && ps.session_fits_hbm_peak(0.0)) return;
+    throw InputError(fmt::format(
+        "{} at {} and {} KV on {} x {} does not fit: {:.1f} GB of weights {} {:.1f} GB of HBM (the reserve taken off); "
+        "kvroof cannot predict a run it cannot place: check gpu, gpus, tp, pp and the precisions",
+        m.model, m.weight_dtype, m.kv_dtype.empty() ? std::string("bf16") : m.kv_dtype, replica_gpus(s.hardware), m.gpu,
+        ps.mc.weights.raw() / 1e9, ps.hbm_free_bytes() > 0 ? "and one request at its longest in" : "against",
+        ps.sys.hbm_capacity.raw() / 1e9));
+}
+}  // namespace
+
 std::vector<MeasuredPoint> measured_points_from(const std::string& where, const json& doc) {
     if (!doc.is_object() || !doc.contains("points") || !doc.at("points").is_array())
         throw InputError(fmt::format("{}: points: must be an array of measured points", where));
@@ -208,6 +226,7 @@ std::vector<MeasuredPoint> measured_points_from(const std::string& where, const 
             out.push_back(checked(decode_point(p)));
             for (std::size_t i = 0; i + 1 < out.size(); ++i)
                 if (out[i].id == out.back().id) throw InputError("id: used by an earlier point");
+            check_it_fits(out.back());
             for (const EngineKernel& k : kernels) {
                 if (!covers(k, out.back()) || !load_model("model", out.back().model).is_moe()) continue;  // MoE only
                 if (out.back().eta_moe_gemm)

@@ -146,6 +146,20 @@ TEST_CASE("a point's tp, pp and ep are its deployment: gpus is tp x pp", "[accur
     CHECK(point_scenario(measured_points_from("f", doc).front()).hardware.deployment.gpus == 4);
 }
 
+TEST_CASE("a point whose model does not fit its GPUs is refused, not predicted as if it did", "[accuracy]") {
+    // Llama-3.1-405B in FP8 is 405.8 GB of weights: one H100 (80 GB less its 2 GB reserve) cannot hold it. Such a
+    // point was predicted as if its weights were resident (6.97 tok/s) and its residual skewed validate's fit.
+    nlohmann::json doc = nlohmann::json::parse(R"({"points":[{"id":"big","source":{"key":"k","url":"u"},"engine":"e",
+        "engine_version":null,"gpu":"h100-sxm","gpus":1,"model":"llama-3.1-405b","weight_dtype":"fp8",
+        "kv_dtype":"fp8","isl":128,"osl":128,"prefix":0,"load":{"mode":"concurrency","concurrency":8},
+        "measured":{"throughput_tok_s":100}}]})");
+    CHECK_THROWS_WITH(measured_points_from("f", doc),
+                      Catch::Contains("f: point big: llama-3.1-405b at fp8 and fp8 KV on 1 x h100-sxm does not fit: 405.8 GB "
+                                      "of weights against 78.0 GB of HBM"));
+    doc["points"][0]["gpus"] = 8;  // eight hold it, and a request of 256 tokens beside it
+    CHECK(measured_points_from("f", doc).size() == 1);
+}
+
 TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accuracy]") {
     auto fails_in = [](const nlohmann::json& doc, const std::string& what) {
         try {
