@@ -33,6 +33,7 @@ const std::vector<std::string> kHeads = {"class",  "share", "calls",   "input to
                                          "O mean", "gaps",  "gap fit", "gap median",   "gap P99",  "gap mean"};
 
 std::string gap_basis(const TraceClasses& t) {
+    if (t.gaps == 0) return "no idle gaps: no session makes a second call";
     if (t.start_to_start) return "idle gaps from one call's start to the next (the trace has no end times)";
     if (t.gaps_from_start > 0)
         return fmt::format(
