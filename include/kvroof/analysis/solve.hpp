@@ -99,6 +99,93 @@ namespace detail {
 }
 }  // namespace detail
 
+namespace detail {
+// One search: a scan of kSolveScan points over the range, then a bisection of the first cell where the target
+// changes. Each evaluation is a verdict at one value of the knob.
+class Solver {
+public:
+    Solver(const Scenario& base, const SolveSpec& spec, const Knob* k, SolveResult& r) : base_(base), spec_(spec), k_(k), r_(r) {}
+
+    struct Seen {
+        double m;
+        VerdictKind kind;
+    };
+    Seen seen(double x) {
+        ++r_.evaluations;
+        try {
+            const Scenario sc = with_knob(base_, k_, x);
+            const Verdict v = make_verdict(sc);
+            return {solve_metric(spec_, v, sc), v.kind};
+        } catch (const InputError& e) {  // a value the search reached, not one the user gave: say so
+            throw InputError("solve " + spec_.knob + ": a value the search reached is not valid: " + e.what() +
+                             "; a search needs every value of its range to be valid (compare the valid ones instead)");
+        }
+    }
+    double metric(double x) { return seen(x).m; }
+    // The metric at the answer, with everything `kvroof verdict` shows there.
+    double finish(double x) {
+        ++r_.evaluations;
+        const Scenario sc = with_knob(base_, k_, x);
+        r_.at_answer = verdict_report(sc);
+        return solve_metric(spec_, r_.at_answer.verdict, sc);
+    }
+    [[nodiscard]] bool meets(double m) const { return spec_.target == SolveTarget::fits ? m > 0.5 : m >= spec_.value; }
+    [[nodiscard]] double mid(double a, double b) const { return r_.whole ? std::floor(0.5 * (a + b)) : 0.5 * (a + b); }
+
+    // Between two scan points that agree on the target (`side`) but not on the verdict (--hbm-cap: does not fit at
+    // 142.6 GB, keeps its KV on the GPU at 170.3) a window narrower than the scan's step can hide (offload pays from
+    // 143.1 to 165.5 GB): bisect on the verdict's changes for a value on the target's other side.
+    std::optional<double> window(double a, VerdictKind ka, double b, VerdictKind kb, bool side, int depth) {
+        const double x = mid(a, b);
+        if (depth == 0 || !(x > a && x < b)) return std::nullopt;
+        const Seen at = seen(x);
+        if (meets(at.m) != side) return x;
+        if (at.kind != ka)
+            if (const auto w = window(a, ka, x, at.kind, side, depth - 1)) return w;
+        if (at.kind != kb) return window(x, at.kind, b, kb, side, depth - 1);
+        return std::nullopt;
+    }
+
+    // The scan: the range's ends' metrics, the changes of the target, and the cell of the first.
+    std::optional<std::pair<double, double>> scan() {
+        const bool geometric = spec_.lo > 0;
+        auto at = [&](int i) {
+            const double t = static_cast<double>(i) / (kSolveScan - 1);
+            const double x = geometric ? spec_.lo * std::pow(spec_.hi / spec_.lo, t) : spec_.lo + t * (spec_.hi - spec_.lo);
+            return r_.whole ? std::round(x) : x;
+        };
+        double prev_x = r_.whole ? std::ceil(spec_.lo) : spec_.lo;
+        Seen prev = seen(prev_x);
+        r_.metric_lo = prev.m;
+        std::optional<std::pair<double, double>> cell;  // the scan cell of the first change
+        for (int i = 1; i < kSolveScan; ++i) {
+            const double x = std::min(at(i), r_.whole ? std::floor(spec_.hi) : spec_.hi);
+            if (x <= prev_x) continue;
+            const Seen now = seen(x);
+            if (meets(now.m) != meets(prev.m)) {
+                ++r_.crossings;
+                if (!cell) cell = {prev_x, x};
+            } else if (now.kind != prev.kind) {
+                if (const auto w = window(prev_x, prev.kind, x, now.kind, meets(prev.m), 16)) {
+                    r_.crossings += 2;  // into the window and out of it
+                    if (!cell) cell = {prev_x, *w};
+                }
+            }
+            prev_x = x;
+            prev = now;
+        }
+        r_.metric_hi = prev.m;
+        return cell;
+    }
+
+private:
+    const Scenario& base_;
+    const SolveSpec& spec_;
+    const Knob* k_;
+    SolveResult& r_;
+};
+}  // namespace detail
+
 [[nodiscard]] inline SolveResult solve(const Scenario& base, const SolveSpec& spec) {
     const Knob* k = spec.knob == kContextKnob ? nullptr : find_knob(spec.knob);
     if (spec.knob != kContextKnob && (!k || !k->numeric() || k->grid_only || !k->access.apply))
@@ -111,88 +198,25 @@ namespace detail {
     r.spec = spec;
     r.whole = !k || k->type == KnobType::whole;  // a context is a whole number of tokens, as GPUs are whole
     if (r.whole && std::ceil(spec.lo) > std::floor(spec.hi)) throw InputError("solve: the range holds no whole value");
-    struct Seen {
-        double m;
-        VerdictKind kind;
-    };
-    auto eval_seen = [&](double x) {
-        ++r.evaluations;
-        try {
-            const Scenario sc = detail::with_knob(base, k, x);
-            const Verdict v = make_verdict(sc);
-            return Seen{detail::solve_metric(spec, v, sc), v.kind};
-        } catch (const InputError& e) {  // a value the search reached, not one the user gave: say so
-            throw InputError("solve " + spec.knob + ": a value the search reached is not valid: " + e.what() +
-                             "; a search needs every value of its range to be valid (compare the valid ones instead)");
-        }
-    };
-    auto eval = [&](double x) { return eval_seen(x).m; };
-    auto finish = [&](double x) {
-        ++r.evaluations;
-        const Scenario sc = detail::with_knob(base, k, x);
-        r.at_answer = verdict_report(sc);
-        return detail::solve_metric(spec, r.at_answer.verdict, sc);
-    };
-    auto meets = [&](double m) { return spec.target == SolveTarget::fits ? m > 0.5 : m >= spec.value; };
-    const bool geometric = spec.lo > 0;
-    auto at = [&](int i) {
-        const double t = static_cast<double>(i) / (kSolveScan - 1);
-        const double x = geometric ? spec.lo * std::pow(spec.hi / spec.lo, t) : spec.lo + t * (spec.hi - spec.lo);
-        return r.whole ? std::round(x) : x;
-    };
-    double prev_x = r.whole ? std::ceil(spec.lo) : spec.lo;
-    Seen prev = eval_seen(prev_x);
-    double prev_m = prev.m;
-    r.metric_lo = prev_m;
-    const bool first = meets(prev_m);
-    std::optional<std::pair<double, double>> cell;  // the scan cell of the first change
-    // Between two scan points that agree on the target but not on the verdict (--hbm-cap: does not fit at 142.6 GB,
-    // keeps its KV on the GPU at 170.3) a window narrower than the scan's step can hide (offload pays from 143.1 to
-    // 165.5 GB): bisect on the verdict's changes for a value on the target's other side.
-    const auto window = [&](auto&& self, double a, VerdictKind ka, double b, VerdictKind kb, int depth) -> std::optional<double> {
-        const double mid = r.whole ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
-        if (depth == 0 || !(mid > a && mid < b)) return std::nullopt;
-        const Seen x = eval_seen(mid);
-        if (meets(x.m) != meets(prev_m)) return mid;
-        if (x.kind != ka)
-            if (const auto w = self(self, a, ka, mid, x.kind, depth - 1)) return w;
-        if (x.kind != kb) return self(self, mid, x.kind, b, kb, depth - 1);
-        return std::nullopt;
-    };
-    for (int i = 1; i < kSolveScan; ++i) {
-        const double x = std::min(at(i), r.whole ? std::floor(spec.hi) : spec.hi);
-        if (x <= prev_x) continue;
-        const Seen now = eval_seen(x);
-        if (meets(now.m) != meets(prev_m)) {
-            ++r.crossings;
-            if (!cell) cell = {prev_x, x};
-        } else if (now.kind != prev.kind) {
-            if (const auto w = window(window, prev_x, prev.kind, x, now.kind, 16)) {
-                r.crossings += 2;  // into the window and out of it
-                if (!cell) cell = {prev_x, *w};
-            }
-        }
-        prev_x = x;
-        prev = now;
-        prev_m = now.m;
-    }
-    r.metric_hi = prev_m;
+    detail::Solver solver(base, spec, k, r);
+    const auto cell = solver.scan();
+    const bool first = solver.meets(r.metric_lo);
     if (!cell) {
         r.outcome = first ? SolveOutcome::every_value : SolveOutcome::no_value;
         r.answer = r.whole ? std::ceil(spec.lo) : spec.lo;
-        r.metric_at_answer = finish(r.answer);
+        r.metric_at_answer = solver.finish(r.answer);
         return r;
     }
     auto [a, b] = *cell;  // meets(a) == first, meets(b) != first
     while (r.whole ? b - a > 1 : (b - a) > 1e-6 * std::max(std::abs(a), std::abs(b))) {
-        const double mid = r.whole ? std::floor(0.5 * (a + b)) : 0.5 * (a + b);
-        (meets(eval(mid)) == first ? a : b) = mid;
+        const double mid = solver.mid(a, b);
+        (solver.meets(solver.metric(mid)) == first ? a : b) = mid;
     }
     r.outcome = first ? SolveOutcome::at_most : SolveOutcome::at_least;
     r.answer = first ? a : b;
     r.beyond = first ? b : a;
-    r.metric_at_answer = finish(r.answer);
-    r.metric_beyond = eval(r.beyond);
+    r.metric_at_answer = solver.finish(r.answer);
+    r.metric_beyond = solver.metric(r.beyond);
     return r;
 }
 
