@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 
 #include <cmath>
@@ -73,7 +74,13 @@ char* write_number6(char* p, double v) {
     std::memcpy(d + 4, kPairs + 2 * std::size_t{lo}, 2);
     std::memset(d + 6, '0', 10);
     // Significant digits: six less the trailing zeros (m has no leading zero).
-    const int nd = lo != 0 ? (lo % 10 != 0 ? 6 : 5) : mid != 0 ? (mid % 10 != 0 ? 4 : 3) : hi % 10 != 0 ? 2 : 1;
+    // Trailing decimal zeros of a two-digit pair, read from a table (00: 2; hi >= 10 is never 00).
+    static constexpr auto kTrailing = [] {
+        std::array<unsigned char, 100> t{};
+        for (std::size_t i = 0; i < t.size(); ++i) t[i] = i == 0 ? 2 : i % 10 == 0 ? 1 : 0;
+        return t;
+    }();
+    const int nd = lo != 0 ? 6 - kTrailing[lo] : mid != 0 ? 4 - kTrailing[mid] : 2 - kTrailing[hi];
     if (e >= 0 && e < 15) {  // dddd[.ddd]: the integer part is d[0..e], zeros past nd
         std::memcpy(p, d, 16);
         p += e + 1;
