@@ -137,7 +137,8 @@ public:
     // 143.1 to 165.5 GB): bisect on the verdict's changes for a value on the target's other side.
     std::optional<double> window(double a, VerdictKind ka, double b, VerdictKind kb, bool side, int depth) {
         const double x = mid(a, b);
-        if (depth == 0 || !(x > a && x < b)) return std::nullopt;
+        if (depth == 0 || window_budget_ <= 0 || !(x > a && x < b)) return std::nullopt;
+        --window_budget_;
         const Seen at = seen(x);
         if (meets(at.m) != side) return x;
         if (at.kind != ka)
@@ -183,6 +184,7 @@ private:
     const SolveSpec& spec_;
     const Knob* k_;
     SolveResult& r_;
+    int window_budget_ = 256;  // verdicts the window searches may take in all (a verdict flipping along a range)
 };
 }  // namespace detail
 
