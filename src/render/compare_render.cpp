@@ -43,7 +43,7 @@ Cells cells(const CompareRow& r) {
     };
     return {served ? fmt::format("{:.1f}", r.baseline_total) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,
-            served ? fmt::format("{:.1f}", r.baseline_per_user) : none,
+            served && r.baseline_per_user > 0 ? fmt::format("{:.1f}", r.baseline_per_user) : none,  // no ITL: no rate
             best(v.best_conservative, r.best_conservative_total, g.conservative),
             best(v.best_optimistic, r.best_optimistic_total, g.optimistic),
             served ? gain(v.parking_gain_conservative) : none,

@@ -62,8 +62,9 @@ inline std::string f_flag(double f, double at_least = 0, int decimals = 2) {
     return shown >= at_least ? t : fmt_f(std::max(shown + unit, at_least), decimals);
 }
 inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
-// A step or ITL where a batch runs, else none ("—"): an infeasible point has no step to show.
-inline std::string fmt_ms_if(bool runs, double s) { return runs ? fmt_ms(s) : std::string("—"); }
+// A step or ITL where a batch runs, else none ("—"): an infeasible point has no step to show, a run of
+// one-token requests no inter-token latency (NaN).
+inline std::string fmt_ms_if(bool runs, double s) { return runs && std::isfinite(s) ? fmt_ms(s) : std::string("—"); }
 
 // The echo of the resolved inputs (hardware, model, workload, policy, overrides).
 // `group` false where a study picks the deployments (kvroof parallel, disagg --arch gpu-pools): --gpus is every GPU.

@@ -115,7 +115,7 @@ std::string render::point_summary(const ServingPoint& p) {
     // The rate resource its time is bound by (sweep's and mix's binding_* columns are the headline: a capacity where
     // HBM bandwidth binds at a capacity-limited batch), so not called "binding" here.
     return fmt::format("{:.1f} tok/s (batch {}, ITL {}, step {}, TTFT {}, time bound by {})", p.throughput, fmt_batch(p.batch),
-                       fmt_ms(p.tpot_observed), fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding));
+                       render::fmt_ms_if(true, p.tpot_observed), fmt_ms(p.tpot), fmt_ms(p.ttft), name(p.binding));
 }
 
 json point_json(const ServingPoint& p) {

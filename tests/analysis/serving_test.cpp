@@ -227,6 +227,20 @@ TEST_CASE("the TPOT SLO bounds the inter-token latency users see, seed 000's bou
     }
 }
 
+TEST_CASE("requests of one output token have no inter-token latency: none is shown, not B / throughput", "[serving][slo]") {
+    // GB200, Llama-3.1-70B, 1/1 tokens: 130,905 one-token sessions fit, and B / throughput read as an ITL of 2,686 s.
+    io::ScenarioInputs in;
+    in.set("workload", "s_cached=0,a_append=1,o_output=1");
+    const Scenario one = io::build_scenario(in).scenario;
+    const ServingPoint p = evaluate(PreparedScenario(one), 0.0, 0.0);
+    REQUIRE(p.feasible);
+    CHECK(p.throughput > 0);
+    CHECK(std::isnan(p.tpot_observed));
+    in.set("workload", "s_cached=0,a_append=1,o_output=2");  // a second token: an ITL again
+    const Scenario two = io::build_scenario(in).scenario;
+    CHECK(evaluate(PreparedScenario(two), 0.0, 0.0).tpot_observed > 0);
+}
+
 TEST_CASE("capacity counts sessions at the rate calls complete: the throughput's, not a decode-only GPU's", "[serving]") {
     // Llama-3.1-8B on one H100, 4,000-token prompts, 50 output tokens, 20 s idle gaps: prefill takes half the GPU.
     // Little's law at the rate B/step(B) held 61 GB where the printed 188 tok/s held 41 GB, capped the batch at

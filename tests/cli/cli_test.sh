@@ -23,6 +23,8 @@ grep -q '"time_bound_by": {' "$tmp/v.json" && grep -q '"batch_limited_by": {' "$
 "$kvroof" verdict | tail -n 1 | grep -Eq '^VERDICT: [A-Z ]+ f=[0-9.]+ — offload: bankable [0-9.]+× at f=[0-9.]+ \(no overlap\), pipelined [0-9.]+× at f=[0-9.]+ \(perfect overlap\); best lever: .*; at f=0 time bound by HBM bandwidth, batch limited by HBM capacity$' \
     && ok || bad "the VERDICT names both offload ends, the best lever and the two bindings"
 "$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -Eq '^SOLVE: --cpus-per-gpu >= [0-9.]+ for a bankable offload gain >= 1\.20×' && ok || bad "--solve: no SOLVE line"
+# One-token requests have no inter-token latency: the verdict shows none (it printed B / throughput, 2,686 s).
+"$kvroof" verdict --isl 1 --osl 1 | grep -q 'Without offload' && "$kvroof" verdict --isl 1 --osl 1 | grep -A1 'Without offload' | grep -q 'ITL —' && ok || bad "one-token requests show no ITL"
 # The printed answer, plugged back in, meets the target: a ">=" is rounded up (2.6492 -> 2.65, not 2.649).
 "$kvroof" verdict --solve cpus-per-gpu --target-gain 1.2 | tail -n 1 | grep -q '^SOLVE: --cpus-per-gpu >= 2.65 for' && ok || bad "--solve rounds a >= answer up"
 "$kvroof" verdict --cpus-per-gpu 2.65 --json | tr -d ' \n' | grep -Eq '"gain":\{"conservative":1\.2[0-9]*' && ok || bad "--solve's printed answer meets the target"

@@ -324,6 +324,8 @@ namespace detail {
     }
     const StepShape at_b = shape_at(ps, bs.shape, r.batch);
     account(ps, md, bs, at_b, r);
+    // Requests of one output token have no inter-token latency (B / throughput would read as one: seconds to hours).
+    if (!ps.second_token) r.tpot_observed = std::numeric_limits<double>::quiet_NaN();
     attribute(ps, md, bs, at_b, r);
     return r;
 }
