@@ -423,6 +423,10 @@ dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
 "$kvroof" disagg --arch gpu-pools --hardware h100-sxm --gpus 8 --pp 2 --model llama-3.1-70b --isl 2000 --osl 500 \
     | grep -qE '^DISAGG: TP[0-9]+ PP2: [0-9]+ prefill \+ [0-9]+ decode' && ok || bad "disagg --arch gpu-pools --pp 2: no pipelined split"
 
+# compare shows f as verdict's VERDICT line does (never below the least f that fits: 0.3347 -> 0.34, not 0.33), and
+# no time bound where no batch runs at f = 0.
+"$kvroof" compare --across hardware=h100-sxm,h200 --gpus 2 | grep 'hardware=h100-sxm' | grep -q 'f=0.34 5.5 .*makes it serve *— *hbm_capacity' \
+    && "$kvroof" verdict --hardware h100-sxm --gpus 2 | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.34 ' && ok || bad "compare's f is not verdict's"
 # kvroof compare: every combination of the --across lists, first axis slowest, and the COMPARE line.
 "$kvroof" compare --help | grep -q 'Examples' && ok || bad "compare --help has examples"
 out=$("$kvroof" compare --across hardware=h200,b200 --across gpus=1,2)
@@ -467,6 +471,8 @@ grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$t
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
 
 # kvroof trace: classify the shipped sample, use it as a mix, synthesize the sample back.
+printf '{"session_id":"a","timestamp_s":0,"input_tokens":100,"cached_tokens":0,"output_tokens":10}\n' >"$tmp/one.jsonl"
+"$kvroof" trace "$tmp/one.jsonl" | grep -q 'no idle gaps: no session makes a second call' && ok || bad "trace: a gapless trace describes gaps"
 data=$(cd "$(dirname "$0")/../data/trace" && pwd)
 "$kvroof" trace "$data/sample.jsonl" --method kmeans --out "$tmp/classes.json" | head -n 1 | grep -q '^TRACE: 300 calls in ' && ok || bad "trace: no TRACE summary"
 "$kvroof" verdict --mix "$tmp/classes.json" | tail -n 1 | grep -q '^VERDICT: ' && ok || bad "trace -> verdict --mix FILE.json"
