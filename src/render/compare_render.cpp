@@ -35,11 +35,8 @@ Cells cells(const CompareRow& r) {
     const bool served = b.throughput > 0;
     const std::string none = "—";
     // f as verdict's VERDICT line shows it: never rounded below the least f at which one session fits.
-    const double fits_from = v.smallest_f_that_fits.value_or(0.0);
     auto best = [&](const ServingPoint& p, double total, double gn) {
-        return p.throughput > 0
-                   ? fmt::format("f={} {:.1f} ({})", render::f_flag(p.f, p.f >= fits_from ? fits_from : 0.0), total, gain(gn))
-                   : none;
+        return p.throughput > 0 ? fmt::format("f={} {:.1f} ({})", render::shown_f(v, p.f), total, gain(gn)) : none;
     };
     return {served ? fmt::format("{:.1f}", r.baseline_total) : none,
             served ? fmt::format("{:.1f}", r.baseline_per_gpu) : none,

@@ -12,6 +12,7 @@
 
 #include "kvroof/analysis/pipeline.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
+#include "kvroof/analysis/verdict.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 
 namespace kvroof::io::render {
@@ -60,6 +61,12 @@ inline std::string f_flag(double f, double at_least = 0, int decimals = 2) {
     const std::string t = fmt_f(f, decimals, &unit);
     const double shown = std::stod(t);
     return shown >= at_least ? t : fmt_f(std::max(shown + unit, at_least), decimals);
+}
+// An f a verdict shows: where it sits at or above the least f at which a session fits, the text is rounded up
+// to one that fits (f_flag), so running it as --f fits; a chosen f below that is shown as chosen.
+inline std::string shown_f(const Verdict& v, double f, int decimals = 2) {
+    const double fits_from = v.smallest_f_that_fits.value_or(0.0);
+    return f_flag(f, f >= fits_from ? fits_from : 0.0, decimals);
 }
 inline std::string fmt_ms(double s) { return fmt::format("{:.1f} ms", s * 1e3); }
 // A step or ITL where a batch runs, else none ("—"): an infeasible point has no step to show, a run of

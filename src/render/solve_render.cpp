@@ -21,25 +21,27 @@ double unit_si(const Knob* k) { return k ? io::bare_si(*k) : 1.0; }
 std::string unit_of(const Knob* k) { return k ? (k->type == KnobType::quantity ? " " + std::string(k->bare) : "") : " tokens"; }
 std::string flag_of(const SolveSpec& s) { return "--" + s.knob; }
 
-// A knob value in its bare unit, 4 significant digits ("1.73", "412.5 GB/s").
-std::string value_text(const SolveResult& r, double si) {
+// Which way value_text rounds its last digit.
+enum class Toward { nearest, up, down };
+
+// A knob value in its bare unit: 4 significant digits ("1.73", "412.5 GB/s"), whole numbers from 1000.
+std::string value_text(const SolveResult& r, double si, Toward toward = Toward::nearest) {
     const Knob* k = r.spec.knob == kContextKnob ? nullptr : find_knob(r.spec.knob);
-    const double v = si / unit_si(k);
+    double v = si / unit_si(k);
+    const double a = std::abs(v);
+    if (toward != Toward::nearest && a > 0) {
+        const double step = a >= 1000 ? 1.0 : std::pow(10.0, std::floor(std::log10(a)) - 3);  // the last digit shown
+        const double q = v / step, near = std::round(q);
+        v = (std::abs(q - near) <= 1e-9 * std::abs(q) ? near : toward == Toward::up ? std::ceil(q) : std::floor(q)) * step;
+    }
     return fmt::format(fmt::runtime(std::abs(v) >= 1000 ? "{:.0f}{}" : "{:.4g}{}"), v, unit_of(k));
 }
 
-// The answer as value_text shows it, rounded toward the side that meets the target: up for ">=" / "from", down for
-// "<=" / "up to", so the printed value plugged back in meets it (">= 2.649" had given 1.19996× for 1.20×).
+// The answer rounded toward the side that meets the target: up for ">=" / "from", down for "<=" / "up to", so the
+// printed value plugged back in meets it (">= 2.649" had given 1.19996× for 1.20×). A whole-number knob is exact.
 std::string answer_text(const SolveResult& r) {
-    const Knob* k = r.spec.knob == kContextKnob ? nullptr : find_knob(r.spec.knob);
-    const double v = r.answer / unit_si(k);
-    if (v == 0 || r.whole) return value_text(r, r.answer);
-    const double a = std::abs(v);
-    const double step = a >= 1000 ? 1.0 : std::pow(10.0, std::floor(std::log10(a)) - 3);  // the last digit shown
-    const double q = v / step, near = std::round(q);
-    const bool up = r.outcome == SolveOutcome::at_least;
-    const double shown = (std::abs(q - near) <= 1e-9 * std::abs(q) ? near : up ? std::ceil(q) : std::floor(q)) * step;
-    return value_text(r, shown * unit_si(k));
+    if (r.whole) return value_text(r, r.answer);
+    return value_text(r, r.answer, r.outcome == SolveOutcome::at_least ? Toward::up : Toward::down);
 }
 
 std::string metric_text(const SolveResult& r, double m) {

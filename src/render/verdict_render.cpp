@@ -15,13 +15,7 @@ using render::fmt_batch;
 using render::fmt_gain;
 using render::fmt_ms;
 using render::point_summary;
-
-// An f the verdict shows: where it sits just above the least f at which a session fits, the text is rounded up
-// to one that fits (render::f_flag), so running it as --f fits; a chosen f below that is shown as chosen.
-std::string shown_f(const Verdict& v, double f, int decimals = 2) {
-    const double fits_from = v.smallest_f_that_fits.value_or(0.0);
-    return render::f_flag(f, f >= fits_from ? fits_from : 0.0, decimals);
-}
+using render::shown_f;
 
 std::string infeasible_reason(const ServingPoint& p, const ScenarioFacts& facts) {
     const Scenario& sc = facts.scenario;

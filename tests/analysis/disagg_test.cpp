@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "../test_support.hpp"
 #include "kvroof/analysis/disagg.hpp"
 #include "kvroof/analysis/gpu_disagg.hpp"
 #include "kvroof/io/scenario_builder.hpp"
@@ -74,13 +75,13 @@ TEST_CASE("the prefill feed's reload brings up every copy of the KV the group ho
     // DeepSeek-V3's latent is held whole by each of the 8 GPUs, so each GPU's own link carries all of a call's
     // cached KV, as `kvroof prefill` charges it: the pooled links take 8 copies, not one (taking one overstated
     // the feed up to 8x).
-    io::ScenarioInputs in;
-    in.set("model", "deepseek-v3");
-    in.set("weight-dtype", "fp8");
-    in.set("gpus", "8");
-    in.set("c2c-bw", "30");
-    in.set("workload", "s_cached=64000,a_append=1000,o_output=400");
-    const Scenario sc = io::build_scenario(in).scenario;
+    const Scenario sc = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("model", "deepseek-v3");
+        in.set("weight-dtype", "fp8");
+        in.set("gpus", "8");
+        in.set("c2c-bw", "30");
+        in.set("workload", "s_cached=64000,a_append=1000,o_output=400");
+    });
     const PreparedScenario ps(sc);
     REQUIRE(ps.mc.kv_gpu_per_token.raw() == Approx(8.0 * ps.mc.kv_per_token.raw()).epsilon(1e-12));
     const DisaggStudy s = disagg_study(sc);

@@ -60,12 +60,12 @@ TEST_CASE("FP4 or FP8 weights never make attention 4-bit: BF16 over a BF16 or in
     q.attention_math = DType::int8;
     CHECK_THROWS_AS(q.check_validity(), InputError);
     // On a B200 an NVFP4 checkpoint over an FP8 cache: its attention FLOP count twice at the FP4 GEMM rate.
-    io::ScenarioInputs in;
-    in.set("hardware", "b200");
-    in.set("model", "llama-3.1-70b");
-    in.set("weight-dtype", "fp4");
-    in.set("kv-dtype", "fp8");
-    const Scenario s = io::build_scenario(in).scenario;
+    const Scenario s = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "b200");
+        in.set("model", "llama-3.1-70b");
+        in.set("weight-dtype", "fp4");
+        in.set("kv-dtype", "fp8");
+    });
     const PreparedScenario ps(s);
     CHECK(ps.sys.attn_flop_scale == Approx(s.hardware.gpu.flops_fp4.raw() / s.hardware.gpu.flops_fp8.raw()).epsilon(1e-12));
     CHECK(ps.sys.attn_flop_scale == Approx(2.0).epsilon(1e-12));

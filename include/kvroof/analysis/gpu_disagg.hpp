@@ -207,8 +207,7 @@ struct IdleMemory {
     if (s.gpus % pp != 0)
         throw InputError("pp: must divide gpus (" + std::to_string(s.gpus) + ", both pools' GPUs), got " + std::to_string(pp));
     // A request of one output token is all prefill (its token comes from the prefill pass): no decode pool has work.
-    const auto& entries = sc.mix.entries;
-    if (std::none_of(entries.begin(), entries.end(), [](const MixEntry& e) { return e.cls.o_output > 1; }))
+    if (!sc.mix.second_token())
         throw InputError(
             "workload: every class outputs one token, which its prefill pass makes, so a decode pool would have nothing "
             "to do: pools pay only where requests decode");

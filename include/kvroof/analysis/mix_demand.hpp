@@ -198,11 +198,11 @@ struct PreparedScenario {
           ep_step_latency(mc.alltoalls_per_pass * sys.alltoall_latency),
           moe_step_latency(moe_floor_per_pass(mc, sys, 1.0)),
           lines(detail::mix_lines(s, mc, sys, p)),
-          dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()) {
+          dense_weight_time(mc.weights_read(1.0).raw() / sys.hbm_bandwidth.raw()),
+          second_token(s.mix.second_token()) {
         for (const auto& e : s.mix.entries) {
             session_kv_max = std::max(session_kv_max, kv_held(mc, e.cls.context()).raw());
             session_kv_peak = std::max(session_kv_peak, kv_held(mc, e.cls.context() + e.cls.o_output).raw());
-            second_token = second_token || e.cls.o_output > 1;
         }
     }
 

@@ -114,9 +114,7 @@ namespace detail {
 // Requests of one output token have no inter-token latency to bound.
 inline void check_slos(const PreparedScenario& ps, OperatingPoint& r) {
     const PolicySpec& pol = ps.scenario->policy;
-    const auto& entries = ps.scenario->mix.entries;
-    const bool second_token = std::any_of(entries.begin(), entries.end(), [](const MixEntry& e) { return e.cls.o_output > 1; });
-    if (pol.slo_tpot && second_token)
+    if (pol.slo_tpot && ps.second_token)
         r.within_slo_tpot = (pol.slo_tpot_bounds == SloTarget::itl ? r.itl : r.step_bare) <= pol.slo_tpot->raw();
     if (pol.slo_ttft) r.within_slo_ttft = r.ttft <= pol.slo_ttft->raw();
 }

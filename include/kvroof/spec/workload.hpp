@@ -60,6 +60,14 @@ struct Mix {
         }
         if (std::abs(total - 1.0) > 1e-9) throw InputError("mix: weights must sum to 1, got " + check::show(total));
     }
+
+    // Whether some class outputs more than one token: only then is there an
+    // inter-token latency (a one-token request's token comes from its prefill).
+    [[nodiscard]] bool second_token() const noexcept {
+        for (const auto& e : entries)
+            if (e.cls.o_output > 1) return true;
+        return false;
+    }
 };
 
 }  // namespace kvroof
