@@ -53,12 +53,16 @@ std::string mechanism_text(const SimResult& r) {
                                   r.preemptions));
         case SimGap::link_queue:
             return fmt::format(
-                "queueing at the link: parked sessions' reloads and saves kept the link busy {:.0f} % (H2D) and {:.0f} % "
-                "(D2H) of the time; a reload waited {:.1f} ms on average (P99 {:.1f} ms) in the H2D queue before its call "
-                "could prefill, and steps waited for the link {:.1f} % of their time; the closed form spreads the same "
-                "transfers over its steps as a fluid share of each (in series with the GPU's work at ov = 0) and charges no "
-                "wait",
-                r.h2d.utilisation * 100, r.d2h.utilisation * 100, r.h2d.wait.mean * 1e3, r.h2d.wait.p99 * 1e3,
+                "queueing at the link: {} kept the link busy {:.0f} % (H2D) and {:.0f} % (D2H) of the time; {}steps waited "
+                "for the link {:.1f} % of their time; the closed form spreads the same transfers over its steps as a fluid "
+                "share of each (in series with the GPU's work at ov = 0) and charges no wait",
+                r.h2d.transfers + r.d2h.transfers > 0 ? "the steps' offloaded attention and the calls' reloads and saves"
+                                                      : "the steps' offloaded attention (no call's reload or save)",
+                r.h2d.utilisation * 100, r.d2h.utilisation * 100,
+                r.h2d.transfers > 0 ? fmt::format("a reload waited {:.1f} ms on average (P99 {:.1f} ms) in the H2D queue before "
+                                                  "its call could prefill, and ",
+                                                  r.h2d.wait.mean * 1e3, r.h2d.wait.p99 * 1e3)
+                                    : std::string(),
                 r.link_stall * 100);
         case SimGap::dynamic_split:
             return fmt::format(
@@ -129,9 +133,10 @@ std::string comparison(const SimResult& r, bool markdown) {
                                : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", "", "simulated", "closed form", "gap");
     for (const Row& x : rows) {
         const bool none = x.itl && !r.itl_measured;  // no call made a second token: no ITL to compare
+        const bool closed_none = x.itl && !(c.batch > 0);  // nothing decodes in the closed form: no ITL (null in JSON)
         const std::string a = none ? "—" : fmt::format(fmt::runtime(x.spec), x.sim * x.scale);
-        const std::string b = fmt::format(fmt::runtime(x.spec), x.closed * x.scale);
-        const std::string g = x.closed > 0 && !none ? percent(x.sim / x.closed - 1.0) : "—";
+        const std::string b = closed_none ? "—" : fmt::format(fmt::runtime(x.spec), x.closed * x.scale);
+        const std::string g = x.closed > 0 && !none && !closed_none ? percent(x.sim / x.closed - 1.0) : "—";
         out += markdown ? fmt::format("| {} | {} | {} | {} |\n", x.label, a, b, g)
                         : fmt::format("  {:<26}{:>14}{:>14}{:>16}\n", x.label, a, b, g);
     }
@@ -261,10 +266,10 @@ SimReport sim_report(const Scenario& sc, const SimSpec& spec) {
 
 std::string sim_summary_line(const SimResult& r) {
     if (!r.feasible) return "SIM: cannot run: " + r.why_not + "\n";
-    std::string s =
-        fmt::format("SIM: {:.0f} tok/s simulated vs {:.0f} closed form ({}), ITL {} vs {:.2f} ms, TTFT P99 {:.0f} ms",
-                    r.throughput, r.closed.throughput, percent(r.gap_throughput),
-                    r.itl_measured ? fmt::format("{:.2f}", r.itl.mean * 1e3) : "—", r.closed.itl * 1e3, r.ttft.p99 * 1e3);
+    std::string s = fmt::format("SIM: {:.0f} tok/s simulated vs {:.0f} closed form ({}), ITL {} vs {} ms, TTFT P99 {:.0f} ms",
+                                r.throughput, r.closed.throughput, percent(r.gap_throughput),
+                                r.itl_measured ? fmt::format("{:.2f}", r.itl.mean * 1e3) : "—",
+                                r.closed.batch > 0 ? fmt::format("{:.2f}", r.closed.itl * 1e3) : "—", r.ttft.p99 * 1e3);
     if (r.mechanism != SimGap::none) s += fmt::format("; gap: {}", name(r.mechanism));
     return s + "\n";
 }

@@ -146,7 +146,10 @@ inline void finite_run(const PreparedScenario& ps, double f, OperatingPoint& r, 
 // Every request of the run sent at once (--concurrency max, or as many
 // clients as requests): the wave's figures replace the steady ones, but for
 // memory (the steady point's fluid occupancy) and what binds the step.
-inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, OperatingPoint& r) {
+// Not inlined: GCC 12 at -O3, inlining it into operating_point, warns that the
+// engaged std::optional<Wave> it reads may be uninitialised (a false positive;
+// the call sits behind `if (wave && …)`). Once per point, off every hot path.
+[[gnu::noinline]] inline void apply_wave(const PreparedScenario& ps, const Wave& w, double n, OperatingPoint& r) {
     r.one_wave = true;
     r.memory_queued = r.prefill_bound = false;  // every request runs at once
     r.running = n;

@@ -168,6 +168,7 @@ private:
     DecodeLines lines_;  // per decode token at f_gpu: demand at context 0, and its slope per key of context
     SplitLines split_;  // dynamic: the lines at f = 0, 1/2 and 1
     double link_bw_ = 0;  // bytes/s of one link direction (a pipeline's busiest stage: its share of each transfer)
+    double offload_share_ = 1;  // the busiest pipeline stage's share of a step's link and CPU work (1 without one)
     SplitMemo memo_;  // dynamic: the decode-only steps' splits
     double lin_ = 0, free_hbm_ = 0, dram_cap_ = 0, hbm_cap_ = 0, weights_ = 0, kv_gpu_ = 0;
     SimRng rng_;

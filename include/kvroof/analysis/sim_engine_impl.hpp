@@ -36,7 +36,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
     // A pipeline's stages each move their own layers' KV over their own link: the busiest
     // stage carries ι/pp of a transfer (pipeline.hpp), so the queue runs that much faster.
-    const double share = ps.pipe.offload_share;
+    const double share = offload_share_ = ps.pipe.offload_share;
     link_bw_ = ps.sys.link_bandwidth.raw() / share;
     const double kv = ps.mc.kv_per_token.raw();
     PolicySpec hold = pol, copy = pol;
@@ -192,13 +192,15 @@ inline void SimEngine::loaded() {
 }
 
 // A step's own link traffic on the two queues: a step that found the link
-// busy (either direction) ends no earlier than its traffic does.
+// busy (either direction) ends no earlier than its traffic does. In a pipeline
+// each stage moves its own layers' share over its own link: the queue is the
+// busiest stage's, so it carries that stage's share (ι/pp) of the step's traffic.
 inline double SimEngine::step_link(double dt, const StepContent& s) {
     double end = dt;
     link.advance(now, timeline);
     const bool queued = link.busy();
     std::array<std::int64_t, 2> mine{LinkPair::kNone, LinkPair::kNone};
-    for (auto [d, seconds] : {std::pair{LinkPair::h2d, s.h2d}, std::pair{LinkPair::d2h, s.d2h}})
+    for (auto [d, seconds] : {std::pair{LinkPair::h2d, offload_share_ * s.h2d}, std::pair{LinkPair::d2h, offload_share_ * s.d2h}})
         if (seconds > 0) mine[d] = link.submit(d, now, seconds, timeline, measuring_, false);
     if (queued)
         for (auto d : {LinkPair::h2d, LinkPair::d2h})
@@ -289,7 +291,7 @@ inline void SimEngine::step() {
         tally.step_time += dt;
         tally.tokens_out += n;
         if (n > 0) tally.itl.add(dt, n, time_bin != SplitMemo::kNoBin && dt == t_step ? time_bin : LogHistogram::index(dt));
-        tally.cpu_busy += std::max(s.cpu_c, s.cpu_d);
+        tally.cpu_busy += offload_share_ * std::max(s.cpu_c, s.cpu_d);  // the busiest stage's sockets
         add_content(tally.content, s);
     }
     now += dt;
