@@ -60,7 +60,7 @@ TEST_CASE("seed 001: Qwen3-235B 3.1 (B200 PCIe) -> 41.5 (GB200 C2C) -> 370 (unif
 }
 
 TEST_CASE("seed 001 Eq. 10: NarrativeQA on 92 GB of VRAM schedules ~60 of 4,096 tokens", "[prefill][seed001]") {
-    const SchedulerResult s = schedule_prefill(gigabytes(92), 4096, 57000, 12, Bytes(327680));
+    const SchedulerResult s = schedule_prefill(gigabytes(92), 4096, 12, Bytes((57000 + 12) * 327680.0));
     CHECK(std::lround(s.n_max) == 5);
     CHECK(s.t_sched == Approx(59).margin(1));
     CHECK(s.vram_bound);

@@ -5,6 +5,7 @@
 #include "../test_support.hpp"
 #include "kvroof/analysis/layers_study.hpp"
 #include "kvroof/analysis/prefill_study.hpp"
+#include "kvroof/analysis/scenario_facts.hpp"
 
 using namespace kvroof;
 
@@ -92,6 +93,30 @@ TEST_CASE("prefill_setup takes the scenario's weight precision: V_eff and N_max 
     const double usable = (sc.hardware.gpu.hbm_capacity - sc.hardware.gpu.hbm_reserve).raw();
     CHECK(group_vram_for_kv(s).raw() == Approx(usable - weight_bytes(sc.model, DType::fp8).raw()).epsilon(1e-12));
     CHECK(group_vram_for_kv(s).raw() == Approx(113.4e9).epsilon(1e-3));
+}
+
+TEST_CASE("N_max counts the KV a request holds: a window or a recurrent state once, as verdict's resident sessions",
+          "[prefill_study]") {
+    // Linear-attention layers with a fixed state (Qwen3-Next), Mamba layers (Nemotron-H), sliding windows (gpt-oss):
+    // N_max = V_eff / (KV held at K + T), the verdict's resident sessions in the same free HBM. It multiplied (K + T)
+    // by the reload bytes per cached token, which spread the state over K: Qwen3-Next at K = 100, T = 1,000 on
+    // 0.45 GB showed 0.98 requests where 6.79 fit, and at K = 0 it left the state out (18.4 where 7.05 fit).
+    for (const std::string model : {"qwen3-next-80b", "nemotron-h-56b", "gpt-oss-20b", "llama-3.1-70b"}) {
+        for (const std::string workload : {"s_cached=100,a_append=1000,o_output=100", "s_cached=0,a_append=1000,o_output=100",
+                                           "s_cached=64000,a_append=4000,o_output=400"}) {
+            io::ScenarioInputs in;
+            in.set("model", model);
+            in.set("workload", workload);
+            const Scenario s = io::build_scenario(in).scenario;
+            INFO(model << " " << workload);
+            const PrefillPoint p = prefill_point(prefill_setup(s, 0.0));
+            const PreparedScenario ps(s);
+            const ScenarioFacts facts = scenario_facts(ps);
+            REQUIRE(p.vram.raw() == Approx(facts.hbm_free.raw()).epsilon(1e-12));  // the same memory left for KV
+            REQUIRE(p.scheduler);
+            CHECK(p.scheduler->n_max == Approx(facts.classes.front().hbm_sessions).epsilon(1e-12));
+        }
+    }
 }
 
 TEST_CASE("prefill study: workloads against κ_crit, P_OH = κ_ratio / κ_crit", "[prefill_study]") {

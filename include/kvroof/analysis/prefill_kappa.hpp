@@ -102,15 +102,18 @@ struct SchedulerResult {
     bool vram_bound = false;  // VRAM, not the token budget, limits the iteration
 };
 
-// Eq. 9–10 for a VRAM budget `v_eff`, a token budget and one request shape.
-[[nodiscard]] inline SchedulerResult schedule_prefill(Bytes v_eff, double token_budget, double k_cached, double t_new,
-                                                      Bytes b_kv) {
+// Eq. 9–10 for a VRAM budget `v_eff`, a token budget and one request shape:
+// T new tokens a request, each request holding `per_request` bytes of KV at its
+// K + T tokens ((K + T)·B_kv with full attention; a window layer holds at most
+// its window, a linear-attention or Mamba layer its fixed state:
+// prefill_request_bytes).
+[[nodiscard]] inline SchedulerResult schedule_prefill(Bytes v_eff, double token_budget, double t_new, Bytes per_request) {
     check::positive("vram budget", v_eff.raw());
     check::positive("token budget", token_budget);
     check::positive("T (a_append)", t_new);
-    check::non_negative("K (s_cached)", k_cached);
+    check::positive("KV one request holds", per_request.raw());
     SchedulerResult s;
-    s.n_max = v_eff.raw() / ((k_cached + t_new) * b_kv.raw());
+    s.n_max = v_eff.raw() / per_request.raw();
     const double by_vram = s.n_max * t_new;
     s.vram_bound = by_vram < token_budget;
     s.t_sched = std::min(by_vram, token_budget);

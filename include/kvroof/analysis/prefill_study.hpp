@@ -150,6 +150,15 @@ struct PrefillStudy : PrefillPoint {
     return reload_bytes_per_cached_token(m, kv, k_cached) * kv_replication(m, tp);
 }
 
+// The KV a group of tp GPUs holds for one request at its K + T tokens, every
+// copy (kv_replication): (K + T)·B_kv with full attention; a window layer
+// holds at most its window, a linear-attention or Mamba layer its state
+// (kv_tokens_held), so N_max is verdict's resident sessions at the same memory.
+[[nodiscard]] inline Bytes prefill_request_bytes(const ModelSpec& m, DType kv, double k_cached, double t_new, int tp) noexcept {
+    const AttentionLayout a = attention_layout(m, kv);
+    return kv_bytes_per_token(m, kv) * kv_replication(m, tp) * kv_tokens_held(a, k_cached + t_new);
+}
+
 // The default C_eff per GPU: η_compute of the GPU's dense peak in the GEMM
 // precision `math` (bf16 on a GPU without that math).
 [[nodiscard]] inline FlopPerSecond default_prefill_flops(const HardwareSpec& hw, DType math) noexcept {
@@ -195,7 +204,9 @@ struct PrefillStudy : PrefillPoint {
                  p.inputs.c_eff);
     p.vram = setup.vram.value_or(group_vram_for_kv(setup));
     if (p.vram.raw() > 0 && setup.workload.a_append > 0)
-        p.scheduler = schedule_prefill(p.vram, setup.token_budget, setup.workload.s_cached, setup.workload.a_append, p.b_kv);
+        p.scheduler = schedule_prefill(
+            p.vram, setup.token_budget, setup.workload.a_append,
+            prefill_request_bytes(setup.model, setup.kv, setup.workload.s_cached, setup.workload.a_append, setup.tp.gpus));
     return p;
 }
 
