@@ -27,16 +27,21 @@ bool present(const json& j, const char* key) { return j.contains(key) && !j.at(k
 bool positive(const json& j, const char* key) { return present(j, key) && j.at(key).is_number() && j.at(key).get<double>() > 0; }
 }  // namespace
 
-// transformers' GemmaConfig, Gemma2Config and Gemma3TextConfig defaults for
-// the keys the published configs leave out (Gemma-3's text_config names few:
-// gemma-3-4b-it gives no heads, none gives vocab_size or tie_word_embeddings).
+// transformers' defaults for the keys published configs leave out: GemmaConfig,
+// Gemma2Config and Gemma3TextConfig (Gemma-3's text_config names few:
+// gemma-3-4b-it gives no heads, none gives vocab_size or tie_word_embeddings);
+// CohereConfig, Cohere2Config and Starcoder2Config, whose LM head is tied to
+// the embedding unless the config says otherwise (Command-R, Aya-23 and
+// StarCoder2 configs omit the key: read untied, Aya-23-8B counted 9.08 B
+// parameters for its 8.03 B).
 json with_family_defaults(const json& in, const json& m) {
     const std::string t = family(in, m);
-    if (t.rfind("gemma", 0) != 0) return m;
     json out = m;
     auto fill = [&](const char* key, const json& value) {
         if (!present(out, key)) out[key] = value;
     };
+    if (t == "cohere" || t == "cohere2" || t == "starcoder2") fill("tie_word_embeddings", true);
+    if (t.rfind("gemma", 0) != 0) return out;
     fill("tie_word_embeddings", true);  // every Gemma ties its LM head to the embedding
     fill("head_dim", 256);
     if (t == "gemma" || t == "gemma2") {
@@ -185,6 +190,11 @@ void read_family_keys(std::string_view where, const json& in, const json& m, Mod
     // dense_h_to_4h/dense_4h_to_h): two weight matrices, not three.
     const std::string f = family(in, m);
     if (f == "starcoder2" || f == "phi" || f == "gpt_neox" || f == "persimmon") s.mlp_gated = false;
+    // Qwen (v1, model_type "qwen", its remote code's QWenMLP): w1 and w2 of
+    // intermediate_size / 2 each, gated, and c_proj back: the config's width is
+    // both halves together (Qwen-7B: 22016, a gated MLP of 11008; read whole it
+    // counted 12.05 B parameters for the published 7.7 B).
+    if (f == "qwen") s.intermediate /= 2;
     // Nemotron-4 / Minitron (transformers' NemotronMLP): up and down
     // projections only, squared ReLU, whatever hidden_act says; NeMo's
     // converter writes the head size as kv_channels when it is not h / H.

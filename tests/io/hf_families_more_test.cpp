@@ -35,14 +35,15 @@ TEST_CASE("ERNIE-4.5's MoE keys: moe_num_experts, moe_k, moe_layer_start_index",
                       Catch::Contains("moe_layer_interval"));
 }
 
-// StarCoder2-15B: L=40, h=6144, H=48, kv=4, d=128, I=24576, V=49152, untied. MLP c_fc/c_proj (no gate):
+// StarCoder2-15B: L=40, h=6144, H=48, kv=4, d=128, I=24576, V=49152, untied (said so here: Starcoder2Config
+// ties an absent tie_word_embeddings). MLP c_fc/c_proj (no gate):
 // 2·6144·24576 = 301,989,888; attention 6144·6144·2 + 2·6144·512 = 81,788,928; 40 layers 15,351,152,640 +
 // 2·49152·6144 = 603,979,776: 15,955,132,416 (the published 15.96 B). Read as gated: 21,994,930,176.
 TEST_CASE("MLPs without a gate (StarCoder2, Phi-2, GPT-NeoX) have two weight matrices, not three", "[hf]") {
     const ModelSpec m =
         io::load_model("--model", test::temp_json_file("starcoder2", R"({"model_type": "starcoder2", "num_hidden_layers": 40,
             "hidden_size": 6144, "intermediate_size": 24576, "num_attention_heads": 48, "num_key_value_heads": 4,
-            "vocab_size": 49152, "sliding_window": 4096})"));
+            "vocab_size": 49152, "sliding_window": 4096, "tie_word_embeddings": false})"));
     CHECK_FALSE(m.mlp_gated);
     CHECK(param_counts(m).total == Approx(15'955'132'416.0).epsilon(1e-12));
     for (const char* family : {"phi", "gpt_neox"}) {
@@ -109,4 +110,38 @@ TEST_CASE("a dense config without intermediate_size names that key", "[hf]") {
     CHECK_THROWS_WITH(io::load_model("--model", test::temp_json_file("falcon", R"({"model_type": "falcon",
         "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100})")),
                       Catch::Contains("missing required key 'intermediate_size'"));
+}
+
+// Qwen (v1) remote code, QWenMLP: w1 and w2 of intermediate_size / 2, c_proj back. Qwen-7B's config.json:
+// L=32, h=4096, H=32 (MHA, kv_channels 128), I=22016, V=151936, untied. Per layer 4·4096² + 3·4096·11008 =
+// 202,375,168; 32 of them 6,476,005,376, + 2·151,936·4096 = 1,244,659,712: 7,720,665,088 (the published 7.7 B).
+// Read as a gated MLP of 22016 it was 12.05 B.
+TEST_CASE("Qwen (v1): intermediate_size counts both halves of the gated MLP", "[hf]") {
+    const ModelSpec m = io::load_model("--model", test::temp_json_file("qwen1", R"({"model_type": "qwen",
+        "architectures": ["QWenLMHeadModel"], "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+        "kv_channels": 128, "intermediate_size": 22016, "vocab_size": 151936, "tie_word_embeddings": false})"));
+    CHECK(m.intermediate == 11008);
+    CHECK(m.mlp_gated);
+    CHECK(param_counts(m).total == Approx(7'720'665'088.0).epsilon(1e-12));
+}
+
+// CohereConfig, Cohere2Config and Starcoder2Config tie the LM head unless told: Aya-23-8B's shape (L=32,
+// h=4096, H=32, kv=8, I=14336, V=256000) has no tie_word_embeddings key. Per layer 2·4096² + 2·4096·1024 +
+// 3·4096·14336 = 218,103,808; 32 of them 6,979,321,856 + 256,000·4096 once = 8,027,897,856 (untied: 9,076,473,856).
+TEST_CASE("Cohere and StarCoder2: an absent tie_word_embeddings is their configs' default, tied", "[hf]") {
+    const std::string shape = R"("num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 256000)";
+    for (const char* type : {"cohere", "cohere2"}) {
+        const ModelSpec m = io::load_model(
+            "--model", test::temp_json_file(type, std::string(R"({"model_type": ")") + type + R"(", )" + shape + "}"));
+        INFO(type);
+        CHECK(m.tied_embeddings);
+        CHECK(param_counts(m).total == Approx(8'027'897'856.0).epsilon(1e-12));
+    }
+    const ModelSpec untied = io::load_model(
+        "--model",
+        test::temp_json_file("cohere_untied", R"({"model_type": "cohere", "tie_word_embeddings": false, )" + shape + "}"));
+    CHECK(param_counts(untied).total == Approx(9'076'473'856.0).epsilon(1e-12));
+    CHECK(io::load_model("--model", test::temp_json_file("starcoder2", R"({"model_type": "starcoder2", )" + shape + "}"))
+              .tied_embeddings);
 }
