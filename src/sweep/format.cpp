@@ -148,6 +148,11 @@ void CellWriter::text(std::string& out, std::string_view column, std::string_vie
         out.append("\"").append(column).append("\":").append(nlohmann::json(std::string(v)).dump());
 }
 
+void CellWriter::none(std::string& out, std::string_view column) {
+    separate(out);
+    if (!csv_) out.append("\"").append(column).append("\":null");
+}
+
 void CellWriter::axes(std::string& out, const SweepSpec& spec, const std::vector<std::uint64_t>& idx) {
     for (size_t i = 0; i < spec.axes.size(); ++i) {
         const GridAxis& a = spec.axes[i];

@@ -97,7 +97,10 @@ private:
                                cell(r.requests_per_s * dp),
                                no_decode ? kNone : r.hbm_used / 1e9};
         for (size_t i = 0; i < std::size(nums); ++i) cells_.number(out, kPointColumns[3 + i], nums[i]);
-        cells_.text(out, "binding", shown ? name(r.binding) : "");
+        if (shown)
+            cells_.text(out, "binding", name(r.binding));
+        else
+            cells_.none(out, "binding");  // nothing runs: no resource binds (null, as every other cell of the row)
         cells_.end(out);
     }
 

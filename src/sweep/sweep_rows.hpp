@@ -195,6 +195,7 @@ public:
     void begin(std::string& out) noexcept;
     void number(std::string& out, std::string_view column, double v);  // NaN or ±inf: an empty cell, null
     void text(std::string& out, std::string_view column, std::string_view v);
+    void none(std::string& out, std::string_view column);  // a text cell with nothing in it: empty, null in JSON
     // The non-f/ov axes' cells of point `idx`, in spec order.
     void axes(std::string& out, const SweepSpec& spec, const std::vector<std::uint64_t>& idx);
     void end(std::string& out) const;
