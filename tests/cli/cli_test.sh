@@ -468,6 +468,10 @@ sim="--hardware h200 --model llama-3.1-8b --isl 2048 --osl 256 --concurrency 64 
 grep -q '"closed_form": {' "$tmp/s1.json" && grep -q '"littles_law_error": ' "$tmp/s1.json" && ok || bad "sim --json lacks the closed form or Little's law"
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 8000 --osl 4000 --concurrency 128 --calls 600 --preempt swap --json | grep -qE '"swaps": [1-9]' && ok || bad "sim --preempt swap: no call swapped under memory pressure"
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --tp 1 --pp 2 --isl 2000 --osl 200 --concurrency 64 --calls 500 | head -n 1 | grep -q '^SIM: ' && ok || bad "sim --pp 2: no SIM line"
+# The README's MARGINAL threshold is the one the tool prints (kGainUncertainty moves with the accuracy table).
+readme="$(cd "$(dirname "$0")/../.." && pwd)/README.md"
+shown=$("$kvroof" verdict | grep -o 'a gain under [0-9.]* % is MARGINAL' | grep -o '[0-9.]* %')
+grep -q "A gain under $shown is called MARGINAL" "$readme" && ok || bad "README's MARGINAL threshold is not the $shown the tool prints"
 # A load that does not fit: every cell but hbm_used_GB is null in JSON Lines, the binding too (it was "").
 "$kvroof" sweep --hardware h100-sxm --model llama-3.1-70b --isl 2000 --osl 500 --grid concurrency=32 --format jsonl | grep -q '"binding":null}$' && ok || bad "sweep jsonl: a load that does not fit shows a binding that is not null"
 # One output token: no call decodes, so neither side has an ITL (the closed form's showed its step, null in --json).
