@@ -9,6 +9,7 @@
 #include "kvroof/io/point_render.hpp"
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
+#include "sim_text.hpp"
 
 namespace kvroof::io {
 namespace {
@@ -30,84 +31,6 @@ std::string load_text(const SimSpec& s, const Scenario& sc) {
 
 // A relative gap in words: "12.3 % below", "4.0 % above".
 std::string percent(double gap) { return fmt::format("{:.1f} % {}", std::abs(gap) * 100, gap < 0 ? "below" : "above"); }
-
-// Why the simulation and the closed form differ, in words.
-std::string mechanism_text(const SimResult& r) {
-    switch (r.mechanism) {
-        case SimGap::none: return "";
-        case SimGap::overload:
-            return fmt::format(
-                "overload: calls arrive faster than the system serves them ({:.3f}/s served of {:.3f}/s asked), so the queue "
-                "grows through the run{}",
-                r.requests_per_s, r.spec.load.value,
-                r.closed.saturated ? " (the closed form shows its saturated point)" : "; the closed form serves the rate");
-        case SimGap::admission_stall:
-            return fmt::format(
-                "admission stall: calls waited for HBM, DRAM or the running cap {:.0f} % of the time; {}, the closed form "
-                "counts the mean occupancy",
-                r.queue_busy * 100,
-                r.spec.preempt == Preempt::none
-                    ? "the simulator reserves each call's peak KV (S + O tokens)"
-                    : fmt::format("the simulator admits a call when its prompt fits and preempted {:.0f} calls when decode "
-                                  "outgrew HBM",
-                                  r.preemptions));
-        case SimGap::link_queue:
-            return fmt::format(
-                "queueing at the link: {} kept the link busy {:.0f} % (H2D) and {:.0f} % (D2H) of the time; {}steps waited "
-                "for the link {:.1f} % of their time; the closed form spreads the same transfers over its steps as a fluid "
-                "share of each (in series with the GPU's work at ov = 0) and charges no wait",
-                r.h2d.transfers + r.d2h.transfers > 0 ? "the steps' offloaded attention and the calls' reloads and saves"
-                                                      : "the steps' offloaded attention (no call's reload or save)",
-                r.h2d.utilisation * 100, r.d2h.utilisation * 100,
-                r.h2d.transfers > 0 ? fmt::format("a reload waited {:.1f} ms on average (P99 {:.1f} ms) in the H2D queue before "
-                                                  "its call could prefill, and ",
-                                                  r.h2d.wait.mean * 1e3, r.h2d.wait.p99 * 1e3)
-                                    : std::string(),
-                r.link_stall * 100);
-        case SimGap::dynamic_split:
-            return fmt::format(
-                "dynamic split: each step sends to the CPU the share of its own content that makes it shortest, while the "
-                "closed form runs the mean split, f = {:.3f}, on every step; a step's time is a maximum of its paths, so "
-                "balancing each step beats balancing the mean",
-                r.f_split.mean);
-        case SimGap::reload_overlap:
-            return fmt::format(
-                "reloads beside the steps: reloads kept the link busy {:.0f} % (H2D) of the time, and a call's reload in "
-                "flight does not hold up the running calls' steps; the closed form charges each reload in series with the "
-                "GPU's work at ov = {:g}, so the simulation serves more",
-                r.h2d.utilisation * 100, r.spec.ov);
-        case SimGap::bunched_arrivals:
-            return fmt::format(
-                "bunched arrivals: the GPU stepped only {:.0f} % of the time; calls arrive together{}, queue for their "
-                "prefill, and leave the GPU idle between the bunches, where the fluid closed form keeps it stepping",
-                r.gpu_busy() * 100,
-                r.spec.load.mode == LoadMode::concurrency && r.spec.gaps == GapDist::deterministic
-                    ? " (deterministic gaps keep closed-loop clients in lockstep)"
-                    : "");
-        case SimGap::burstiness:
-            return fmt::format(
-                "burstiness: Poisson arrivals make the batch vary from step to step; busier steps are longer and carry more "
-                "tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms, and calls stay longer; the fluid "
-                "mean hides both",
-                r.itl.mean * 1e3, r.mean_step * 1e3);
-        case SimGap::idle_gap_variance:
-            return fmt::format(
-                "idle-gap variance: random gaps change how many clients are active at once; busier steps are longer and carry "
-                "more tokens, so the ITL per token, {:.2f} ms, exceeds the mean step, {:.2f} ms",
-                r.itl.mean * 1e3, r.mean_step * 1e3);
-        case SimGap::granularity:
-            return fmt::format(
-                "step granularity: a step carries whole calls and whole prefill chunks, so its content varies from step to "
-                "step, and its time is not linear in its content (rooflines and the overlap are maxima: a decode-only step "
-                "reads every weight for a few tokens, a busier one tips onto another resource); the mean step, {:.2f} ms, "
-                "exceeds the step of the mean content, {:.2f} ms; the closed form charges whole prefill pieces, not the "
-                "spread of calls and pieces from step to step",
-                r.mean_step * 1e3, r.step_of_mean * 1e3);
-        case SimGap::unexplained:
-            return "no single mechanism stands out (few queue waits, steps close to the step of their mean content)";
-    }
-    return "";
-}
 
 struct Row {
     const char* label;
@@ -279,7 +202,8 @@ std::string render_sim_text(const SimReport& r, const BuiltScenario& built) {
     std::string s = sim_summary_line(x) + "\n" + render::inputs_text(built, r.facts) + "\n";
     s += "Load: " + load_text(x.spec, built.scenario) + "\n";
     if (!x.feasible) return s;
-    s += "\n" + comparison(x, false) + "\n" + distributions(x, false) + "\n" + notes(x);
+    const std::string slo = slo_lines(x, built.scenario.policy);
+    s += "\n" + comparison(x, false) + "\n" + (slo.empty() ? "" : slo + "\n") + distributions(x, false) + "\n" + notes(x);
     return s;
 }
 
@@ -291,8 +215,9 @@ std::string render_sim_markdown(const SimReport& r, const BuiltScenario& built, 
     s += ").\n\n`" + sim_summary_line(x).substr(0, sim_summary_line(x).size() - 1) + "`\n\n";
     s += "Load: " + load_text(x.spec, built.scenario) + "\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n";
     if (!x.feasible) return s;
-    s += "\n## Simulated and closed form\n\n" + comparison(x, true) + "\n## Distributions\n\n" + distributions(x, true) +
-         "\n## Notes\n\n" + notes(x) + "\n## HBM and link over time\n\n";
+    const std::string slo = slo_lines(x, built.scenario.policy);
+    s += "\n## Simulated and closed form\n\n" + comparison(x, true) + (slo.empty() ? "" : "\n" + slo) + "\n## Distributions\n\n" +
+         distributions(x, true) + "\n## Notes\n\n" + notes(x) + "\n## HBM and link over time\n\n";
     if (!plot.empty()) s += fmt::format("![HBM and link use over time]({})\n\n", plot);
     return s + timeline_table(x.timeline);
 }
