@@ -43,20 +43,24 @@ char* write_number6(char* p, double v) {
                                         1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,  1e12,  1e13,
                                         1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
     constexpr int kZero = 22;  // index of 1e0
-    if (v < 0) *p++ = '-';
-    v = a;
     // Decade from the binary exponent: v in [2^b, 2^(b+1)) puts log10(v) in
     // [b·log10 2, (b+1)·log10 2), so the decade is e or e + 1.
     std::uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
+    std::memcpy(&bits, &a, sizeof bits);
     const int b = static_cast<int>((bits >> 52) & 0x7ff) - 1023;
     int e = (b * 78913) >> 18;  // floor(b·log10 2), exact for |b| < 1100; no libm call
-    if (kPow10[kZero + e + 1] <= v) ++e;
+    if (kPow10[kZero + e + 1] <= a) ++e;
     const int shift = 5 - e;  // in [-10, 21]
     // x in about [1e5, 1e6): x + 0.5 is exact there (an ulp of x is below 2^-30 and
     // x + 0.5 stays under 2^20), so truncating it is llround (half up) without the libm call.
     // 32-bit: m < 2^20, and a division of it by a constant is one 32-bit multiply.
-    auto m = static_cast<std::uint32_t>(v * kPow10[kZero + shift] + 0.5);  // NOLINT(bugprone-incorrect-roundings)
+    const double y = a * kPow10[kZero + shift] + 0.5;
+    auto m = static_cast<std::uint32_t>(y);  // NOLINT(bugprone-incorrect-roundings)
+    // A tie, or within the product's rounding error of one (under 2.4e-10: one rounding in 10^shift, one in the
+    // product), is decided on the exact value, as %.6g decides it: 1015.625 is 1015.62 (half to even), 12345.65 (a
+    // double just below the tie) 12345.6. Both had rounded up.
+    if (const double r = y - m; r < 1e-9 || r > 1.0 - 1e-9) return write_number6_rare(p, v);
+    if (v < 0) *p++ = '-';
     if (m >= 1000000) {  // rounding carried into the next decade
         m = (m + 5) / 10;
         ++e;

@@ -72,7 +72,6 @@ GridAxis parse_grid_entry(std::string_view entry, std::string_view flag) {
     a.entry = entry;
     if (k->numeric()) {
         a.bare = bare_si(*k, where);
-        a.to_column = 1 / a.bare;
     }
     // Workload strings and mixes contain commas: their alternatives are separated by ';'.
     const bool is_range =
@@ -88,7 +87,7 @@ GridAxis parse_grid_entry(std::string_view entry, std::string_view flag) {
             if (k->numeric())
                 a.numbers.push_back(none  ? std::numeric_limits<double>::quiet_NaN()
                                     : top ? std::numeric_limits<double>::infinity()
-                                          : knob_si(*k, where, v) * a.to_column);
+                                          : knob_si(*k, where, v) / a.bare);  // divided: 1/bare is inexact (1e-9)
             if (k->type == KnobType::whole && !none && a.numbers.back() != std::floor(a.numbers.back()))
                 throw InputError(fmt::format("{}: {} takes whole numbers, got '{}'", where, name, v));
             a.values.push_back(v);

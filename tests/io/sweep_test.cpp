@@ -288,6 +288,26 @@ TEST_CASE("sweep numbers have six significant digits and round like printf's %.6
         INFO(v);
         CHECK(std::stod(f6(v)) == std::stod(ref));
     }
+    // Ties and near-ties are decided on the exact value, as %.6g does: half to even at an exact tie, down for a
+    // double just below one (both had rounded up: 1015.63, 12345.7, 2.00001).
+    CHECK(f6(1015.625) == "1015.62");
+    CHECK(f6(1015.635) == "1015.63");  // a double just below its tie
+    CHECK(f6(12345.65) == "12345.6");
+    CHECK(f6(2.000005) == "2");
+    CHECK(f6(-1015.625) == "-1015.62");
+    for (int k = 0; k < 2000; ++k) {  // d.ddddd5 and dddddd.5 at every decade from 1e-10 to 1e10
+        const double t = (123456.5 + 7.0 * k) * std::pow(10.0, k % 21 - 15);
+        char ref[64];
+        std::snprintf(ref, sizeof ref, "%.6g", t);
+        INFO(t);
+        CHECK(std::stod(f6(t)) == std::stod(ref));
+    }
+}
+
+TEST_CASE("a quantity axis shows the value as given: divided by its unit, not multiplied by an inexact inverse", "[sweep]") {
+    // 1015.625 GB is 1.015625e12 B; times 1e-9 it was 1015.6250000000001, shown 1015.63.
+    CHECK(parse_grid_entry("hbm-cap=1015.625").number(0) == 1015.625);
+    CHECK(parse_grid_entry("hbm-cap=1000:1100:15.625").number(1) == 1015.625);
 }
 
 TEST_CASE("a row does not inherit the row before it: the same model gives the same row", "[sweep][grid]") {

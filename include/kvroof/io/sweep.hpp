@@ -35,12 +35,13 @@ struct GridAxis {
     bool is_range = false;
     double lo = 0, step = 0;  // range, in SI units
     double bare = 1;  // SI value of one bare unit (e.g. 1e12 for TB/s)
-    double to_column = 1;  // SI -> column unit (1 / bare)
     std::uint64_t count = 0;  // range length
 
     [[nodiscard]] std::uint64_t size() const noexcept { return is_range ? count : values.size(); }
     [[nodiscard]] double number(std::uint64_t i) const noexcept {
-        return is_range ? (lo + static_cast<double>(i) * step) * to_column : numbers[i];
+        // Divided by bare, not multiplied by to_column: 1/bare is inexact (1e-9), and the product put 1015.625 GB
+        // at 1015.6250000000001, shown 1015.63.
+        return is_range ? (lo + static_cast<double>(i) * step) / bare : numbers[i];
     }
     [[nodiscard]] std::string value(std::uint64_t i) const;  // as text the scenario builder accepts
     [[nodiscard]] bool text() const noexcept { return row->type == KnobType::text; }
