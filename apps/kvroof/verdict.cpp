@@ -110,9 +110,7 @@ void run_verdict(const VerdictOptionsText& o) {
     io::BuiltScenario built = build_scenario_warning(o.scenario, o.bench);
     const std::optional<io::CalibrationFile> cal = apply_calibration(o, built);
     const std::optional<LoadSpec> load = load_spec(o);
-    if (load && load->mode == LoadMode::batch &&
-        std::all_of(built.scenario.mix.entries.begin(), built.scenario.mix.entries.end(),
-                    [](const MixEntry& e) { return e.cls.o_output <= 1; }))
+    if (load && load->mode == LoadMode::batch && !built.scenario.mix.second_token())
         throw InputError("--batch: every call has one output token, so no sequence decodes; use --concurrency or --osl >= 2");
     std::optional<double> ov;
     const VerdictOptions vo = verdict_options(o, ov);

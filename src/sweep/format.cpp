@@ -9,8 +9,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <utility>
 
 #include "kvroof/io/sweep.hpp"
@@ -28,6 +30,17 @@ namespace {
         return p + t.size();
     }
     return fmt::format_to(p, "{:.6g}", v);
+}
+// The six significant digits of a > 0 as printf rounds them (the exact value, ties to even) and its decade:
+// a = m · 10^(e − 5), m in [100000, 999999].
+[[gnu::noinline]] void exact_digits(double a, std::uint32_t& m, int& e) {
+    char buf[32];
+    const char* end = fmt::format_to(buf, "{:.5e}", a);  // d.ddddde±XX
+    m = 0;
+    const char* c = buf;
+    for (; *c != 'e'; ++c)
+        if (*c != '.') m = m * 10 + static_cast<std::uint32_t>(*c - '0');
+    e = std::atoi(std::string(c + 1, end).c_str());
 }
 }  // namespace
 
@@ -58,8 +71,9 @@ char* write_number6(char* p, double v) {
     auto m = static_cast<std::uint32_t>(y);  // NOLINT(bugprone-incorrect-roundings)
     // A tie, or within the product's rounding error of one (under 2.4e-10: one rounding in 10^shift, one in the
     // product), is decided on the exact value, as %.6g decides it: 1015.625 is 1015.62 (half to even), 12345.65 (a
-    // double just below the tie) 12345.6. Both had rounded up.
-    if (const double r = y - m; r < 1e-9 || r > 1.0 - 1e-9) return write_number6_rare(p, v);
+    // double just below the tie) 12345.6. Both had rounded up. fmt's six correctly rounded digits and exponent
+    // then take the layout below, as every other number's do.
+    if (const double r = y - m; r < 1e-9 || r > 1.0 - 1e-9) exact_digits(a, m, e);
     if (v < 0) *p++ = '-';
     if (m >= 1000000) {  // rounding carried into the next decade
         m = (m + 5) / 10;

@@ -71,9 +71,7 @@ private:
         if (load_axis_ >= 0) load.value = axis_value(load_axis_, load.value);
         if (load.value == std::numeric_limits<double>::infinity()) load.mode = LoadMode::saturate;  // --grid concurrency=max
         const double f = axis_value(f_axis_, 0.0), ov = axis_value(ov_axis_, 0.0);
-        const auto& classes = scenario_.mix.entries;
-        const bool no_decode = load.mode == LoadMode::batch &&
-                               std::all_of(classes.begin(), classes.end(), [](const MixEntry& e) { return e.cls.o_output <= 1; });
+        const bool no_decode = load.mode == LoadMode::batch && !scenario_.mix.second_token();
         OperatingPoint r;
         if (!no_decode) r = operating_point(ps, load, f, ov);
         const bool shown = !no_decode && r.fits;

@@ -165,10 +165,11 @@ TEST_CASE("a saturated link queue is named as the gap's mechanism", "[sim][link]
 }
 
 TEST_CASE("a pipeline's stage moves its own layers' attention traffic: half of each step's at pp = 2", "[sim][link]") {
-    // f = 0.5 over a 0.5 GB/s link, ov = 1, one class, no idle gap: every output token carries the same D2H traffic
-    // (its queries, the prefill's KV written to DRAM), so the busiest stage's link carries per token exactly ι/pp = 1/2
-    // of one stage's at pp = 1 (32 layers split 16/16). Each stage's traffic was charged whole to the one queue: at
-    // pp = 2 the link was 100 % busy and the simulation 15 % below the closed form, named a link queue.
+    // f = 0.5 over a 0.5 GB/s link, 8 CPU sockets per GPU, ov = 1, one class, no idle gap: every output token carries
+    // the same D2H traffic (its queries, the prefill's KV written to DRAM), so the busiest stage's link carries per
+    // token exactly ι/pp = 1/2 of one stage's at pp = 1 (32 layers split 16/16). Each stage's traffic was charged whole
+    // to the one queue: at pp = 2 the link was 100 % busy and the simulation 15 % below the closed form (547.5 against
+    // 646.8 tok/s), named a link queue.
     double per_token[2] = {0, 0};
     for (int pp : {1, 2}) {
         const Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 4000, 500, 0, pp);
@@ -177,6 +178,7 @@ TEST_CASE("a pipeline's stage moves its own layers' attention traffic: half of e
         spec.ov = 1.0;
         Scenario slow = sc;
         slow.hardware.link.bandwidth = BytesPerSecond(0.5e9);
+        slow.hardware.host.cpus_per_gpu = 8;
         const SimResult r = simulate(slow, spec);
         REQUIRE(r.feasible);
         per_token[pp - 1] = r.d2h.utilisation / r.throughput;
@@ -187,10 +189,10 @@ TEST_CASE("a pipeline's stage moves its own layers' attention traffic: half of e
     CHECK(per_token[1] == Approx(0.5 * per_token[0]).epsilon(0.01));  // within 1 %: transfers straddle the window's edges
 }
 
-TEST_CASE("parked sessions reloaded beside the steps, every call served on arrival: not an overload", "[sim][link]") {
+TEST_CASE("parked sessions reloaded beside the steps, no call waiting for admission: not an overload", "[sim][link]") {
     // Llama-3.1-8B on one H200, codex calls at 0.3/s, sessions parked between calls, a 5 GB/s link. The closed form,
-    // charging each reload in series with the steps, saturates at 0.261/s; the simulation serves every call as it comes
-    // (no call ever queued), its reloads beside the steps. It was named an overload.
+    // charging each reload in series with the steps, saturates at 0.261/s; the simulation admits every call as it
+    // comes (its reloads wait on the link, beside the steps). It was named an overload.
     io::ScenarioInputs in;
     in.set("hardware", "h200");
     in.set("model", "llama-3.1-8b");

@@ -295,6 +295,12 @@ TEST_CASE("sweep numbers have six significant digits and round like printf's %.6
     CHECK(f6(12345.65) == "12345.6");
     CHECK(f6(2.000005) == "2");
     CHECK(f6(-1015.625) == "-1015.62");
+    // ... in the same layout as their neighbours (a tie had switched to exponent notation: 1e+06, 1.00002e+06).
+    CHECK(f6(1000005) == "1000000");
+    CHECK(f6(1000015) == "1000020");
+    CHECK(f6(999999.5) == "1000000");
+    CHECK(f6(-1234565) == "-1234560");
+    CHECK(f6(0.0000123455) == "0.0000123455");
     for (int k = 0; k < 2000; ++k) {  // d.ddddd5 and dddddd.5 at every decade from 1e-10 to 1e10
         const double t = (123456.5 + 7.0 * k) * std::pow(10.0, k % 21 - 15);
         char ref[64];
