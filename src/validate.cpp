@@ -12,6 +12,7 @@
 #include <map>
 #include <thread>
 
+#include "kvroof/analysis/verdict.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/scenario_builder.hpp"
 #include "kvroof/physics/attention_layers.hpp"
@@ -212,7 +213,9 @@ void gain_band(ValidationResult& r) {
         for (std::size_t i = 0; i < e.size(); ++i)
             for (std::size_t j = i + 1; j < e.size(); ++j) d.push_back(std::abs(e[i] - e[j]));
     r.gain_pairs = d.size();
-    r.gain_half_width = quantile(d, kGainCoverage);
+    // No two points of one series: no ratio was tested, so no band is fitted and the built-in uncertainty stands
+    // (a band of 0 from no pairs made every gain above 1.00x a sure one under --calibration).
+    r.gain_half_width = d.empty() ? std::log1p(kGainUncertainty) : quantile(d, kGainCoverage);
 }
 }  // namespace
 

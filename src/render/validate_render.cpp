@@ -131,10 +131,15 @@ std::string render_validate_text(const ValidationResult& r) {
     for (const MetricSummary& m : r.metrics)
         s += fmt::format("  {:<30} {:>6} {:>9} {:>8} {:>8} {:>14}\n", metric_title(m.name), m.n, pct(m, m.mape_defaults),
                          pct(m, m.mape_fitted), pct(m, m.mape_loo), interval(m));
-    s += fmt::format(
-        "\nGain (a throughput ratio within one series): {} pairs; 90 % of the leave-one-out ratio errors within ×{:.2f} "
-        "(±{:.0f} %)\n",
-        r.gain_pairs, std::exp(r.gain_half_width), 100 * std::expm1(r.gain_half_width));
+    s += r.gain_pairs == 0
+             ? fmt::format(
+                   "\nGain (a throughput ratio within one series): no two points of one series, so no ratio was "
+                   "tested; the built-in ±{:.0f} % (×{:.2f}) is written as the gain band\n",
+                   100 * std::expm1(r.gain_half_width), std::exp(r.gain_half_width))
+             : fmt::format(
+                   "\nGain (a throughput ratio within one series): {} pairs; 90 % of the leave-one-out ratio errors "
+                   "within ×{:.2f} (±{:.0f} %)\n",
+                   r.gain_pairs, std::exp(r.gain_half_width), 100 * std::expm1(r.gain_half_width));
     s += fmt::format(
         "\nFloor check: {} measurement(s) below the physical floor (data defects), {} prediction(s) (model defects)\n",
         r.data_defects, r.model_defects);
@@ -270,10 +275,17 @@ std::string render_validate_markdown(const ValidationResult& r, const std::strin
     for (const MetricSummary& m : r.metrics)
         s += fmt::format("| {} | {} | {} | {} | {} | {} |\n", metric_title(m.name), m.n, pct(m, m.mape_defaults),
                          pct(m, m.mape_fitted), pct(m, m.mape_loo), interval(m));
-    s += fmt::format(
-        "\nA gain is a ratio of two throughputs on one machine. Over the {} pairs of points of one series (accuracy.md's "
-        "series), 90 % of the leave-one-out errors of the ratio are within ×{:.2f} (±{:.0f} %).\n",
-        r.gain_pairs, std::exp(r.gain_half_width), 100 * std::expm1(r.gain_half_width));
+    s += r.gain_pairs == 0
+             ? fmt::format(
+                   "\nA gain is a ratio of two throughputs on one machine. No two points here are of one series "
+                   "(accuracy.md's series), so no ratio was tested: the built-in ±{:.0f} % is written as the gain "
+                   "band.\n",
+                   100 * std::expm1(r.gain_half_width))
+             : fmt::format(
+                   "\nA gain is a ratio of two throughputs on one machine. Over the {} pairs of points of one series "
+                   "(accuracy.md's series), 90 % of the leave-one-out errors of the ratio are within ×{:.2f} "
+                   "(±{:.0f} %).\n",
+                   r.gain_pairs, std::exp(r.gain_half_width), 100 * std::expm1(r.gain_half_width));
     s += "\n## Floor check\n\nThe physical floor of each point: a decode step reads at least the weights a token touches "
          "(active parameters less the embedding table) and, where the point states its KV dtype, the batch's KV at context "
          "ISL over the peak HBM bandwidth, and does at least 2 FLOP per such parameter per token at the peak GEMM rate; a "

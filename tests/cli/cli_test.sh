@@ -479,6 +479,12 @@ grep -q "A gain under $shown is called MARGINAL" "$readme" && ok || bad "README'
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 2000 --osl 500 --concurrency 64 --calls 300 --slo-tpot 500ms | grep -q '^SLO:' && bad "sim: an SLO met is reported as missed" || ok
 # On the bare step: the simulator's mean step carries prefill chunks (55.6 ms here) and was called a miss of 15 ms.
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 8000 --osl 100 --concurrency 32 --calls 300 --slo-tpot 15ms --slo-tpot-bounds step | grep -q '^SLO:' && bad "sim: a bare step within --slo-tpot is reported as missed" || ok
+# A fit with no two points of one series tests no ratio: the built-in gain uncertainty is written, not a band of 0
+# (which made --calibration call a 1.02x gain sure).
+fx="$(cd "$(dirname "$0")/.." && pwd)/fixtures/validate_throughput_only.json"
+sed -e '0,/"h100-sxm"/s//"h200"/' -e '0,/"h100-sxm"/s//"a100-80g"/' -e '0,/"h100-sxm"/s//"b200"/' -e '0,/"h100-sxm"/s//"gb200"/' "$fx" > "$tmp/p5.json"
+"$kvroof" validate --points "$tmp/p5.json" --out "$tmp/fit5.json" | grep -q 'no two points of one series' && ok || bad "validate: zero pairs not said"
+"$kvroof" verdict --hardware h100-sxm --model llama-3.1-8b --calibration "$tmp/fit5.json" | grep -q 'a gain under 9 %, the fit' && ok || bad "verdict --calibration: a fit with no pairs has a gain band other than the built-in"
 # One output token: no call decodes, so neither side has an ITL (the closed form's showed its step, null in --json).
 "$kvroof" sim --hardware h200 --model llama-3.1-8b --isl 2000 --osl 1 --concurrency 16 --calls 200 | head -n 1 | grep -q ', ITL — vs — ms,' && ok || bad "sim --osl 1: an ITL shown where nothing decodes"
 "$kvroof" sim $sim --report "$tmp/sim.md" >/dev/null && grep -q '^## Simulated and closed form' "$tmp/sim.md" && ok || bad "sim --report: no markdown"
