@@ -95,7 +95,10 @@ std::string rung_flag(const LadderRung& r) {
     if (!r.lever) return "";
     const Scenario& sc = r.scenario;
     switch (*r.lever) {
-        case LeverKind::tensor_parallel: return fmt::format("--gpus {}", sc.hardware.deployment.gpus);
+        case LeverKind::tensor_parallel: {
+            const DeploymentSpec& d = sc.hardware.deployment;
+            return d.ep > 1 ? fmt::format("--gpus {} --ep {}", d.gpus, d.ep) : fmt::format("--gpus {}", d.gpus);
+        }
         case LeverKind::sparse: return fmt::format("--sparse {:g}", sc.policy.sparse);
         case LeverKind::kv_quant: return fmt::format("--kv-dtype {}", to_string(sc.policy.kv_dtype));
         case LeverKind::park_idle: return "--idle park";

@@ -156,3 +156,24 @@ TEST_CASE("parked whole, a session that outgrows CPU DRAM fits when held: holdin
     const Scenario held = scenario({});
     CHECK_FALSE(detail::take_lever(LeverKind::hold_idle, detail::evaluate_rung(held, false), LadderOptions{}));
 }
+
+TEST_CASE("the tensor-parallel lever grows expert parallelism with the group: a deployment the inputs accept", "[ladder]") {
+    // DeepSeek-V3 in FP4 on 4 B200s with data-parallel attention and EP 4: doubling the GPUs kept EP 4, which with
+    // data-parallel attention the inputs refuse (EP must be 1 or the group), and the flag it printed exited 2.
+    const LadderStudy s = ladder_study(scenario({{"hardware", "b200"},
+                                                 {"model", "deepseek-v3"},
+                                                 {"weight-dtype", "fp4"},
+                                                 {"gpus", "4"},
+                                                 {"attention-dp", "1"},
+                                                 {"ep", "4"}}),
+                                       LadderOptions{});
+    bool grew = false;
+    for (const LadderRung& r : s.rungs) {
+        if (r.lever != LeverKind::tensor_parallel) continue;
+        grew = true;
+        CHECK(r.scenario.hardware.deployment.gpus == 8);
+        CHECK(r.scenario.hardware.deployment.ep == 8);
+        CHECK_NOTHROW(r.scenario.hardware.check_validity());
+    }
+    CHECK(grew);
+}

@@ -79,9 +79,19 @@ namespace detail {
     bool offload = from.offload;
     switch (k) {
         case LeverKind::tensor_parallel: {
-            const int g = 2 * sc.hardware.deployment.gpus;
-            if (g > o.max_gpus || sc.model.heads % g != 0) return std::nullopt;
-            sc.hardware.deployment.gpus = g;
+            DeploymentSpec& d = sc.hardware.deployment;
+            const int g = 2 * d.gpus;
+            // Heads split over a tensor-parallel group; data-parallel attention splits sequences instead.
+            if (g > o.max_gpus || (d.attention_dp == 0 && sc.model.heads % g != 0)) return std::nullopt;
+            if (d.ep > 1 && d.ep == d.gpus) d.ep = g;  // expert parallelism over the whole group grows with it
+            d.gpus = g;
+            // A deployment the inputs would refuse is no lever (EP 4 under data-parallel attention on 8 GPUs was
+            // offered, and its flag then exited 2).
+            try {
+                sc.hardware.check_validity();
+            } catch (const InputError&) {
+                return std::nullopt;
+            }
             break;
         }
         case LeverKind::sparse:
