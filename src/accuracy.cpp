@@ -37,6 +37,7 @@ Scenario point_scenario(const MeasuredPoint& m) {
     in.set("gpus", std::to_string(m.tp));
     in.set("pp", std::to_string(m.pp));
     in.set("ep", std::to_string(m.ep));
+    if (m.attention_dp) in.set("attention-dp", "1");
     in.set("model", m.model);
     in.set("weight-dtype", m.weight_dtype);
     if (!m.kv_dtype.empty()) in.set("kv-dtype", m.kv_dtype);

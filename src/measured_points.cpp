@@ -94,6 +94,12 @@ MeasuredPoint decode_point(const json& p) {
     m.pp = count(p, "pp").value_or(1);
     m.tp = count(p, "tp").value_or(m.gpus / m.pp);
     m.ep = count(p, "ep").value_or(1);
+    // Data-parallel attention (SGLang's --enable-dp-attention; an MLA model's latent not replicated): true, false or absent.
+    if (p.contains("attention_dp") && !p.at("attention_dp").is_null()) {
+        if (!p.at("attention_dp").is_boolean())
+            throw InputError(fmt::format("attention_dp: must be true, false or null, got {}", p.at("attention_dp").dump()));
+        m.attention_dp = p.at("attention_dp").get<bool>();
+    }
     m.model = text(p, "model");
     m.weight_dtype = text(p, "weight_dtype");
     m.kv_dtype = field(p, "kv_dtype").is_null() ? "" : text(p, "kv_dtype");

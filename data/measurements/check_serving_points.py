@@ -25,7 +25,7 @@ ids = [p["id"] for p in pts]
 assert len(ids) == len(set(ids)), "duplicate ids"
 for p in pts:
     keys = [k for k in p if k != "engine_limits"]  # engine_limits is optional, after load
-    assert keys == KEYS, (p["id"], list(p))
+    assert [k for k in keys if k != "attention_dp"] == KEYS, (p["id"], list(p))  # attention_dp: optional, after ep
     lim = p.get("engine_limits")
     if lim is not None:
         assert [k for k in lim if k != "kv_memory"] == ["max_seqs", "max_num_tokens", "admission", "basis"], p["id"]

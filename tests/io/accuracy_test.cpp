@@ -221,15 +221,18 @@ TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, 
     // before the open-loop points' finite runs (docs/model.md, "A finite run"), 0.239 before one wave, 0.235 before
     // the static batch's queue, 0.234 before a finite run's drain was charged its bare decode steps (docs/model.md,
     // "A finite run": physics, not a fit; the open-loop points at 32 req/s, whose measured ITL kvroof under-predicts,
-    // move up)
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.236);
+    // move up), 0.236 before the TensorRT-LLM points took the KV memory share their pages state (0.95, not 0.90:
+    // data/measurements/README.md, "Engine limits"; a condition set right, not a model change)
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.241);
     // 0.465 before the tensor-parallel all-reduces, 0.309 before the MoE layer latency, 0.283 before the elementwise traffic,
-    // 0.255 before one wave, 0.249 before the static batch's queue, 0.233 before attention ran in its own math
-    CHECK(t.itl.mape_kvroof <= 0.230);
+    // 0.255 before one wave, 0.249 before the static batch's queue, 0.233 before attention ran in its own math, 0.230
+    // before the SGLang DeepSeek-R1 point ran with the data-parallel attention its source states (-6 % -> -27 %)
+    CHECK(t.itl.mape_kvroof <= 0.237);
     // 1.011 before the all-reduces, 0.702 before the MoE layer latency, 0.500 before the elementwise traffic,
     // 0.393 before the finite runs, 0.385 before one wave, 0.381 before the static batch's queue, 0.380 before ITL
-    // was the step a request sees, 0.382 before the drain's bare steps, 0.383 before attention ran in its own math
-    CHECK(t.throughput.mape_kvroof <= 0.376);
+    // was the step a request sees, 0.382 before the drain's bare steps, 0.383 before attention ran in its own math,
+    // 0.376 before the stated KV memory share and data-parallel attention (conditions set right)
+    CHECK(t.throughput.mape_kvroof <= 0.382);
     CHECK(t.itl.mape_kvroof < t.itl.mape_roofline);
     CHECK(t.itl_one_gpu.mape_kvroof < t.itl_one_gpu.mape_roofline);
     CHECK(t.throughput_one_gpu.mape_kvroof < t.throughput_one_gpu.mape_roofline);
@@ -248,12 +251,14 @@ TEST_CASE("the hold-out set: Llama-3.1/3.3-70B only, predicted at the same defau
     CHECK(t.throughput_one_gpu.n == 10);
     // 0.202 before the engine limits, 0.157 with them, 0.488 with the v1.0 points' FP8 KV and the KV memory share,
     // 0.349 with chunked prefill in whole pieces (found by tracing a hold-out point: not an independent check),
-    // 0.289 with the elementwise traffic, 0.291 with ITL the step a request sees
-    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.291);
+    // 0.289 with the elementwise traffic, 0.291 with ITL the step a request sees, 0.300 with the KV memory share
+    // the TensorRT-LLM pages state (0.95)
+    CHECK(t.throughput_one_gpu.mape_kvroof <= 0.300);
     // 0.508 before the tensor-parallel all-reduces, 0.269 before the engine limits, 0.249 with them, 0.413 with
     // the FP8 KV and the KV memory share, 0.343 with whole prefill pieces, 0.275 with the elementwise traffic, 0.262
-    // with the open-loop points' finite runs, 0.253 with one wave, 0.257 with the drain's bare steps
-    CHECK(t.throughput.mape_kvroof <= 0.258);
+    // with the open-loop points' finite runs, 0.253 with one wave, 0.257 with the drain's bare steps, 0.264 with the
+    // stated KV memory share
+    CHECK(t.throughput.mape_kvroof <= 0.264);
     CHECK(t.itl.n == 5);
     // 1.430 before the engine limits, 0.393 with them, 0.360 with whole pieces, 0.375 with the elementwise traffic
     // (of the five TP4 ITL points, the two at max load were already predicted slow, +14 % and +35 %, and the traffic

@@ -19,6 +19,7 @@ struct MeasuredPoint {
     std::string gpu, model, weight_dtype, kv_dtype;  // kv_dtype empty: not stated
     int gpus = 1;  // one replica's GPUs: tp x pp
     int tp = 1, pp = 1, ep = 1;
+    bool attention_dp = false;  // data-parallel attention (SGLang --enable-dp-attention), as --attention-dp 1
     double isl = 0, osl = 0, prefix = 0;
     std::string load;  // batch, concurrency, request_rate, max_throughput
     double load_value = 0;  // B, C or R; 0 for max_throughput
