@@ -61,6 +61,7 @@ struct Row {
     double scale;
     bool needs_fit = true;  // a figure of a run: none exists where the point does not fit ("—"); memory is shown always
     bool needs_decode = false;  // a figure of the decode: none where nothing decodes (requests of one output token)
+    bool only_if_any = false;  // shown only where the f = 0 point has some: what TP's all-reduces and EP's all-to-alls add
 };
 
 const Row kRows[] = {
@@ -68,6 +69,8 @@ const Row kRows[] = {
     {"requests running", [](const OperatingPoint& p) { return p.running; }, "{:.1f}", 1.0},
     {"ITL, ms", [](const OperatingPoint& p) { return p.itl; }, "{:.2f}", 1e3, true, true},
     {"decode step alone, ms", [](const OperatingPoint& p) { return p.step_bare; }, "{:.2f}", 1e3, true, true},
+    {"all-reduce per step, ms", [](const OperatingPoint& p) { return p.step_allreduce; }, "{:.2f}", 1e3, true, false, true},
+    {"all-to-all per step, ms", [](const OperatingPoint& p) { return p.step_alltoall; }, "{:.2f}", 1e3, true, false, true},
     {"TTFT, ms", [](const OperatingPoint& p) { return p.ttft; }, "{:.1f}", 1e3},
     {"end-to-end, s", [](const OperatingPoint& p) { return p.e2e; }, "{:.2f}", 1.0},
     {"throughput, tok/s", [](const OperatingPoint& p) { return p.throughput; }, "{:.0f}", 1.0},
@@ -107,11 +110,7 @@ std::string table(const PointStudy& s, bool markdown) {
         out += markdown ? fmt::format("| {} | {} | {} |\n", label, a, b) : text_row(label, a, b);
     };
     for (const Row& r : kRows) {
-        if (&r == &kRows[4] && s.baseline.conservative.step_allreduce > 0) {  // after the steps: what TP adds to them
-            const Row ar{"all-reduce per step, ms", [](const OperatingPoint& p) { return p.step_allreduce; }, "{:.2f}", 1e3};
-            row(ar.label, row_cell(ar, s.baseline.conservative, s.baseline.optimistic),
-                row_cell(ar, s.at_f.conservative, s.at_f.optimistic));
-        }
+        if (r.only_if_any && !(r.get(s.baseline.conservative) > 0)) continue;
         row(r.label, row_cell(r, s.baseline.conservative, s.baseline.optimistic),
             row_cell(r, s.at_f.conservative, s.at_f.optimistic));
     }
@@ -342,6 +341,7 @@ json operating_point_json(const OperatingPoint& p) {
                 {"step_s", run(p.step)},
                 {"step_bare_s", decode(p.step_bare)},
                 {"step_allreduce_s", run(p.step_allreduce)},
+                {"step_alltoall_s", run(p.step_alltoall)},
                 {"ttft_s", run(p.ttft)},
                 {"queue_wait_s", run(p.queue_wait)},
                 {"e2e_s", run(p.e2e)},

@@ -214,7 +214,19 @@ TEST_CASE("an operating point's step is bound by the collectives only when they 
     LoadSpec load;
     load.mode = LoadMode::batch;
     load.value = 1;
-    const OperatingPoint p = operating_point(PreparedScenario(s), load, 0.0, 0.0);
+    const PreparedScenario ps(s);
+    const OperatingPoint p = operating_point(ps, load, 0.0, 0.0);
     CHECK(p.step_allreduce > 0.5e-3);
     CHECK(p.binding == Resource::gpu_hbm);
+    // The all-to-alls are shown beside the all-reduces (step_alltoall; they were in the step but shown nowhere).
+    // With prefill apart, the decode step is one pass over the one sequence: 116 all-to-alls (58 MoE layers, dispatch
+    // and combine); chunked, the replacement's prefill tokens ride in it too, so it is longer.
+    LoadSpec apart = load;
+    apart.prefill = PrefillMode::separate;
+    const OperatingPoint q = operating_point(ps, apart, 0.0, 0.0);
+    CHECK(q.step_alltoall == Approx(ep_comm_per_pass(ps.mc, ps.sys, 1.0)).epsilon(1e-12));
+    CHECK(q.step_alltoall == Approx(0.59e-3).epsilon(0.02));
+    CHECK(p.step_alltoall > q.step_alltoall);
+    s.hardware.deployment.ep = 1;
+    CHECK(operating_point(PreparedScenario(s), load, 0.0, 0.0).step_alltoall == 0.0);
 }

@@ -27,6 +27,7 @@ struct OperatingPoint {
     double step = 0;  // s, the step with its interleaved prefill (chunked) = ITL; the bare step (separate)
     double step_bare = 0;  // s, the decode-only step a decoding request sees: itself beside the B_o others
     double step_allreduce = 0;  // s, the tensor-parallel all-reduces in `step` (0 at one GPU)
+    double step_alltoall = 0;  // s, the expert-parallel all-to-alls in `step` (0 at EP 1)
     double itl = 0;  // s, mean time between a user's tokens after the first
     double ttft = 0;  // s, call-weighted mean
     double queue_wait = 0;  // s, in TTFT: waiting for the chunk budget (concurrency, prefill-bound)

@@ -156,6 +156,7 @@ inline void finite_run(const PreparedScenario& ps, double f, OperatingPoint& r, 
     r.batch = w.batch;
     r.step_bare = w.step;
     r.step_allreduce = step_allreduce_time(ps, w.batch, w.batch);
+    r.step_alltoall = step_alltoall_time(ps, w.batch, w.batch);
     r.step = r.itl = w.itl;
     r.ttft = w.ttft;
     r.queue_wait = 0;

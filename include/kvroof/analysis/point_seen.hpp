@@ -121,8 +121,9 @@ struct StepPair {
     r.step = chunked ? mine.with : mine.bare;
     r.binding = mine.binding;
     r.prefill_tokens_per_step = x * in.sum_pA;
-    r.step_allreduce =
-        step_allreduce_time(ps, seen.decode * in.sum_pD, seen.decode * in.sum_pD + (chunked ? seen.prefill * in.sum_pA : 0.0));
+    const double step_tokens = seen.decode * in.sum_pD + (chunked ? seen.prefill * in.sum_pA : 0.0);
+    r.step_allreduce = step_allreduce_time(ps, seen.decode * in.sum_pD, step_tokens);
+    r.step_alltoall = step_alltoall_time(ps, seen.decode * in.sum_pD, step_tokens);
     r.queue_wait = queue_wait;
     // A request waits for the step under way only when the others keep the GPU stepping (a fixed batch always
     // does): the chance that any of the n_o others in the engine (decoding, or prefilling over its chunks) is there.

@@ -200,13 +200,24 @@ struct GemmTerms {
     return cycle_time(ps, s, std::clamp(s.decode_tokens, 1.0, p.microbatches), f, ov, binding);
 }
 
-// The tensor-parallel all-reduce time one step charges for its `tokens` (`decode` of them decoding), as
-// step_time charges it: a pipeline's cycle runs each of its m micro-batches' passes and stretches them by σ.
-[[nodiscard]] inline double step_allreduce_time(const PreparedScenario& ps, double decode, double tokens) noexcept {
+// A collective's time in one step for its `tokens` (`decode` of them decoding), as step_time charges it: a
+// pipeline's cycle runs each of its m micro-batches' passes and stretches them by σ. `per_pass`: the collective's
+// seconds in one pass over a number of tokens.
+template <class PerPass>
+[[nodiscard]] double step_collective_time(const PreparedScenario& ps, double decode, double tokens, PerPass per_pass) noexcept {
     const Pipeline& p = ps.pipe;
-    if (p.pp <= 1) return tp_comm_per_pass(ps.mc, ps.sys, tokens);
+    if (p.pp <= 1) return per_pass(ps.mc, ps.sys, tokens);
     const double m = std::clamp(decode, 1.0, p.microbatches);
-    return std::max(1.0, m * p.imbalance / p.pp) * tp_comm_per_pass(ps.mc, ps.sys, tokens / m);
+    return std::max(1.0, m * p.imbalance / p.pp) * per_pass(ps.mc, ps.sys, tokens / m);
+}
+
+// The tensor-parallel all-reduces one step charges (0 at one GPU).
+[[nodiscard]] inline double step_allreduce_time(const PreparedScenario& ps, double decode, double tokens) noexcept {
+    return step_collective_time(ps, decode, tokens, tp_comm_per_pass);
+}
+// The expert-parallel all-to-alls one step charges (0 at EP 1).
+[[nodiscard]] inline double step_alltoall_time(const PreparedScenario& ps, double decode, double tokens) noexcept {
+    return step_collective_time(ps, decode, tokens, ep_comm_per_pass);
 }
 
 [[nodiscard]] inline StepContent operator+(const StepContent& a, const StepContent& b) noexcept {
