@@ -25,7 +25,10 @@ ids = [p["id"] for p in pts]
 assert len(ids) == len(set(ids)), "duplicate ids"
 for p in pts:
     keys = [k for k in p if k != "engine_limits"]  # engine_limits is optional, after load
-    assert [k for k in keys if k != "attention_dp"] == KEYS, (p["id"], list(p))  # attention_dp: optional, after ep
+    if "attention_dp" in keys:  # optional, right after ep, true/false/null
+        assert keys[keys.index("ep") + 1] == "attention_dp", (p["id"], list(p))
+        assert p["attention_dp"] in (True, False, None), p["id"]
+    assert [k for k in keys if k != "attention_dp"] == KEYS, (p["id"], list(p))
     lim = p.get("engine_limits")
     if lim is not None:
         assert [k for k in lim if k != "kv_memory"] == ["max_seqs", "max_num_tokens", "admission", "basis"], p["id"]

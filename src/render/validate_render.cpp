@@ -237,6 +237,10 @@ CalibrationFile read_calibration(const std::string& where, const json& j) {
     if (c.throughput_q_lo > c.throughput_q_hi) throw InputError(fmt::format("{}: log_error_q05: must be ≤ log_error_q95", tp));
     if (!j.contains("gain")) throw InputError(fmt::format("{}: gain: missing", where));
     c.gain_half_width = number_at(j.at("gain"), where + ": gain", "log_half_width_q90");
+    // A file without the count (written before it was read) is taken as measured on pairs.
+    c.gain_pairs = j.at("gain").contains("pairs") && j.at("gain").at("pairs").is_number_unsigned()
+                       ? j.at("gain").at("pairs").get<std::size_t>()
+                       : 1;
     if (!(c.gain_half_width >= 0 && c.gain_half_width <= kMaxLogError))
         throw InputError(fmt::format("{}: gain: log_half_width_q90: must be in [0, 30], got {}", where, c.gain_half_width));
     const double points = number_at(j, where, "points");
@@ -322,14 +326,17 @@ std::string render_calibrated_text(const CalibrationFile& c, const std::string& 
                          unit(std::string(kFitKnobs[j])));
     s += fmt::format(
         "; the figures above use them (the VERDICT above keeps kvroof's stated gain uncertainty). 90 % intervals from the "
-        "leave-one-out errors\n");
+        "leave-one-out errors{}\n",
+        c.gain_pairs > 0 ? "" : " (a gain's: kvroof's median error on a gain, the fit having no pairs of one series)");
     for (const CalibratedFigure& f : figures)
         s += f.gain && !std::isfinite(f.value) ? fmt::format("  {:<34} {}\n", f.name, render::fmt_gain_cell(f.value))
              : f.gain ? fmt::format("  {:<34} {:.2f}×  [{:.2f}×, {:.2f}×]\n", f.name, f.value, f.lo, f.hi)
                       : fmt::format("  {:<34} {:.0f} tok/s  [{:.0f}, {:.0f}]\n", f.name, f.value, f.lo, f.hi);
     if (!kind.empty())
-        s += fmt::format("CALIBRATED VERDICT: {} (a gain under {:.0f} %, the fit's 90 % gain band, is MARGINAL)\n", kind,
-                         100 * std::expm1(c.gain_half_width));
+        s += fmt::format("CALIBRATED VERDICT: {} (a gain under {:.0f} %, {}, is MARGINAL)\n", kind,
+                         100 * std::expm1(c.gain_half_width),
+                         c.gain_pairs > 0 ? "the fit's 90 % gain band"
+                                          : "kvroof's built-in median error on a gain: the fit had no pairs to measure a band");
     return s;
 }
 

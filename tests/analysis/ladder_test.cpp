@@ -176,4 +176,16 @@ TEST_CASE("the tensor-parallel lever grows expert parallelism with the group: a 
         CHECK_NOTHROW(r.scenario.hardware.check_validity());
     }
     CHECK(grew);
+    // Up to the routed experts: Mixtral-8x7B at EP 8 on 8 GPUs grows to 16 GPUs with EP 8 (EP 16 is refused: 8 experts).
+    const LadderStudy m =
+        ladder_study(scenario({{"hardware", "h200"}, {"model", "mixtral-8x7b"}, {"gpus", "8"}, {"ep", "8"}, {"hbm-cap", "13GB"}}),
+                     LadderOptions{16});
+    bool mixtral_grew = false;
+    for (const LadderRung& r : m.rungs) {
+        if (r.lever != LeverKind::tensor_parallel) continue;
+        mixtral_grew = true;
+        CHECK(r.scenario.hardware.deployment.gpus == 16);
+        CHECK(r.scenario.hardware.deployment.ep == 8);
+    }
+    CHECK(mixtral_grew);
 }

@@ -319,10 +319,10 @@ TEST_CASE("the VERDICT's MARGINAL line is the table's median error on a throughp
     // KV memory share, 0.074 with whole prefill pieces, 0.049 with the elementwise traffic, 0.043 with the open-loop
     // points' finite runs, 0.041 with one wave, 0.040 with ITL the step a request sees, 0.048 with a finite run's
     // drain charged its bare decode steps (the QPS 16 point moves from +3 % to +12 %). Pinned so that it may not
-    // grow unseen.
+    // grow unseen. 0.034 with the KV memory share the TensorRT-LLM pages state (0.95; data/measurements/README.md).
     const AccuracyTable h = accuracy_table(holdout_points());
     CHECK(h.gain.pairs == 21);
-    CHECK(h.gain.median_kvroof <= 0.049);
+    CHECK(h.gain.median_kvroof <= 0.035);
     CHECK(h.gain.median_kvroof < h.gain.median_roofline);
 }
 

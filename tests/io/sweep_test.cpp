@@ -300,7 +300,11 @@ TEST_CASE("sweep numbers have six significant digits and round like printf's %.6
     CHECK(f6(1000015) == "1000020");
     CHECK(f6(999999.5) == "1000000");
     CHECK(f6(-1234565) == "-1234560");
-    CHECK(f6(0.0000123455) == "0.0000123455");
+    CHECK(f6(0.0000123456) == "0.0000123456");  // the fixed layout below 1e-4 ...
+    char near[64];
+    std::snprintf(near, sizeof near, "%.6g", 1.234565e-5);  // ... for a near-tie there too
+    CHECK(std::stod(f6(1.234565e-5)) == std::stod(near));
+    CHECK(f6(1.234565e-5).rfind("0.0000", 0) == 0);
     for (int k = 0; k < 2000; ++k) {  // d.ddddd5 and dddddd.5 at every decade from 1e-10 to 1e10
         const double t = (123456.5 + 7.0 * k) * std::pow(10.0, k % 21 - 15);
         char ref[64];

@@ -5,7 +5,8 @@
 // taken so far, and takes the one that raises output tokens/s per GPU most at
 // the bankable end of the band (ov = 0); it stops when none gains at least
 // kGainThreshold. The levers, each repeatable where it says so:
-//   tensor parallelism   double the GPUs of the group (up to max_gpus, heads split evenly)
+//   tensor parallelism   double the GPUs of the group (up to max_gpus; heads split evenly unless attention is
+//                        data-parallel; EP over the whole group grows with it, up to the routed experts)
 //   sparse attention     read `sparse` of the KV per decode token (once)
 //   KV quantisation      bf16/fp16 -> fp8 -> int4 (one step per round)
 //   park idle sessions   idle sessions' KV in CPU DRAM between calls (once; workloads with idle gaps)
@@ -83,7 +84,9 @@ namespace detail {
             const int g = 2 * d.gpus;
             // Heads split over a tensor-parallel group; data-parallel attention splits sequences instead.
             if (g > o.max_gpus || (d.attention_dp == 0 && sc.model.heads % g != 0)) return std::nullopt;
-            if (d.ep > 1 && d.ep == d.gpus) d.ep = g;  // expert parallelism over the whole group grows with it
+            // Expert parallelism over the whole group grows with it, up to the routed experts (EP 8 of Mixtral's 8
+            // stays 8 on 16 GPUs; it still divides them).
+            if (d.ep > 1 && d.ep == d.gpus && g <= sc.model.experts) d.ep = g;
             d.gpus = g;
             // A deployment the inputs would refuse is no lever (EP 4 under data-parallel attention on 8 GPUs was
             // offered, and its flag then exited 2).

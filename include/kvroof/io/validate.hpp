@@ -121,6 +121,9 @@ struct CalibrationFile {
     std::vector<double> values;  // per kFitKnobs, SI
     double throughput_q_lo = 0, throughput_q_hi = 0, gain_half_width = 0;
     std::size_t points = 0;
+    // Pairs of one series the gain band was measured on; 0: none, and the band is kvroof's built-in median error on
+    // a gain (kGainUncertainty), not a 90 % band.
+    std::size_t gain_pairs = 0;
 };
 [[nodiscard]] CalibrationFile read_calibration(const std::string& where, const nlohmann::json& j);
 
