@@ -167,9 +167,7 @@ std::string parallel_frontier_markdown(const ParallelStudy& s) { return frontier
 
 std::string parallel_csv_header() {
     return "scenario,tp,pp,dp,ep,attention_dp,clients_per_replica,memory_full,tok_s_per_gpu,tok_s_per_user,tok_s_total,itl_ms,"
-           "ttft_"
-           "ms,batch,"
-           "step_allreduce_ms,within_slos,on_frontier,step_bound_by\n";
+           "ttft_ms,batch,step_allreduce_ms,step_alltoall_ms,within_slos,on_frontier,step_bound_by\n";
 }
 
 std::string parallel_csv_rows(const ParallelStudy& s, const std::string& scenario) {
@@ -179,10 +177,11 @@ std::string parallel_csv_rows(const ParallelStudy& s, const std::string& scenari
             const bool front = std::any_of(s.pareto.begin(), s.pareto.end(), [&](const DeploymentPoint& f) {
                 return f.d == x.d && f.clients == x.clients && f.memory_full == x.memory_full;
             });
-            out += fmt::format("{},{},{},{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n", scenario,
-                               x.d.tp, x.d.pp, x.d.dp, x.d.ep, x.d.attention_dp ? 1 : 0, x.clients, x.memory_full ? 1 : 0,
-                               x.per_gpu, x.per_user, x.total, x.p.itl * 1e3, x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3,
-                               x.within_slos ? 1 : 0, front ? 1 : 0, name(x.p.binding));
+            out +=
+                fmt::format("{},{},{},{},{},{},{:g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},{},{}\n",
+                            scenario, x.d.tp, x.d.pp, x.d.dp, x.d.ep, x.d.attention_dp ? 1 : 0, x.clients, x.memory_full ? 1 : 0,
+                            x.per_gpu, x.per_user, x.total, x.p.itl * 1e3, x.p.ttft * 1e3, x.p.batch, x.p.step_allreduce * 1e3,
+                            x.p.step_alltoall * 1e3, x.within_slos ? 1 : 0, front ? 1 : 0, name(x.p.binding));
         }
     return out;
 }
