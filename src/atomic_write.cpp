@@ -97,16 +97,9 @@ OutputTarget resolve_output(const std::string& path) {
         if (S_ISDIR(st.st_mode)) throw InputError(fmt::format("cannot write '{}': it is a folder", path));
         if (!S_ISREG(st.st_mode)) return {path, true, false};
     }
-    fs::path p(path);
-    for (int hops = 0; hops < 40; ++hops) {
-        struct stat l {};
-        if (::lstat(p.c_str(), &l) != 0 || !S_ISLNK(l.st_mode)) break;
-        if (under_proc(p)) return {path, true, true};
-        std::error_code ec;
-        const fs::path to = fs::read_symlink(p, ec);
-        if (ec) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, ec.message()));
-        p = to.is_absolute() ? to : p.parent_path() / to;
-    }
+    std::error_code ec;
+    const fs::path p = follow_links(path, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, ec.message()));
     if (under_proc(p)) return {path, true, true};
     return {p.string(), false, false};
 }
@@ -117,6 +110,19 @@ std::string temp_template_beside(const fs::path& target) {
 }
 
 }  // namespace
+
+std::filesystem::path follow_links(const std::filesystem::path& path, std::error_code& ec) {
+    ec.clear();
+    fs::path p = path;
+    for (int hops = 0; hops < 40 && !under_proc(p); ++hops) {
+        struct stat l {};
+        if (::lstat(p.c_str(), &l) != 0 || !S_ISLNK(l.st_mode)) break;
+        const fs::path to = fs::read_symlink(p, ec);
+        if (ec) break;
+        p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    return p;
+}
 
 void install_temp_cleanup_on_signals() {
     for (int sig : kCleanupSignals) {

@@ -163,14 +163,9 @@ void check_distinct_outputs(std::initializer_list<std::pair<std::string_view, st
     namespace fs = std::filesystem;
     const auto resolved = [](std::string_view p) {
         std::error_code ec;
-        fs::path at = fs::absolute(fs::path(p));
-        // A link whose target does not exist yet is followed by hand (weakly_canonical leaves it as it is, and the
-        // writer follows it): --out t.csv --meta link.csv, link.csv -> t.csv, had both write t.csv, the meta lost.
-        for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)) && !ec; ++hops) {
-            const fs::path target = fs::read_symlink(at, ec);
-            if (ec) break;
-            at = target.is_absolute() ? target : at.parent_path() / target;
-        }
+        // A link whose target does not exist yet is followed as the writer follows it (weakly_canonical leaves it
+        // as it is): --out t.csv --meta link.csv, link.csv -> t.csv, had both write t.csv, the meta lost.
+        const fs::path at = io::follow_links(fs::absolute(fs::path(p)), ec);
         const fs::path c = fs::weakly_canonical(at, ec);
         return ec ? at.lexically_normal() : c;
     };

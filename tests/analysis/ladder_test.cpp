@@ -157,35 +157,36 @@ TEST_CASE("parked whole, a session that outgrows CPU DRAM fits when held: holdin
     CHECK_FALSE(detail::take_lever(LeverKind::hold_idle, detail::evaluate_rung(held, false), LadderOptions{}));
 }
 
-TEST_CASE("the tensor-parallel lever grows expert parallelism with the group: a deployment the inputs accept", "[ladder]") {
-    // DeepSeek-V3 in FP4 on 4 B200s with data-parallel attention and EP 4: doubling the GPUs kept EP 4, which with
-    // data-parallel attention the inputs refuse (EP must be 1 or the group), and the flag it printed exited 2.
-    const LadderStudy s = ladder_study(scenario({{"hardware", "b200"},
-                                                 {"model", "deepseek-v3"},
-                                                 {"weight-dtype", "fp4"},
-                                                 {"gpus", "4"},
-                                                 {"attention-dp", "1"},
-                                                 {"ep", "4"}}),
-                                       LadderOptions{});
+namespace {
+// Every tensor-parallel rung of `s` runs `gpus` GPUs at expert parallelism `ep`, a deployment the inputs
+// accept; and there is at least one such rung.
+void check_tp_rungs(const LadderStudy& s, int gpus, int ep) {
     bool grew = false;
     for (const LadderRung& r : s.rungs) {
         if (r.lever != LeverKind::tensor_parallel) continue;
         grew = true;
-        CHECK(r.scenario.hardware.deployment.gpus == 8);
-        CHECK(r.scenario.hardware.deployment.ep == 8);
+        CHECK(r.scenario.hardware.deployment.gpus == gpus);
+        CHECK(r.scenario.hardware.deployment.ep == ep);
         CHECK_NOTHROW(r.scenario.hardware.check_validity());
     }
     CHECK(grew);
+}
+}  // namespace
+
+TEST_CASE("the tensor-parallel lever grows expert parallelism with the group: a deployment the inputs accept", "[ladder]") {
+    // DeepSeek-V3 in FP4 on 4 B200s with data-parallel attention and EP 4: doubling the GPUs kept EP 4, which with
+    // data-parallel attention the inputs refuse (EP must be 1 or the group), and the flag it printed exited 2.
+    check_tp_rungs(ladder_study(scenario({{"hardware", "b200"},
+                                          {"model", "deepseek-v3"},
+                                          {"weight-dtype", "fp4"},
+                                          {"gpus", "4"},
+                                          {"attention-dp", "1"},
+                                          {"ep", "4"}}),
+                                LadderOptions{}),
+                   8, 8);
     // Up to the routed experts: Mixtral-8x7B at EP 8 on 8 GPUs grows to 16 GPUs with EP 8 (EP 16 is refused: 8 experts).
-    const LadderStudy m =
+    check_tp_rungs(
         ladder_study(scenario({{"hardware", "h200"}, {"model", "mixtral-8x7b"}, {"gpus", "8"}, {"ep", "8"}, {"hbm-cap", "13GB"}}),
-                     LadderOptions{16});
-    bool mixtral_grew = false;
-    for (const LadderRung& r : m.rungs) {
-        if (r.lever != LeverKind::tensor_parallel) continue;
-        mixtral_grew = true;
-        CHECK(r.scenario.hardware.deployment.gpus == 16);
-        CHECK(r.scenario.hardware.deployment.ep == 8);
-    }
-    CHECK(mixtral_grew);
+                     LadderOptions{16}),
+        16, 8);
 }

@@ -3,8 +3,10 @@
 // Output files that appear whole or not at all, and temporaries that do not
 // outlive the process, whether it returns, throws or is interrupted.
 
+#include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace kvroof::io {
@@ -41,6 +43,13 @@ void note_input_file(std::string_view path);
 // Whether an output may replace one of those: only a sweep sidecar, rewritten
 // over the --config it was read from (the same provenance).
 enum class InputOverwrite { refuse, allow };
+
+// Where a write to `path` lands: symbolic links followed, one hop at a time,
+// to a path that is not a link (it may not exist yet), at most 40 hops. Stops
+// at the first path under /proc (/dev/stdout's /proc/self/fd/1), whose link
+// text need not be a path. On a link that cannot be read, sets `ec` and
+// returns the path reached so far.
+std::filesystem::path follow_links(const std::filesystem::path& path, std::error_code& ec);
 
 // Writes `content` to `path` as AtomicFile does. On failure throws
 // std::runtime_error and leaves `path` as it was.
