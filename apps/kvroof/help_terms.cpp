@@ -27,7 +27,7 @@ std::string terms_text() {
          "the offload gain at ov = 0 (what you get without engineering) and at ov = 1 (what a layer-ahead pipeline could "
          "get), each at its own best f. The VERDICT gives both; the real gain of an engine lies between them."},
         {"band", "the throughput at one f from ov = 0 to ov = 1."},
-        {"MARGINAL", fmt::format("a gain under {:.0f} %: kvroof's median error when it predicts the ratio of two measured "
+        {"MARGINAL", fmt::format("a gain under {:.1f} %: kvroof's median error when it predicts the ratio of two measured "
                                  "throughputs (outputs/accuracy.md). Below it the answer is within the model's uncertainty.",
                                  100 * kGainUncertainty)},
         {"time bound by",
