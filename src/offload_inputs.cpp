@@ -179,15 +179,17 @@ LayersSetup resolve_layers(const LayersInputs& in) {
     s.tp = in.tp ? parse_tp_list(*in.tp) : in.seed ? cfg.at("tp").get<std::vector<int>>() : std::vector<int>{q.tp};
     s.hardware = sc.hardware.name;
     s.link_name = sc.hardware.link.name;
-    s.host = q.host;  // its compute per layer is set below, from the first checkpoint
+    s.host = q.host;  // the decode roofline per checkpoint and TP, unless a compute time is given
     if (in.compute_ms)
         s.compute_ms = parse_number("--compute-ms", *in.compute_ms);
-    else
-        s.compute_ms = in.seed ? cfg.at("compute_ms_per_layer").get<double>()
-                               : default_layer_compute(s.checkpoints.front(), sc.hardware).raw() * 1e3;
-    check::non_negative("--compute-ms", s.compute_ms);
-    check::in_range("--compute-ms", s.compute_ms, 0.0, limits::kMaxLayerMs);
-    s.host.compute_per_layer = milliseconds(s.compute_ms);
+    else if (in.seed)
+        s.compute_ms = cfg.at("compute_ms_per_layer").get<double>();
+    if (s.compute_ms) {
+        check::non_negative("--compute-ms", *s.compute_ms);
+        check::in_range("--compute-ms", *s.compute_ms, 0.0, limits::kMaxLayerMs);
+        s.host.compute_per_layer = milliseconds(*s.compute_ms);
+        s.host.roofline_read.reset();
+    }
     if (in.copy_ms) {
         const double v = parse_number("--copy-ms", *in.copy_ms);
         check::positive("--copy-ms", v);

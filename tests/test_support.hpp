@@ -62,7 +62,7 @@ inline ModelSpec tiny_model() {
 }
 
 // One tiny-model prefill on a hand-made GPU: 10 GB of HBM, 1 GB reserved, a
-// 1 GB/s link, 1 TFLOP/s, K = 4000 cached and T = 2 new tokens.
+// 1 GB/s link, 1 TFLOP/s (GEMMs and attention), K = 4000 cached and T = 2 new tokens.
 inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
     PrefillSetup s;
     s.hardware.name = "hand";
@@ -74,6 +74,7 @@ inline PrefillSetup tiny_prefill(int gpus, BytesPerSecond hbm_bandwidth) {
     s.link_name = "hand";
     s.link = gigabytes_per_s(1);
     s.c_eff = teraflops(1);
+    s.attention_flops = teraflops(1);
     s.tp.gpus = gpus;
     return s;
 }

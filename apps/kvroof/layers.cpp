@@ -86,7 +86,8 @@ Action setup_layers(CLI::App& app) {
         fmt::format("the hardware preset's GPUs ({}: {}); --table seed: {}", def_hw.name, def_hw.deployment.gpus,
                     fmt::join(seed.at("tp").get<std::vector<int>>(), ",")));
     add("--compute-ms", &io::LayersInputs::compute_ms, "compute per offloaded layer per decode token [ms]",
-        fmt::format("one whole layer of the first checkpoint read from HBM at eta-mem (TP 1); --table seed: {:g}",
+        fmt::format("the decode roofline: what a token reads of a rank's shard of the layer (MoE: its routed experts), from "
+                    "HBM at eta-mem, per checkpoint and TP; --table seed: {:g}",
                     seed.at("compute_ms_per_layer").get<double>()));
     add("--copy-ms", &io::LayersInputs::copy_ms,
         "measured copy time of one whole layer over a card's link [ms], instead of layer bytes / link (at TP N a rank copies its "

@@ -19,9 +19,12 @@ std::string cell_name(const LayersStudy& st, const LayersCell& c) { return st.se
 std::string host_line(const LayersSetup& s, bool with_copy) {
     const LayerHost& h = s.host;
     return fmt::format(
-        "{}{} card budget {:.4g} GiB, link {}{}{} {:.5g} GiB/s per card, compute {:.3g} ms per offloaded layer per token{}",
-        s.hardware, with_copy ? "" : ",", gib(h.card_budget), with_copy ? "" : "`", s.link_name, with_copy ? "" : "` at",
-        h.link.raw() / kGibi, s.compute_ms,
+        "{}{} card budget {:.4g} GiB, link {}{}{} {:.5g} GiB/s per card, compute {}{}", s.hardware, with_copy ? "" : ",",
+        gib(h.card_budget), with_copy ? "" : "`", s.link_name, with_copy ? "" : "` at", h.link.raw() / kGibi,
+        s.compute_ms ? fmt::format("{:.3g} ms per offloaded layer per token", *s.compute_ms)
+                     : fmt::format("per offloaded layer per token at the decode roofline (what a token reads of the rank's "
+                                   "shard at {:.5g} GiB/s)",
+                                   h.roofline_read ? h.roofline_read->raw() / kGibi : 0.0),
         with_copy && h.copy_per_layer
             ? fmt::format(", copy {:.5g} ms per layer (measured, replaces bytes / link)", in_ms(*h.copy_per_layer))
             : "");
@@ -175,6 +178,7 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
                {"transfer_bytes_per_token", runs(r.transfer_per_token.raw())},
                {"copy_s_per_token", runs(r.copy_s)},
                {"compute_s_per_token", runs(r.compute_s)},
+               {"compute_s_per_layer", r.compute_per_layer_s},
                {"serial_tok_per_s", any ? json(r.serial_tps) : json(nullptr)},
                {"perfect_overlap_tok_per_s", any ? json(r.overlap_tps) : json(nullptr)},
                {"compute_share", any ? json(r.compute_share) : json(nullptr)},
@@ -214,7 +218,8 @@ json layers_json(const LayersStudy& st, const GivenFlags& given_flags) {
               {"card_budget_bytes", s.host.card_budget.raw()},
               {"link", s.link_name},
               {"link_bytes_per_s", s.host.link.raw()},
-              {"compute_s_per_layer", s.host.compute_per_layer.raw()},
+              {"compute_s_per_layer", s.compute_ms ? json(*s.compute_ms / 1e3) : json(nullptr)},
+              {"compute_roofline_bytes_per_s", s.host.roofline_read ? json(s.host.roofline_read->raw()) : json(nullptr)},
               {"copy_s_per_layer", s.host.copy_per_layer ? json(s.host.copy_per_layer->raw()) : json(nullptr)},
               {"tp", s.tp},
               {"given", given}}},

@@ -83,10 +83,11 @@ std::string attention_note(const PrefillStudy& st) {
     if (!(a > 0)) return "F_pf leaves attention out (the κ_crit paper's reading); this prefill has none to add";
     return fmt::format(
         "F_pf leaves attention out (the κ_crit paper's reading): this prefill's attention over K + T/2 keys per new "
-        "token would add {:.1f} ms of GPU time at C_eff, as verdict's TTFT counts it; with it, {:.1f} ms serial, the link "
+        "token would add {:.1f} ms of GPU time at {} per GPU (η × the peak in the KV's precision), as verdict's TTFT counts it; "
+        "with it, {:.1f} ms serial, the link "
         "{:.0f}% "
         "of it",
-        a * 1e3, serial * 1e3, serial > 0 ? 100 * r.t_link / serial : 0.0);
+        a * 1e3, format_flops(st.setup.attention_flops.raw()), serial * 1e3, serial > 0 ? 100 * r.t_link / serial : 0.0);
 }
 
 std::string scenario_text(const PrefillStudy& st) {

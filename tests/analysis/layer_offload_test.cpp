@@ -12,7 +12,7 @@ namespace {
 // The seed's host: a 22 GiB card over PCIe Gen3, 1.18 ms per layer per token.
 LayerHost seed_host(double compute_ms = 1.18) {
     return {io::load_hardware("--hardware", "rtx-2080ti-22g").gpu.hbm_capacity, io::load_link("--link", "pcie-gen3-seed002"),
-            milliseconds(compute_ms), std::nullopt};
+            milliseconds(compute_ms), std::nullopt, std::nullopt};
 }
 double gib(Bytes b) { return b.raw() / kGibi; }
 // The printed digits of `v` with as many decimals as `printed` has.
@@ -138,7 +138,7 @@ TEST_CASE("seed 002 Result 4: max hideable = compute / copy", "[layers][seed002]
     const Checkpoint glm = io::load_checkpoint("--checkpoint", "glm-5.2-q4");
     const Checkpoint llama = io::load_checkpoint("--checkpoint", "llama-70b-fp4");
     auto hideable = [](const Checkpoint& c, double compute_ms, double copy_ms) {
-        LayerHost h{gibibytes(22), BytesPerSecond(1e9), milliseconds(compute_ms), milliseconds(copy_ms)};
+        LayerHost h{gibibytes(22), BytesPerSecond(1e9), milliseconds(compute_ms), milliseconds(copy_ms), std::nullopt};
         return 100 * layer_offload(c, h, 1, c.layers).max_hideable;  // a ratio per layer: any split the card holds
     };
     CHECK(prints_as(hideable(glm, 1.18, 540.48), "0.22"));
@@ -192,21 +192,48 @@ TEST_CASE("a model's checkpoint: its stored bytes by hand, the embedding and hea
     CHECK(bf16.non_layer_bytes.raw() == Approx(2.0 * 128256 * 8192 * 2).epsilon(1e-12));
     CHECK(bf16.non_layer_rank(2).raw() == Approx(bf16.non_layer_bytes.raw() / 2).epsilon(1e-12));
     // 80 GB card: (80e9 − 4.20e9) / 1.711 GB a layer = 44 resident (46 without the embedding and head).
-    const LayerHost host{Bytes(80e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt};
+    const LayerHost host{Bytes(80e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt, std::nullopt};
     CHECK(layer_offload(bf16, host, 1).resident == 44);
     Checkpoint bare = bf16;
     bare.non_layer_bytes = Bytes(0);
     CHECK(layer_offload(bare, host, 1).resident == 46);
     // A card under the embedding and head runs no layer: no ceiling (it gave 80 of 80 offloaded at 1.644 tok/s on 1 GB).
-    const LayerOffloadRow tiny = layer_offload(bf16, LayerHost{Bytes(1e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1);
+    const LayerOffloadRow tiny =
+        layer_offload(bf16, LayerHost{Bytes(1e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt, std::nullopt}, 1);
     CHECK_FALSE(tiny.runs_on_card);
     CHECK_FALSE(tiny.has_ceiling());
     CHECK_FALSE(tiny.fits_without_offload());
     // 5 GB holds the 4.20 GB of embeddings and head but not one 1.71 GB layer to compute on: nothing runs (it gave
     // 80 of 80 offloaded at 1.644 tok/s); 6 GB holds one.
-    CHECK_FALSE(layer_offload(bf16, LayerHost{Bytes(5e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1).runs_on_card);
-    const LayerOffloadRow six = layer_offload(bf16, LayerHost{Bytes(6e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt}, 1);
+    CHECK_FALSE(layer_offload(bf16, LayerHost{Bytes(5e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt, std::nullopt}, 1)
+                    .runs_on_card);
+    const LayerOffloadRow six =
+        layer_offload(bf16, LayerHost{Bytes(6e9), BytesPerSecond(64e9), Seconds(1e-3), std::nullopt, std::nullopt}, 1);
     CHECK(six.runs_on_card);
     CHECK(six.resident == 1);
     CHECK(six.has_ceiling());
+}
+
+TEST_CASE("the default compute per layer is the decode roofline of what a rank's token reads", "[layers]") {
+    // 10 dense layers of 1 GiB at 1 GiB/s of roofline read: 1 s per layer at TP 1, 0.25 s per rank at TP 4 (a
+    // rank reads its quarter). An MoE layer, 60 % routed experts of which a token uses 2 of 8: 0.4 + 0.6 x 2/8
+    // = 0.55 of the layer. A given compute time (measured) holds at every TP.
+    Checkpoint dense;
+    dense.name = "dense";
+    dense.layers = 10;
+    dense.layer_bytes = gibibytes(1);
+    Checkpoint moe = dense;
+    moe.experts = 8;
+    moe.experts_active = 2;
+    moe.routed_fraction = 0.6;
+    LayerHost h{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt, BytesPerSecond(kGibi)};
+    CHECK(offloaded_layer_compute(dense, h, 1).raw() == Approx(1.0));
+    CHECK(offloaded_layer_compute(dense, h, 4).raw() == Approx(0.25));
+    CHECK(offloaded_layer_compute(moe, h, 1).raw() == Approx(0.55));
+    CHECK(offloaded_layer_compute(moe, h, 2).raw() == Approx(0.275));
+    const LayerOffloadRow r = layer_offload(dense, h, 2);  // 4 of 0.5 GiB fit beside nothing: 8 resident, 2 moved
+    CHECK(r.compute_per_layer_s == Approx(0.5));
+    CHECK(r.compute_s == Approx(r.offloaded * 0.5));
+    h.roofline_read.reset();
+    CHECK(offloaded_layer_compute(dense, h, 4).raw() == Approx(0.1));
 }

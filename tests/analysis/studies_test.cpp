@@ -28,7 +28,7 @@ LayersSetup hand_layers() {
     LayersSetup s;
     s.checkpoints = {c, small};
     s.tp = {1, 2};
-    s.host = LayerHost{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt};
+    s.host = LayerHost{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt, std::nullopt};
     s.compute_ms = 100;
     return s;
 }

@@ -79,7 +79,7 @@ TEST_CASE("layer offload over N ranks: each rank holds and moves 1/N of a layer"
     c.layer_bytes = gibibytes(1);
     c.non_layer_bytes = gibibytes(0.5);
     c.total_bytes = gibibytes(10);
-    const LayerHost h{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt};
+    const LayerHost h{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt, std::nullopt};
     const LayerOffloadRow one = layer_offload(c, h, 1);
     const LayerOffloadRow two = layer_offload(c, h, 2);
     CHECK(one.layer_rank == c.layer_bytes);
@@ -94,7 +94,7 @@ TEST_CASE("the layer-offload core names the knob, not the flag", "[tp][layers]")
     c.name = "hand";
     c.layers = 10;
     c.layer_bytes = gibibytes(1);
-    const LayerHost h{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt};
+    const LayerHost h{gibibytes(4.5), BytesPerSecond(kGibi), milliseconds(100), std::nullopt, std::nullopt};
     CHECK_THROWS_WITH(layer_offload(c, h, 0), "tp: must be >= 1, got 0");
     CHECK_THROWS_WITH(layer_offload(c, h, 1, 11), "offload-layers: must be <= the checkpoint's 10 layers, got 11");
     CHECK_THROWS_WITH(decode_target(c, h, 0, 1.0), "tp: must be >= 1, got 0");

@@ -179,7 +179,7 @@ TEST_CASE("whole_in_range checks before converting", "[ranges]") {
 
 TEST_CASE("a slow decode target lets every layer move, never a negative count", "[ranges]") {
     const Checkpoint c = io::load_checkpoint("--checkpoint", "llama-70b-fp4");
-    LayerHost h{Bytes(22e9), BytesPerSecond(1e18), Seconds(1e-3), std::nullopt};
+    LayerHost h{Bytes(22e9), BytesPerSecond(1e18), Seconds(1e-3), std::nullopt, std::nullopt};
     const DecodeTarget d = decode_target(c, h, 1, 1e-6);
     CHECK(d.max_offloaded == c.layers);
 }

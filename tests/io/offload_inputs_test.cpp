@@ -66,6 +66,24 @@ TEST_CASE("prefill's model what-ifs are each model's own prefill answer", "[offl
     for (const ModelWhatIf& m : st.models) CHECK(m.c_eff.raw() == 1e15);
 }
 
+TEST_CASE("prefill's attention runs in the KV cache's precision, not the weights'", "[offload_inputs]") {
+    // FP8 weights over a BF16 cache attend in BF16, as verdict charges them: the attention time is the BF16
+    // run's; an FP8 cache attends at the FP8 peak (twice the BF16 on GB200), half the time. It used to follow
+    // C_eff, the GEMMs' rate: FP8 weights showed 198.3 ms for 396.6.
+    const auto attention = [](const char* weights, const char* kv) {
+        io::PrefillInputs in;
+        in.scenario.set("weight-dtype", weights);
+        in.scenario.set("kv-dtype", kv);
+        return prefill_point(io::resolve_prefill(in)).attention.raw();
+    };
+    const double bf16 = attention("bf16", "bf16");
+    CHECK(attention("fp8", "bf16") == Approx(bf16).epsilon(1e-12));
+    CHECK(attention("fp8", "fp8") == Approx(bf16 / 2).epsilon(1e-12));
+    // At the rate verdict's TTFT charges attention: 0.7 x the 2.5 PFLOP/s BF16 peak of GB200.
+    io::PrefillInputs def;
+    CHECK(io::resolve_prefill(def).attention_flops.raw() == Approx(0.7 * 2.5e15));
+}
+
 TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the default hardware", "[offload_inputs]") {
     const Scenario def = io::build_scenario(io::ScenarioInputs{}).scenario;
     const LayersSetup s = io::resolve_layers(io::LayersInputs{});
@@ -77,8 +95,10 @@ TEST_CASE("plain layers inputs: the default model's bf16 checkpoint on the defau
     CHECK(s.tp == std::vector<int>{def.hardware.deployment.gpus});
     CHECK(s.host.card_budget.raw() == def.hardware.gpu.hbm_capacity.raw());
     CHECK(s.host.link.raw() == def.hardware.link.bandwidth.raw());
-    // One layer's weights read from HBM at eta_mem, in ms.
-    CHECK(s.compute_ms == Approx(c.layer_bytes.raw() / (def.hardware.gpu.eta_mem * def.hardware.gpu.hbm_bandwidth.raw()) * 1e3));
+    // The decode roofline: what a token reads of the rank's shard, from HBM at eta_mem (no compute time given).
+    CHECK_FALSE(s.compute_ms);
+    REQUIRE(s.host.roofline_read);
+    CHECK(s.host.roofline_read->raw() == def.hardware.gpu.eta_mem * def.hardware.gpu.hbm_bandwidth.raw());
     // The same checkpoint as --model with the default weight precision, bit for bit.
     io::LayersInputs by_model;
     by_model.scenario.set("model", def.model.name);

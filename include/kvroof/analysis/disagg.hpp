@@ -15,8 +15,10 @@
 //   λ_gpu = 1 / max(Σp·τ_gpu, link_time(Σp·S_c·kv_gpu, Σp·A·kv))
 // CPU decode, calls/s per socket: a socket's decode step at batch b reads its
 // weights once and every sequence's KV, and computes every token's FLOP:
-//   step(b) = max(W/BW_dram + b·(S + 1)·kv/BW_dram, b·(linear + attn(S))/C_cpu) + c0
-// with S the p·O-weighted mean context over a call (S_c + A + O/2); with
+//   step(b) = max(W(b)/BW_dram + b·(S + 1)·kv/BW_dram, b·(linear + attn(S))/C_cpu) + c0
+// with W(b) the weights a batch of b reads (all for a dense model; for MoE the
+// experts it routes to, as on the GPU: batch_weights.hpp solves it exactly),
+// and S the p·O-weighted mean context over a call (S_c + A + O/2); with
 // window or linear layers the KV held, the keys read and attn(S) are those of
 // physics/attention_layers.hpp at that context (a window caps both at W). Its batch
 // is the largest b whose DRAM footprint, the weights plus the decoding and
@@ -144,7 +146,10 @@ struct DecodeMix {
     const double bw = hw.host.dram_bandwidth.raw() * hw.host.eta_dram, flops = hw.host.flops.raw() * hw.host.eta_compute;
     const double kv = ps.mc.kv_per_token.raw(), weights = ps.mc.weights.raw();
     StepShape sh;
-    sh.w = ps.mc.weights_read(kUnbounded).raw() / bw;  // dense: all; MoE: a CPU batch touches every expert
+    // The weight read per step follows the batch as on the GPU (physics/call_demand.hpp): dense, all of them;
+    // MoE, the experts a batch of b routes to, w(b) = w0 + wr·(1 − (1 − k/E)^b). (It once read every expert at
+    // any batch: Qwen3-30B-A3B's one-sequence step showed 156 ms for 31, and the 50 ms SLO no batch met.)
+    const auto shape_at = [&](double b) { return detail::with_weight_read(sh, ps.mc.weights_read(b).raw() / bw); };
     const double sp = sc.policy.sparse;
     sh.gm = ((ps.mc.layout.topk > 0 ? m.dsa_read : sp * m.keys + m.state) + 1.0) * kv / bw;
     sh.gc = (ps.mc.linear_work().raw() + ps.mc.attn_decode_per_key * m.keys * sp + ps.mc.layout.index_flop_per_key * m.S * sp +
@@ -154,10 +159,16 @@ struct DecodeMix {
     const double free = hw.host.memory.raw() - weights;
     s.weights_fit_dram = free > 0 && free >= kv * m.S;
     if (s.weights_fit_dram) {
-        const StepPieces pieces(sh);
-        s.cpu_batch = batch_for_capacity(pieces, free, kv * m.S, kv * m.S * m.idle_per_o);
+        detail::PiecesAt pieces(sh);
+        const double m1 = kv * m.S, m2 = kv * m.S * m.idle_per_o;
+        s.cpu_batch = detail::batch_with_weights(
+            ps.mc, bw, [&](double w) { return batch_for_capacity(pieces(w), free, m1, m2); },
+            [&](double b) { return m1 * b + m2 * b / shape_at(b).step(b) - free; });
         if (sc.policy.slo_tpot) {  // an SLO no sequence meets leaves the capacity batch, flagged
-            const double b_slo = batch_for_step_time(pieces, sc.policy.slo_tpot->raw());
+            const double slo = sc.policy.slo_tpot->raw();
+            const double b_slo = detail::batch_with_weights(
+                ps.mc, bw, [&](double w) { return batch_for_step_time(pieces(w), slo); },
+                [&](double b) { return shape_at(b).step(b) - slo; });
             if (b_slo < 1) {  // not even one sequence's step meets it: a fluid batch below one serves no one
                 s.cpu_meets_slo = false;
             } else if (b_slo < s.cpu_batch) {
@@ -165,9 +176,10 @@ struct DecodeMix {
                 s.cpu_batch_limit = Resource::slo_tpot;
             }
         }
-        s.cpu_step = sh.step(s.cpu_batch);
-        s.cpu_step_one = sh.step(1.0);
-        s.cpu_compute_bound = sh.gc * s.cpu_batch >= sh.w + sh.gm * s.cpu_batch;
+        const StepShape at_b = shape_at(s.cpu_batch);
+        s.cpu_step = at_b.step(s.cpu_batch);
+        s.cpu_step_one = shape_at(1.0).step(1.0);
+        s.cpu_compute_bound = at_b.gc * s.cpu_batch >= at_b.w + at_b.gm * s.cpu_batch;
         s.cpu_calls_per_s = s.cpu_batch > 0 ? s.cpu_batch / (m.sum_p_o * s.cpu_step) : 0.0;
     }
     const double per_gpu_feed = s.gpu_calls_per_s / s.gpus;

@@ -131,11 +131,19 @@ namespace detail {
 struct LayerHost {
     Bytes card_budget;  // per card
     BytesPerSecond link;  // host->device, per card, sustained
-    Seconds compute_per_layer;  // one layer at one row (decode)
+    Seconds compute_per_layer;  // one layer at one row (decode), as given (measured): the same at every TP
     // A measured copy time of one whole layer over one card's link, instead of bytes / link: the link's
     // effective rate, so a rank at TP N copies its 1/N share of a layer in 1/N of it.
     std::optional<Seconds> copy_per_layer;
+    // Instead of compute_per_layer, the decode roofline at one row (none given): a layer costs what one token reads of the rank's
+    // shard, needed_per_token(tp) (an MoE layer: its k routed experts), at this rate (η_mem × HBM bandwidth).
+    std::optional<BytesPerSecond> roofline_read;
 };
+
+// One offloaded layer's compute per decode token on one rank of a TP group.
+[[nodiscard]] inline Seconds offloaded_layer_compute(const Checkpoint& c, const LayerHost& h, int tp) noexcept {
+    return h.roofline_read ? Seconds(c.needed_per_token(tp).raw() / h.roofline_read->raw()) : h.compute_per_layer;
+}
 
 struct LayerOffloadRow {
     int tp = 1;
@@ -143,6 +151,7 @@ struct LayerOffloadRow {
     int resident = 0, offloaded = 0;
     Bytes transfer_per_token;  // per rank
     double copy_s = 0, compute_s = 0;
+    double compute_per_layer_s = 0;  // offloaded_layer_compute at this TP
     double serial_tps = 0, overlap_tps = 0;  // 0 offloaded: unbounded by transfer (reported as none)
     double compute_share = 0;  // compute / (copy + compute)
     double max_hideable = 1;  // min(1, compute / copy)
@@ -184,7 +193,8 @@ struct LayerOffloadRow {
     r.transfer_per_token = r.layer_rank * static_cast<double>(r.offloaded);
     const double copy_scale = h.copy_per_layer ? h.copy_per_layer->raw() / c.layer_bytes.raw() : 1.0 / h.link.raw();
     r.copy_s = r.transfer_per_token.raw() * copy_scale;
-    r.compute_s = r.offloaded * h.compute_per_layer.raw();
+    r.compute_per_layer_s = offloaded_layer_compute(c, h, tp).raw();
+    r.compute_s = r.offloaded * r.compute_per_layer_s;
     if (r.offloaded > 0) {
         r.serial_tps = 1.0 / (r.copy_s + r.compute_s);
         r.overlap_tps = 1.0 / std::max(r.copy_s, r.compute_s);

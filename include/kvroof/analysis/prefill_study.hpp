@@ -34,6 +34,9 @@ struct PrefillSetup {
     // then runs at its own checkpoint's, as the setup for that model would.
     bool c_eff_follows_weights = false;
     DType kv = DType::bf16;
+    // The prefill's attention (Q·Kᵀ, P·V) per GPU: η_compute × the dense peak in the attention precision, which
+    // follows the KV cache, not the weights (spec/policy.hpp attention_dtype), as verdict's TTFT charges it.
+    FlopPerSecond attention_flops;
     DType weights = DType::bf16;  // the weights' storage precision: what V_eff subtracts
     TensorParallel tp;
     double ov = 0;
@@ -183,6 +186,7 @@ struct PrefillStudy : PrefillPoint {
     p.link = s.hardware.link.bandwidth;
     p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
     p.kv = s.policy.kv_dtype;
+    p.attention_flops = default_prefill_flops(s.hardware, attention_dtype(s.policy));
     p.weights = s.policy.weight_dtype;
     p.tp.gpus = s.hardware.deployment.gpus;
     p.ov = ov;
@@ -201,7 +205,7 @@ struct PrefillStudy : PrefillPoint {
     const PrefillKeys keys = prefill_keys(layout, setup.workload.s_cached, setup.workload.a_append, 0.0, 1.0);
     p.attention =
         time_for(Flop(attention_flop_per_key(setup.model, Phase::prefill) * keys.gpu + layout.index_flop_per_key * keys.index),
-                 p.inputs.c_eff);
+                 setup.tp.pooled(setup.attention_flops));
     p.vram = setup.vram.value_or(group_vram_for_kv(setup));
     if (p.vram.raw() > 0 && setup.workload.a_append > 0)
         p.scheduler = schedule_prefill(
