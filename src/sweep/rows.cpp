@@ -203,8 +203,10 @@ void RowWorker::append_row_as(const CachedPoint& p, std::string& out, Numbers* n
     put(status);
     put(Csv ? "," : "\",");
     put(p.fstar);
-    // On one GPU a per-GPU cell is x / 1 == x: the text of tps_con and tps_opt is copied, not formatted again.
-    const bool one_gpu = gpus == 1.0;
+    // On one GPU in all (one replica of one) a per-GPU cell is x / 1 == x: the text of tps_con and tps_opt is
+    // copied, not formatted again. (With --dp the totals are x·dp: a replica of one GPU with dp 2 once showed
+    // twice its per-GPU throughput.)
+    const bool one_gpu = gpus == 1.0 && dp == 1.0;
     std::string_view tps_text[2];
     for (size_t i = 0; i < std::size(nums); ++i) {
         if constexpr (!Csv) put(kJsonKeys[i]);

@@ -190,6 +190,23 @@ TEST_CASE("per-GPU columns divide by --gpus", "[sweep][csv]") {
           Approx(std::stod(row.at(col("tps_base_con_tok_per_s"))) / 4).epsilon(1e-5));
 }
 
+TEST_CASE("per-GPU columns divide the replicas' total by every GPU: dp replicas of one GPU", "[sweep][csv]") {
+    // dp = 2 replicas of one GPU: the totals are twice a replica's, the per-GPU cells a replica's (as verdict
+    // --dp 2 prints them). The one-GPU shortcut copied the total's text into them: 49.88 for 24.94 on gb200.
+    const auto lines = split_lines(run_to_string(spec_of({"gpus=1", "dp=1,2", "f=0.2"})));
+    const auto header = cells(lines.at(0));
+    const auto col = [&](const char* name) {
+        return static_cast<size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    REQUIRE(lines.size() == 3);
+    const auto one = cells(lines[1]), two = cells(lines[2]);
+    for (const char* c : {"tps_con_per_gpu_tok_per_s", "tps_opt_per_gpu_tok_per_s", "tps_base_con_per_gpu_tok_per_s"}) {
+        INFO(c);
+        CHECK(two.at(col(c)) == one.at(col(c)));
+    }
+    CHECK(std::stod(two.at(col("tps_con_tok_per_s"))) == Approx(2 * std::stod(one.at(col("tps_con_tok_per_s")))).epsilon(1e-5));
+}
+
 TEST_CASE("on one GPU the per-GPU cells are the totals' text, in CSV and JSON Lines", "[sweep][csv][jsonl]") {
     // x / 1 == x: the sweep copies the total's text into the per-GPU cell; the
     // cells must read exactly as the totals, including the empty cell and null
