@@ -133,19 +133,6 @@ std::string table(const PointStudy& s, bool markdown) {
     return out;
 }
 
-// The flags of this run that move an efficiency or an overhead away from the defaults
-// the measured error was taken at (--eta*, --step-overhead, --moe-layer-latency, --calibration).
-// --eta-moe-gemm is not one: the MoE figures are the table's with the engine's expert-GEMM
-// efficiency stated where known (kStatedErrorMoe), as a user states it.
-std::vector<std::string> efficiency_flags(const BuiltScenario& built) {
-    std::vector<std::string> out;
-    for (const auto& [flag, value] : built.overrides)
-        if ((flag.rfind("--eta", 0) == 0 && flag != "--eta-moe-gemm") || flag == "--step-overhead" ||
-            flag == "--moe-layer-latency" || flag == "--calibration")
-            out.push_back(flag);
-    return out;
-}
-
 // What keeps requests waiting: the prefill chunk, memory or --max-seqs, a run's backlog.
 std::string queue_notes(const PointStudy& s, const BuiltScenario& built) {
     std::string out;
@@ -236,9 +223,27 @@ std::string notes(const PointReport& r, const BuiltScenario& built) {
     if (!s.baseline.conservative.fits && s.smallest_f_that_fits)
         out += fmt::format("At f = 0 the point does not fit; it needs f >= {} to fit.\n",
                            render::f_flag(*s.smallest_f_that_fits, *s.smallest_f_that_fits));
+    if (const auto& c = s.slo_cap)  // the engine admits every request that fits: a cap trades TTFT for ITL
+        out += fmt::format(
+            "At f = 0 the SLOs hold with --max-seqs {:g} (the engine's running requests capped; the rest "
+            "queue): ITL {:.2f} ms, TTFT {:.0f} ms, {:.0f} tok/s.\n",
+            s.slo_max_seqs, c->itl * 1e3, c->ttft * 1e3, c->throughput);
     return out;
 }
 }  // namespace
+
+// The flags of this run that move an efficiency or an overhead away from the defaults
+// the measured error was taken at (--eta*, --step-overhead, --moe-layer-latency, --calibration).
+// --eta-moe-gemm is not one: the MoE figures are the table's with the engine's expert-GEMM
+// efficiency stated where known (kStatedErrorMoe), as a user states it.
+std::vector<std::string> efficiency_flags(const BuiltScenario& built) {
+    std::vector<std::string> out;
+    for (const auto& [flag, value] : built.overrides)
+        if ((flag.rfind("--eta", 0) == 0 && flag != "--eta-moe-gemm") || flag == "--step-overhead" ||
+            flag == "--moe-layer-latency" || flag == "--calibration")
+            out.push_back(flag);
+    return out;
+}
 
 PointReport point_report(const Scenario& sc, const LoadSpec& load, std::optional<double> fixed_f) {
     const PreparedScenario ps(sc);
@@ -300,7 +305,10 @@ std::string point_verdict_line(const PointStudy& s) {
                                          : std::string("TTFT ") + fmt::format("{:.1f} ms, ", b.ttft * 1e3),
                              b.throughput, time_words(b.binding), within_slos(b) ? "" : ", over the " + broken_slos(b) + " SLO")
                : std::string("f=0 does not fit");
-    return fmt::format("VERDICT: {} at {} — {}; {}\n", head, at, point_offload_facts(s), base);
+    const std::string cap =
+        s.slo_cap ? fmt::format(" (with --max-seqs {:g} it keeps them: {:.0f} tok/s)", s.slo_max_seqs, s.slo_cap->throughput)
+                  : std::string();
+    return fmt::format("VERDICT: {} at {} — {}; {}{}\n", head, at, point_offload_facts(s), base, cap);
 }
 
 std::string render_point_text(const PointReport& r, const BuiltScenario& built) {
@@ -316,85 +324,6 @@ std::string render_point_markdown(const PointReport& r, const BuiltScenario& bui
     s += "```\n\n## At f = 0 and at the chosen f\n\n" + table(r.study, true) + "\n" + notes(r, built) + "\n`" +
          point_verdict_line(r.study).substr(0, point_verdict_line(r.study).size() - 1) + "`\n";
     return s;
-}
-
-json operating_point_json(const OperatingPoint& p) {
-    // A figure of a run is null where the point does not fit (as a sweep leaves its cell empty); memory is always given.
-    const auto run = [&p](double v) { return p.fits ? finite_or_null(v) : json(nullptr); };
-    const auto decode = [&](double v) { return p.batch > 0 ? run(v) : json(nullptr); };  // nothing decodes: no ITL
-    return json{{"f", p.f},
-                {"ov", p.ov},
-                {"fits", p.fits},
-                {"weights_fit", p.weights_fit},
-                {"session_fits", p.session_fits},
-                {"prefill_bound", p.fits ? json(p.prefill_bound) : json(nullptr)},
-                {"saturated", p.saturated},
-                {"memory_queued", p.memory_queued},
-                {"one_wave", p.one_wave},
-                {"running", run(p.running)},
-                {"within_slo_tpot", p.fits ? json(p.within_slo_tpot) : json(nullptr)},
-                {"within_slo_ttft", p.fits ? json(p.within_slo_ttft) : json(nullptr)},
-                {"batch", run(p.batch)},
-                {"concurrency", run(p.concurrency)},
-                {"prefill_tokens_per_step", run(p.prefill_tokens_per_step)},
-                {"itl_s", decode(p.itl)},
-                {"step_s", run(p.step)},
-                {"step_bare_s", decode(p.step_bare)},
-                {"step_allreduce_s", run(p.step_allreduce)},
-                {"step_alltoall_s", run(p.step_alltoall)},
-                {"ttft_s", run(p.ttft)},
-                {"queue_wait_s", run(p.queue_wait)},
-                {"e2e_s", run(p.e2e)},
-                {"requests_per_s", run(p.requests_per_s)},
-                {"throughput_tok_s", run(p.throughput)},
-                {"steady_throughput_tok_s", run(p.steady_throughput)},
-                {"throughput_per_gpu_tok_s", run(p.throughput_per_gpu)},
-                {"throughput_per_user_tok_s", decode(p.throughput_per_user)},
-                {"kv_tokens", p.kv_tokens},
-                {"hbm_used_bytes", p.hbm_used},
-                {"hbm_capacity_bytes", p.hbm_capacity},
-                {"dram_used_bytes", p.dram_used},
-                {"dram_capacity_bytes", p.dram_capacity},
-                {"step_bound_by", p.fits ? json(name(p.binding)) : json(nullptr)}};
-}
-
-json point_report_json(const PointReport& r, const BuiltScenario& built) {
-    const PointStudy& s = r.study;
-    const std::vector<std::string> moved = efficiency_flags(built);
-    auto band = [](const PointBand& b) {
-        return json{{"conservative", operating_point_json(b.conservative)}, {"optimistic", operating_point_json(b.optimistic)}};
-    };
-    return json{
-        {"inputs", inputs_json(built, r.facts)},
-        {"load",
-         {{"mode", name(s.load.mode)},
-          {"value", s.load.mode == LoadMode::saturate || s.load.mode == LoadMode::best ? json(nullptr) : json(s.load.value)},
-          {"prefill", name(s.load.prefill)},
-          {"prefill_chunk_tokens", s.load.chunk},
-          {"max_seqs", finite_or_null(s.load.max_seqs)},
-          {"requests", finite_or_null(s.load.requests)}}},
-        {"baseline", band(s.baseline)},
-        {"at_f", band(s.at_f)},
-        {"f", s.f},
-        {"f_fixed", s.f_fixed},
-        {"smallest_f_that_fits", s.smallest_f_that_fits ? json(*s.smallest_f_that_fits) : json(nullptr)},
-        {"gain_conservative", finite_or_null(s.gain_conservative)},
-        {"gain_optimistic", finite_or_null(s.gain_optimistic)},
-        {"offload",
-         {{"bankable", {{"f", s.bankable.f}, {"ov", 0}, {"gain", finite_or_null(s.gain_bankable)}}},
-          {"pipelined", {{"f", s.pipelined.f}, {"ov", 1}, {"gain", finite_or_null(s.gain_pipelined)}}},
-          {"marginal_below_gain", 1.0 + kGainUncertainty}}},
-        {"stated_error",
-         {{"family", s.stated_error.moe ? "moe" : "dense"},
-          {"itl", s.stated_error.itl},
-          {"throughput", s.stated_error.throughput},
-          {"ttft", std::isnan(s.stated_error.ttft) ? json(nullptr) : json(s.stated_error.ttft)},
-          {"basis", "mean absolute percentage error on the public measured points of outputs/accuracy.md"},
-          {"applies", moved.empty()},
-          {"moved_by", moved}}},
-        {"time_bound_by", s.baseline.conservative.fits ? json(name(s.baseline.conservative.binding)) : json(nullptr)},
-        {"verdict", name(s.kind)},
-        {"verdict_line", point_verdict_line(s).substr(0, point_verdict_line(s).size() - 1)}};
 }
 
 }  // namespace kvroof::io

@@ -66,4 +66,31 @@ TEST_CASE("a given f is judged against f = 0: breaking the SLOs it keeps is no g
     CHECK(small.kind != VerdictKind::infeasible);
 }
 
+TEST_CASE("infeasible because the engine runs every request that fits: the largest --max-seqs that keeps the SLOs", "[point]") {
+    // Qwen3-30B-A3B on two H100 PCIe with 96 GB each, ISL 100,000 / OSL 4,000, 32 clients: f = 0 admits every
+    // request whose KV fits, and their steps break the 50 ms TPOT SLO (more HBM admits more: 80 GB kept it).
+    Scenario s = test::bench_scenario("h100-pcie", "qwen3-30b-a3b", 100000, 4000, 2);
+    s.hardware.gpu.hbm_capacity = gigabytes(96);
+    LoadSpec load = test::point_load(LoadMode::concurrency, 32);
+    const PointStudy st = point_study(s, load);
+    REQUIRE(st.kind == VerdictKind::infeasible);
+    REQUIRE(st.slo_cap);
+    const double n = st.slo_max_seqs;
+    CHECK(n == std::floor(n));
+    CHECK(n < st.baseline.conservative.running);
+    CHECK(within_slos(*st.slo_cap));
+    // It is the largest: one more running request breaks the TPOT SLO; following the advice keeps the SLOs.
+    const PreparedScenario ps(s);
+    load.max_seqs = n + 1;
+    CHECK_FALSE(operating_point(ps, load, 0.0, 0.0).within_slo_tpot);
+    load.max_seqs = n;
+    const PointStudy capped = point_study(s, load);
+    CHECK(capped.kind != VerdictKind::infeasible);
+    CHECK(capped.baseline.conservative.throughput == Approx(st.slo_cap->throughput).epsilon(1e-12));
+    CHECK_FALSE(capped.slo_cap);
+    // A fixed batch has no admission to cap.
+    const PointStudy batch = point_study(s, test::point_load(LoadMode::batch, 32));
+    CHECK_FALSE(batch.slo_cap);
+}
+
 }  // namespace kvroof

@@ -4,8 +4,10 @@
 // point at f = 0 and at the best f, each at both ends of the overlap band, the
 // smallest f at which the point fits, and the verdict.
 
+#include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "kvroof/analysis/operating_point.hpp"
 #include "kvroof/analysis/verdict.hpp"
@@ -48,6 +50,10 @@ struct PointStudy {
     // The best fitting f of each end, each over f = 0 at its own ov (the chosen f's when f is fixed).
     OperatingPoint bankable, pipelined;
     double gain_bankable = 1, gain_pipelined = 1;
+    // Infeasible because the engine runs every request that fits and their steps break the TPOT SLO: the most
+    // requests it may run at once (--max-seqs, whole) for which f = 0 keeps the SLOs at ov = 0, and that point.
+    std::optional<OperatingPoint> slo_cap;
+    double slo_max_seqs = 0;
 };
 
 // f is scanned on a grid of this step: the point's throughput is not smooth in
@@ -78,6 +84,31 @@ namespace detail {
     if (!best) return true;
     if (within_slos(p) != within_slos(*best)) return within_slos(p);
     return p.throughput > best->throughput;
+}
+}  // namespace detail
+
+namespace detail {
+// The largest whole --max-seqs n below the requests f = 0 runs whose point (ov = 0) keeps the SLOs; none where
+// f = 0 breaks only the TTFT SLO (a cap lengthens the queue), the load is a fixed batch, or no cap helps. Fewer
+// running requests shorten the step, so the TPOT SLO holds for every n up to a largest one (bisection); the TTFT
+// SLO and, open loop, serving the rate asked are then checked at that n.
+[[nodiscard]] inline std::optional<std::pair<double, OperatingPoint>> slo_cap(const PreparedScenario& ps, const LoadSpec& load,
+                                                                              const OperatingPoint& base) {
+    if (load.mode == LoadMode::batch || load.mode == LoadMode::best || !base.fits || base.within_slo_tpot) return {};
+    const auto at = [&](double n) {
+        LoadSpec l = load;
+        l.max_seqs = n;
+        return operating_point(ps, l, 0.0, 0.0);
+    };
+    double lo = 1, hi = std::ceil(std::min(base.running, load.max_seqs));
+    if (hi <= lo || !at(lo).within_slo_tpot) return {};
+    while (hi - lo > 1) {
+        const double mid = std::floor(0.5 * (lo + hi));
+        (at(mid).within_slo_tpot ? lo : hi) = mid;
+    }
+    const OperatingPoint p = at(lo);
+    if (!within_slos(p) || p.saturated) return {};
+    return std::make_pair(lo, p);
 }
 }  // namespace detail
 
@@ -127,6 +158,11 @@ namespace detail {
     s.kind = !s.smallest_f_that_fits && !s.at_f.optimistic.fits ? VerdictKind::does_not_fit
              : fits_somewhere && !kept_somewhere                ? VerdictKind::infeasible
                                                                 : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
+    if (s.kind == VerdictKind::infeasible)
+        if (const auto cap = detail::slo_cap(ps, load, s.baseline.conservative)) {
+            s.slo_max_seqs = cap->first;
+            s.slo_cap = cap->second;
+        }
     return s;
 }
 

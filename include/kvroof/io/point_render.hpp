@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "kvroof/analysis/point_study.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
@@ -25,5 +26,8 @@ struct PointReport {
 [[nodiscard]] nlohmann::json point_report_json(const PointReport& r, const BuiltScenario& built);
 [[nodiscard]] std::string render_point_markdown(const PointReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json operating_point_json(const OperatingPoint& p);
+// The efficiency flags the user moved (--eta…, --step-overhead, --moe-layer-latency, --calibration): the stated
+// error of outputs/accuracy.md is for the defaults, so with any of them it does not apply.
+[[nodiscard]] std::vector<std::string> efficiency_flags(const BuiltScenario& built);
 
 }  // namespace kvroof::io
