@@ -80,14 +80,19 @@ std::string table_markdown(const PrefillStudy& st) {
 std::string attention_note(const PrefillStudy& st) {
     const KappaResult& r = st.result;
     const double a = st.attention.raw(), serial = r.ttft_serial + a;
+    // The precision attention runs in on this GPU (BF16 where it has no FP8 math), as C_eff's is named.
+    const DType runs = gemm_math_on(st.setup.hardware, st.setup.attention_math);
+    const std::string math = runs == DType::bf16 ? "BF16" : to_string(runs);
+    const bool given = st.setup.c_eff_from == "--prefill-flops";
     if (!(a > 0)) return "F_pf leaves attention out (the κ_crit paper's reading); this prefill has none to add";
     return fmt::format(
         "F_pf leaves attention out (the κ_crit paper's reading): this prefill's attention over K + T/2 keys per new "
-        "token would add {:.1f} ms of GPU time at {} per GPU (η × the peak in the KV's precision), as verdict's TTFT counts it; "
+        "token would add {:.1f} ms of GPU time at {} per GPU (η × the {} peak{}), as verdict's TTFT counts it; "
         "with it, {:.1f} ms serial, the link "
         "{:.0f}% "
         "of it",
-        a * 1e3, format_flops(st.setup.attention_flops.raw()), serial * 1e3, serial > 0 ? 100 * r.t_link / serial : 0.0);
+        a * 1e3, format_flops(st.setup.attention_flops.raw()), math, given ? "; --prefill-flops sets the GEMMs' rate only" : "",
+        serial * 1e3, serial > 0 ? 100 * r.t_link / serial : 0.0);
 }
 
 std::string scenario_text(const PrefillStudy& st) {

@@ -6,8 +6,10 @@
 # is the binary under test.
 # Usage: readme_examples.sh path/to/kvroof path/to/project
 set -u
-kvroof=$1
+# Absolute: the commands run in a scratch folder, and a relative path there would fall through to any kvroof on PATH.
+kvroof=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 root=$2
+[ -x "$kvroof" ] || { echo "readme_examples: no executable at $1"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r "$root/configs" "$work/"
@@ -15,9 +17,10 @@ cp "$root/tests/data/hf/llama-3.1-8b.json" "$work/config.json"
 cp "$root/tests/data/trace/sample.jsonl" "$work/calls.jsonl"
 mkdir "$work/bin"
 ln -s "$kvroof" "$work/bin/kvroof"
-# One command per line: blocks opened by ```sh, continuation joined, trailing comments cut (outside quotes).
+# One command per line: blocks opened by ```sh, ```bash or ```shell, continuation joined, trailing comments cut
+# (outside quotes). A README line that starts with `kvroof ` inside any fence but is not extracted fails the test.
 awk '
-  /^```/ { inblock = ($0 == "```sh" && !inblock); next }
+  /^[ \t]*```/ { inblock = (!inblock && $0 ~ /^[ \t]*```(sh|bash|shell)[ \t]*$/); buf = ""; next }
   !inblock { next }
   {
     line = $0
@@ -39,9 +42,11 @@ awk '
   }' "$root/README.md" >"$work/commands.tsv"
 n=$(wc -l <"$work/commands.tsv")
 [ "$n" -ge 30 ] || { echo "found only $n README commands: the extraction is broken"; exit 1; }
+fenced=$(awk '/^[ \t]*```/ { inblock = !inblock; next } inblock && /^[ \t]*kvroof / { n++ } END { print n + 0 }' "$root/README.md")
+[ "$fenced" -le "$n" ] || { echo "README has $fenced kvroof lines in fences but only $n were extracted: a fence is not sh"; exit 1; }
 failed=0
 while IFS=$'\t' read -r line cmd; do
-  if ! (cd "$work" && PATH="$work/bin:$PATH" bash -c "$cmd" >"$work/out" 2>&1 </dev/null); then
+  if ! (cd "$work" && PATH="$work/bin:$PATH" bash -e -o pipefail -c "$cmd" >"$work/out" 2>&1 </dev/null); then
     echo "README.md:$line failed: $cmd"
     tail -3 "$work/out"
     failed=$((failed + 1))

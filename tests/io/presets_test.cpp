@@ -43,12 +43,12 @@ TEST_CASE("gb200 gives each GPU half a Grace and half the C2C", "[presets]") {
 
 TEST_CASE("host presets are one CPU socket each, so an 8-GPU x86 server with two sockets has 0.25 per GPU", "[presets]") {
     // --cpus-per-gpu counts sockets (its help says so); the x86 presets once described whole two-socket
-    // servers at 0.125 per GPU. One Xeon 8480+ socket: 8 channels x 4800 MT/s x 8 B = 307.2 GB/s; per GPU of
-    // an 8-GPU board with two sockets: 2 x 307.2 / 8 = 76.8 GB/s, as before the split.
+    // servers at 0.125 per GPU. One Xeon 8480+ socket with two DIMMs per channel: 8 channels x 4400 MT/s x 8 B =
+    // 281.6 GB/s; per GPU of an 8-GPU board with two sockets: 2 x 281.6 / 8 = 70.4 GB/s.
     const HardwareSpec hw = io::load_hardware("--hardware", "h100-sxm");
     CHECK(hw.host.cpus_per_gpu == 0.25);
-    CHECK(hw.host.dram_bandwidth.raw() == Approx(307.2e9));
-    CHECK(hw.host.cpus_per_gpu * hw.host.dram_bandwidth.raw() == Approx(76.8e9));
+    CHECK(hw.host.dram_bandwidth.raw() == Approx(281.6e9));
+    CHECK(hw.host.cpus_per_gpu * hw.host.dram_bandwidth.raw() == Approx(70.4e9));
     // Every x86 GPU preset: two sockets per 8 GPUs.
     for (const char* n : {"b200", "h200", "h100-sxm", "a100-80g", "mi300x", "b300"})
         CHECK(io::load_hardware("--hardware", n).host.cpus_per_gpu * 8 == 2);

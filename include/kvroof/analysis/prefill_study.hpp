@@ -37,6 +37,7 @@ struct PrefillSetup {
     // The prefill's attention (Q·Kᵀ, P·V) per GPU: η_compute × the dense peak in the attention precision, which
     // follows the KV cache, not the weights (spec/policy.hpp attention_dtype), as verdict's TTFT charges it.
     FlopPerSecond attention_flops;
+    DType attention_math = DType::bf16;  // the precision it runs in (attention_dtype: an FP4 cache attends in BF16)
     DType weights = DType::bf16;  // the weights' storage precision: what V_eff subtracts
     TensorParallel tp;
     double ov = 0;
@@ -186,7 +187,8 @@ struct PrefillStudy : PrefillPoint {
     p.link = s.hardware.link.bandwidth;
     p.c_eff = default_prefill_flops(s.hardware, gemm_dtype(s.policy));
     p.kv = s.policy.kv_dtype;
-    p.attention_flops = default_prefill_flops(s.hardware, attention_dtype(s.policy));
+    p.attention_math = attention_dtype(s.policy);
+    p.attention_flops = default_prefill_flops(s.hardware, p.attention_math);
     p.weights = s.policy.weight_dtype;
     p.tp.gpus = s.hardware.deployment.gpus;
     p.ov = ov;
