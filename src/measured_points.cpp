@@ -155,19 +155,33 @@ std::string point_id(const json& p) {
     return p.at("id").is_string() ? p.at("id").get<std::string>() : p.at("id").dump();
 }
 
+// A list of strings or of numbers under `key`, each element checked (a mistyped one names the key).
+std::vector<std::string> texts(const json& j, const char* key) {
+    const json& v = field(j, key);
+    std::vector<std::string> out;
+    if (v.is_array())
+        for (const json& x : v)
+            if (x.is_string()) out.push_back(x.get<std::string>());
+    if (!v.is_array() || out.size() != v.size())
+        throw InputError(fmt::format("{}: must be an array of strings, got {}", key, v.dump()));
+    return out;
+}
+
 EngineKernel decode_kernel(const json& k) {
+    if (!k.is_object()) throw InputError(fmt::format("must be an object, got {}", k.dump()));
     EngineKernel e;
-    e.id = k.at("id").get<std::string>();
-    e.engine = k.at("engine").get<std::string>();
-    e.weight_dtype = k.at("weight_dtype").get<std::string>();
-    e.gpus = k.at("gpus").get<std::vector<std::string>>();
-    e.kernel = k.at("kernel").get<std::string>();
-    e.source = k.at("source").get<std::string>();
-    e.eta_moe_gemm = k.at("eta_moe_gemm").get<double>();
-    const auto range = k.at("range").get<std::vector<double>>();
-    if (range.size() != 2) throw InputError("range: must be [low, high]");
-    e.lo = range[0];
-    e.hi = range[1];
+    e.id = text(k, "id");
+    e.engine = text(k, "engine");
+    e.weight_dtype = text(k, "weight_dtype");
+    e.gpus = texts(k, "gpus");
+    e.kernel = text(k, "kernel");
+    e.source = text(k, "source");
+    e.eta_moe_gemm = real(k, "eta_moe_gemm");
+    const json& range = field(k, "range");
+    if (!range.is_array() || range.size() != 2 || !range[0].is_number() || !range[1].is_number())
+        throw InputError(fmt::format("range: must be [low, high], two numbers, got {}", range.dump()));
+    e.lo = range[0].get<double>();
+    e.hi = range[1].get<double>();
     if (!(e.eta_moe_gemm >= 0.001 && e.eta_moe_gemm <= 1)) throw InputError("eta_moe_gemm: must be in [0.001, 1]");
     if (!(e.lo >= 0.001 && e.hi <= 1)) throw InputError("range: both ends must be in [0.001, 1]");
     if (!(e.lo <= e.eta_moe_gemm && e.eta_moe_gemm <= e.hi)) throw InputError("range: must hold eta_moe_gemm");

@@ -119,8 +119,14 @@ std::string python_literals_to_json(std::string_view t) {
 
 std::string read_text_file(std::string_view flag, std::string_view path, std::string_view what) {
     std::error_code ec;
-    if (std::filesystem::is_directory(std::filesystem::path(path), ec))
-        throw InputError(fmt::format("{}: '{}' is a folder; give {}", flag, path, what));
+    const std::filesystem::path p(path);
+    if (std::filesystem::is_directory(p, ec)) throw InputError(fmt::format("{}: '{}' is a folder; give {}", flag, path, what));
+    // A device (/dev/zero, a terminal) never ends or is no file; a name that is not UTF-8 cannot be echoed in JSON.
+    const auto st = std::filesystem::status(p, ec);
+    if (!ec && (std::filesystem::is_character_file(st) || std::filesystem::is_block_file(st)))
+        throw InputError(fmt::format("{}: '{}' is a device; give {}", flag, path, what));
+    if (!valid_utf8(path))
+        throw InputError(fmt::format("{}: the file name is not valid UTF-8 (the reports echo it); rename the file", flag));
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     note_input_file(path);  // no output of this run may replace it

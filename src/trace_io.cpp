@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "kvroof/io/mix_file.hpp"
+#include "kvroof/io/parse.hpp"
 #include "kvroof/io/presets.hpp"
 #include "kvroof/spec/workload.hpp"
 #include "presets_json.hpp"
@@ -107,7 +108,9 @@ double csv_number(const std::string& at, const char* key, const std::string& tex
     const double v = std::strtod(text.c_str(), &end);
     // Decimal only, as every number kvroof reads: strtod also takes hexadecimal ("0x10" = 16).
     const bool hex = text.find_first_of("xX") != std::string::npos;
-    if (text.empty() || hex || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v))
+    // ERANGE on underflow (5e-324) still gives the nearest double; only an overflow is no number.
+    const bool overflow = errno == ERANGE && std::fabs(v) == HUGE_VAL;
+    if (text.empty() || hex || end != text.c_str() + text.size() || overflow || !std::isfinite(v))
         throw InputError(fmt::format("{}: '{}' must be a number, got '{}'", at, key, text));
     return v;
 }
@@ -151,6 +154,7 @@ RawCall raw_from_csv(const std::string& at, std::string_view line, const CsvColu
             fmt::format("{}: {} fields, the header has {} (quoted fields are not supported)", at, f.size(), cols.count));
     RawCall r;
     r.session = f[static_cast<std::size_t>(cols.session)];
+    if (!valid_utf8(r.session)) throw InputError(fmt::format("{}: 'session_id' is not valid UTF-8", at));
     for (std::size_t k = 0; k < kNumberFields.size(); ++k) {
         if (cols.num[k] < 0) continue;
         const std::string& text = f[static_cast<std::size_t>(cols.num[k])];

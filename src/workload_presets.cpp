@@ -37,6 +37,12 @@ CallClass workload_from_json(std::string_view where, const json& w, std::string 
         if (!(med > 0) || !(p99 >= med))
             throw InputError(fmt::format("{}: idle gap needs 0 < median <= p99, got {} and {}", where, med, p99));
         c.idle_gap = Seconds(lognormal_mean_from_median_p99(med, p99));
+        // The mean is what the model uses; name the two keys it came from, not a key the file does not have.
+        if (!(c.idle_gap.raw() <= limits::kMaxIdleGapS))
+            throw InputError(
+                fmt::format("{}: idle_gap_median_s {:g} and idle_gap_p99_s {:g} give a mean idle gap over {:g} s "
+                            "(a lognormal through them); give a narrower spread or idle_gap_s",
+                            where, med, p99, limits::kMaxIdleGapS));
     }
     c.check_validity(where);
     return c;

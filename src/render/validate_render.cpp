@@ -203,7 +203,7 @@ json calibration_json(const ValidationResult& r) {
 }
 
 CalibrationFile read_calibration(const std::string& where, const json& j) {
-    if (!j.is_object() || j.value("kind", std::string()) != "kvroof-calibration")
+    if (!j.is_object() || !j.contains("kind") || j.at("kind") != "kvroof-calibration")
         throw InputError(fmt::format("{}: kind: must be \"kvroof-calibration\" (a file `kvroof validate --out` writes)", where));
     if (!j.contains("version") || j.at("version") != 1)
         throw InputError(fmt::format("{}: version: must be 1 (the version this kvroof writes)", where));

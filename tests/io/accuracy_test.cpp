@@ -193,7 +193,15 @@ TEST_CASE("a bad engine kernel rule is an input error naming the rule", "[accura
     fails_with({numbered}, "engine kernel 5: ");  // a non-text id is named, not a crash
     nlohmann::json no_source = rule("x", "vLLM", "fp8", {"h200"}, 0.2);
     no_source.erase("source");
-    fails_with({no_source}, "engine kernel x:");
+    fails_with({no_source}, "engine kernel x: source: missing");
+    // Mistyped fields name the key and what it must be, not nlohmann's words ("cannot use at() with number").
+    nlohmann::json typed = rule("y", "vLLM", "fp8", {"h200"}, 0.2);
+    typed["range"] = {0.1, "x"};
+    fails_with({typed}, "engine kernel y: range: must be [low, high], two numbers, got [0.1,\"x\"]");
+    typed = rule("z", "vLLM", "fp8", {"h200"}, 0.2);
+    typed["gpus"] = {5};
+    fails_with({typed}, "engine kernel z: gpus: must be an array of strings, got [5]");
+    fails_with({nlohmann::json(5)}, "engine kernel ?: must be an object, got 5");
 }
 
 TEST_CASE("accuracy at the defaults is pinned: kvroof beats the plain roofline, and its MAPE may not grow", "[accuracy]") {

@@ -76,3 +76,20 @@ TEST_CASE("dtypes and idle policies", "[parse]") {
     CHECK(parse_idle_policy("--idle", "park") == IdlePolicy::park);
     CHECK_THROWS_WITH(parse_idle_policy("--idle", "sleep"), Catch::Contains("hold, park"));
 }
+
+TEST_CASE("valid_utf8: well-formed sequences only (no overlong forms, surrogates or code points past U+10FFFF)", "[parse]") {
+    using io::valid_utf8;
+    CHECK(valid_utf8(""));
+    CHECK(valid_utf8("plain ascii"));
+    CHECK(valid_utf8("\xC3\xA9"));  // é
+    CHECK(valid_utf8("\xE2\x82\xAC"));  // €
+    CHECK(valid_utf8("\xF0\x9F\x98\x80"));  // U+1F600
+    CHECK(valid_utf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF
+    CHECK_FALSE(valid_utf8("\xFF"));
+    CHECK_FALSE(valid_utf8("\xC3"));  // truncated
+    CHECK_FALSE(valid_utf8("\xC0\xAF"));  // overlong '/'
+    CHECK_FALSE(valid_utf8("\xE0\x80\xAF"));  // overlong, three bytes
+    CHECK_FALSE(valid_utf8("\xED\xA0\x80"));  // a surrogate, U+D800
+    CHECK_FALSE(valid_utf8("\xF4\x90\x80\x80"));  // U+110000
+    CHECK_FALSE(valid_utf8("a\x80z"));  // a lone continuation byte
+}

@@ -131,6 +131,16 @@ struct SimTally {
     UnitHistogram f_split;  // the f of each step that decoded
 };
 
+// Sliding-window, linear-attention and DSA layers make a token's decode
+// cost a concave function of its context, not a line: summing it over the
+// batch would need every sequence each step. Refused until then (InputError).
+inline void check_simulable(const ModelConstants& mc) {
+    if (!mc.layout.plain() || mc.layout.topk > 0)
+        throw InputError(
+            "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
+            "linear in the context); the closed form (verdict) models them");
+}
+
 class SimEngine {
 public:
     SimEngine(const PreparedScenario& ps, const SimSpec& spec);

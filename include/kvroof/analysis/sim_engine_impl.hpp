@@ -18,13 +18,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     pol.f = spec.f_gpu();
     pol.ov = 0;
     pol.idle = ps.idle;
-    // Sliding-window, linear-attention and DSA layers make a token's decode
-    // cost a concave function of its context, not a line: summing it over the
-    // batch would need every sequence each step. Refused until then.
-    if (!ps.mc.layout.plain() || ps.mc.layout.topk > 0)
-        throw InputError(
-            "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
-            "linear in the context); the closed form (verdict) models them");
+    check_simulable(ps.mc);
     // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
     lines_ = decode_lines(ps, pol);
     if (spec.f_policy == FPolicy::dynamic) split_ = split_lines(ps, pol, spec.f);

@@ -47,6 +47,8 @@ inline constexpr double kMinMixWeight = 1e-6, kMaxMixWeight = 1e6;
 
 // Whitespace trimmed from both ends; `s` split at `sep` with each part trimmed.
 [[nodiscard]] std::string trim(std::string_view s);
+// Whether `s` is well-formed UTF-8 (what a JSON output can carry: a path or a name read from a file goes into one).
+[[nodiscard]] bool valid_utf8(std::string_view s) noexcept;
 [[nodiscard]] std::vector<std::string> split(std::string_view s, char sep);
 
 // Human-readable quantity, e.g. 1.41e11 bytes -> "141 GB".
