@@ -425,7 +425,7 @@ dep="--hardware h100-sxm --model llama-3.1-70b --tp 2 --pp 2 --dp 3"
 
 # compare shows f as verdict's VERDICT line does (never below the least f that fits: 0.3347 -> 0.34, not 0.33), and
 # no time bound where no batch runs at f = 0.
-"$kvroof" compare --across hardware=h100-sxm,h200 --gpus 2 | grep 'hardware=h100-sxm' | grep -q 'f=0.34 5.5 .*makes it serve *— *hbm_capacity' \
+"$kvroof" compare --across hardware=h100-sxm,h200 --gpus 2 | grep 'hardware=h100-sxm' | grep -q 'f=0.34 5.1 .*makes it serve *— *hbm_capacity' \
     && "$kvroof" verdict --hardware h100-sxm --gpus 2 | tail -n 1 | grep -q '^VERDICT: OFFLOAD f=0.34 ' && ok || bad "compare's f is not verdict's"
 # kvroof compare: every combination of the --across lists, first axis slowest, and the COMPARE line.
 "$kvroof" compare --help | grep -q 'Examples' && ok || bad "compare --help has examples"
