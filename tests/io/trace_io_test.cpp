@@ -56,7 +56,7 @@ TEST_CASE("trace JSON Lines and CSV read the same calls") {
     CHECK(io::trace_format_of("x.jsonl") == io::TraceFormat::jsonl);
 }
 
-TEST_CASE("a CSV trace reads a subnormal number as JSON Lines does; only an overflow is no number") {
+TEST_CASE("a CSV trace reads a subnormal number as JSON Lines does, and refuses only an overflow") {
     // strtod sets ERANGE on underflow too, and 5e-324 (the smallest double) was refused as "not a number".
     const char* head = "session_id,timestamp_s,input_tokens,cached_tokens,output_tokens\n";
     const auto c = io::parse_trace_text("t", std::string(head) + "a,0,100,50,10\na,5e-324,100,50,10\n", io::TraceFormat::csv);
