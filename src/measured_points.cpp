@@ -155,7 +155,7 @@ std::string point_id(const json& p) {
     return p.at("id").is_string() ? p.at("id").get<std::string>() : p.at("id").dump();
 }
 
-// A list of strings or of numbers under `key`, each element checked (a mistyped one names the key).
+// A list of strings under `key`, each element checked (a mistyped one names the key).
 std::vector<std::string> texts(const json& j, const char* key) {
     const json& v = field(j, key);
     std::vector<std::string> out;

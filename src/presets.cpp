@@ -121,10 +121,12 @@ std::string read_text_file(std::string_view flag, std::string_view path, std::st
     std::error_code ec;
     const std::filesystem::path p(path);
     if (std::filesystem::is_directory(p, ec)) throw InputError(fmt::format("{}: '{}' is a folder; give {}", flag, path, what));
-    // A device (/dev/zero, a terminal) never ends or is no file; a name that is not UTF-8 cannot be echoed in JSON.
+    // A device is no file (/dev/zero never ends; a terminal is refused with it: pipe or redirect into /dev/stdin);
+    // a name that is not UTF-8 cannot be echoed in JSON.
     const auto st = std::filesystem::status(p, ec);
     if (!ec && (std::filesystem::is_character_file(st) || std::filesystem::is_block_file(st)))
-        throw InputError(fmt::format("{}: '{}' is a device; give {}", flag, path, what));
+        throw InputError(
+            fmt::format("{}: '{}' is a device; give {} (or pipe or redirect one into /dev/stdin)", flag, path, what));
     if (!valid_utf8(path))
         throw InputError(fmt::format("{}: the file name is not valid UTF-8 (the reports echo it); rename the file", flag));
     std::ifstream in{std::string(path)};

@@ -263,8 +263,9 @@ nlohmann::ordered_json classes_mix_json(const TraceClasses& t, std::string_view 
 }
 
 SynthSpec load_synth_spec(std::string_view flag, std::string_view path) {
-    (void)load_mix_file(flag, path);  // every key and value checked as --mix would
+    // Read once (a pipe has no second reading), every key and value checked as --mix would.
     const json j = read_json_file(flag, path);
+    (void)mix_from_json(fmt::format("{} {}", flag, path), j);
     SynthSpec s;
     bool first = true;
     for (const auto& [name, e] : j.items()) {

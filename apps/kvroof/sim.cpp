@@ -84,7 +84,7 @@ void run_sim(const SimOptionsText& o) {
     // A model the simulator refuses is refused before any warning: one line on stderr.
     io::BuiltScenario built = io::build_scenario(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
-    detail::check_simulable(PreparedScenario(built.scenario).mc);
+    detail::check_simulable(PreparedScenario::constants_on(built.scenario));
     print_warnings(built, false);
     const SimSpec spec = sim_spec(o);
     if (!o.plot.empty()) check_svg_path(o.plot), (void)io::find_gnuplot();  // fails here, before the first byte

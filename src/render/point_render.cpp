@@ -17,7 +17,6 @@
 namespace kvroof::io {
 namespace {
 using nlohmann::json;
-using render::finite_or_null;
 
 // What caps an open loop's requests in the engine: memory, the chunk budget (chunked prefill), --max-seqs.
 std::string saturation_limits(const LoadSpec& l) {

@@ -145,6 +145,8 @@ TEST_CASE("the classes file is a mix file: --mix FILE.json loads it with the tra
     io::write_file_atomic(path, io::classes_mix_json(t, "sample.jsonl").dump(2));
     CHECK(io::is_mix_file(path));
     CHECK_FALSE(io::is_mix_file("a.json:0.5,b.json:0.5"));
+    CHECK_FALSE(io::is_mix_file("long:0.7,short:0.3"));
+    CHECK(io::is_mix_file("/dev/fd/63"));  // a process substitution, as --model and --workload read one
     const Mix m = io::load_mix_file("--mix", path);
     REQUIRE(m.entries.size() == 3);
     double total = 0;

@@ -10,10 +10,12 @@
 
 namespace kvroof::io {
 
-// True when a --mix value names a mix file (it ends in ".json") rather than
+// True when a --mix value names a mix file rather than
 // class:weight pairs.
 [[nodiscard]] inline bool is_mix_file(std::string_view text) noexcept {
-    return text.size() > 5 && text.substr(text.size() - 5) == ".json";
+    // A path as --model and --workload take one: a .json name, or any '/' (no class name has one), so a process
+    // substitution (/dev/fd/63) or /dev/stdin reads as a file.
+    return (text.size() > 5 && text.substr(text.size() - 5) == ".json") || text.find('/') != std::string_view::npos;
 }
 
 // Every failure is an InputError naming `flag`, the file and the class.
