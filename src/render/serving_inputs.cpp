@@ -109,6 +109,7 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model, bool g
 }  // namespace
 
 std::string render::point_summary(const ServingPoint& p) {
+    if (!p.session_fits) return "does not fit: one session's KV at this f";
     if (!p.feasible) return "infeasible";
     // ITL is what a user sees and what --slo-tpot bounds (B / throughput: the step with its interleaved prefill); the
     // bare step beside it. It said "TPOT" of the step alone, 48.3 ms under a 50 ms SLO that bound the ITL at 50.0.

@@ -32,6 +32,16 @@ std::string infeasible_reason(const ServingPoint& p, const ScenarioFacts& facts)
 
 std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
     const Scenario& sc = facts.scenario;
+    if (chosen_f_does_not_fit(v)) {
+        const double kv = facts.session_kv_max.raw(), span = std::max(1.0, static_cast<double>(facts.kv_session_span));
+        const double dram_share = sc.policy.idle == IdlePolicy::park ? 1.0 : v.f;
+        return fmt::format(
+            "VERDICT: DOES NOT FIT at the chosen f={} — one session's KV {}: {} in HBM ({} free for KV), {} in CPU DRAM ({}); "
+            "it fits from f >= {}",
+            render::fmt_f(v.f), format_bytes(kv), format_bytes((1.0 - v.f) * kv * span), format_bytes(facts.hbm_free.raw()),
+            format_bytes(dram_share * kv), format_bytes(facts.cpu_memory.raw()),
+            v.smallest_f_that_fits ? render::f_flag(*v.smallest_f_that_fits, *v.smallest_f_that_fits) : std::string("—"));
+    }
     if (v.session_does_not_fit) {
         const std::string where =
             sc.policy.idle == IdlePolicy::park
@@ -246,7 +256,7 @@ std::string render_verdict_text(const VerdictReport& r, const BuiltScenario& bui
     const Verdict& v = r.verdict;
     std::string s = fmt::format("kvroof {} — verdict\n\n", KVROOF_VERSION);
     s += render::inputs_text(built, r.facts) + "\n" + capacity_text(r.facts) + "\n";
-    if (v.kind != VerdictKind::does_not_fit) s += band_text(r);
+    if (v.kind != VerdictKind::does_not_fit || chosen_f_does_not_fit(v)) s += band_text(r);
     if (v.calibration) s += calibration_text(*v.calibration);
     s += "\n";
     s += verdict_line(r);
@@ -371,7 +381,7 @@ std::string render_verdict_markdown(const VerdictReport& r, const BuiltScenario&
     s += fmt::format("**{}**\n\n", verdict_line(r));
     s += "## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Capacity\n\n```\n" + capacity_text(r.facts) +
          "```\n\n";
-    if (v.kind != VerdictKind::does_not_fit) s += band_markdown(r);
+    if (v.kind != VerdictKind::does_not_fit || chosen_f_does_not_fit(v)) s += band_markdown(r);
     if (v.calibration) {
         const auto& c = *v.calibration;
         s += "\n## Calibration\n\n";

@@ -201,3 +201,29 @@ TEST_CASE("each lever alone, best first: the offload lever is the bankable end, 
     // The seed example: offload (4.6x bankable) beats parking, KV quantisation and a second GPU per GPU.
     CHECK(*r.levers.front().lever == LeverKind::offload);
 }
+
+TEST_CASE("a chosen f at which one session does not fit is DOES NOT FIT there, with the f it needs", "[verdict_report]") {
+    // Llama-3.1-8B on an RTX 4090 at a 129k context: one session's 16.91 GB fits the 5.94 GB left for KV only from
+    // f = 0.649. At --f 0.3 its GPU share, 0.7 x 16.91 = 11.84 GB, does not fit: that is no serving point ("VERDICT:
+    // INFEASIBLE — no batch fits" before), while the best f and the baseline stand.
+    const Scenario sc = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "rtx-4090");
+        in.set("model", "llama-3.1-8b");
+        in.set("workload", "s_cached=128000,a_append=1000,o_output=500");
+    });
+    VerdictOptions at;
+    at.fixed_f = 0.3;
+    const VerdictReport r = verdict_report(sc, at);
+    CHECK(r.verdict.kind == VerdictKind::does_not_fit);
+    CHECK(chosen_f_does_not_fit(r.verdict));
+    REQUIRE(r.verdict.smallest_f_that_fits);
+    CHECK(*r.verdict.smallest_f_that_fits == Approx(0.649).margin(0.001));
+    const std::string line = io::verdict_line(r);
+    CHECK(line.find("DOES NOT FIT at the chosen f=0.30") != std::string::npos);
+    CHECK(line.find("11.84 GB in HBM (5.94 GB free for KV)") != std::string::npos);
+    CHECK(line.find("it fits from f >= 0.65") != std::string::npos);
+    // At an f that fits it is a serving point again; and without --f the best f is found as before.
+    at.fixed_f = 0.7;
+    CHECK(verdict_report(sc, at).verdict.kind != VerdictKind::does_not_fit);
+    CHECK(verdict_report(sc).verdict.kind != VerdictKind::does_not_fit);
+}

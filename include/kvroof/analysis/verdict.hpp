@@ -161,6 +161,11 @@ struct VerdictOptions {
     bool checked = false;
 };
 
+// DOES NOT FIT at the f the user chose only: the scenario serves at other f (the baseline and the best f stand).
+[[nodiscard]] inline bool chosen_f_does_not_fit(const Verdict& v) noexcept {
+    return v.f_fixed && !v.session_does_not_fit && v.kind == VerdictKind::does_not_fit && v.at_f.conservative.fits;
+}
+
 [[nodiscard]] inline Verdict make_verdict(const Scenario& scenario, const VerdictOptions& opt = {}) {
     if (!opt.checked) scenario.check_validity();
     const PreparedScenario ps(scenario);
@@ -213,6 +218,9 @@ struct VerdictOptions {
         v.gain_pipelined = v.gain_optimistic;
     }
     v.kind = classify(v, base_c);
+    // A chosen f at which one session's KV does not fit (its GPU share in HBM, its CPU share in DRAM) is no serving
+    // point at all: DOES NOT FIT at that f, with the f it needs (it read INFEASIBLE, "no batch fits").
+    if (v.f_fixed && !v.at_f.conservative.session_fits) v.kind = VerdictKind::does_not_fit;
 
     if (opt.measured_tps) {
         Calibration c;
