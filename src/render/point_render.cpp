@@ -285,6 +285,9 @@ std::string point_verdict_line(const PointStudy& s) {
                            : s.load.mode == LoadMode::saturate     ? std::string("concurrency max")
                            : s.load.mode == LoadMode::request_rate ? fmt::format("request rate {:g}/s", s.load.value)
                                                                    : fmt::format("{} {:g}", name(s.load.mode), s.load.value);
+    if (s.kind == VerdictKind::does_not_fit && s.f_fixed && s.smallest_f_that_fits)
+        return fmt::format("VERDICT: DOES NOT FIT at {} at the chosen f={}; it fits from f >= {} (no overlap)\n", at,
+                           render::fmt_f(s.f), render::f_flag(*s.smallest_f_that_fits, *s.smallest_f_that_fits));
     if (s.kind == VerdictKind::does_not_fit) return fmt::format("VERDICT: DOES NOT FIT at {} at any f\n", at);
     std::string head;
     switch (s.kind) {

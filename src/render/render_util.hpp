@@ -84,5 +84,7 @@ inline std::string fmt_ms_if(bool runs, double s) { return runs && std::isfinite
 }
 // One serving point, one line.
 [[nodiscard]] std::string point_summary(const ServingPoint& p);
+// "VERDICT: DOES NOT FIT at the chosen f=…" with both of one session's shares and the f that fits.
+[[nodiscard]] std::string chosen_f_misfit_line(const Verdict& v, const ScenarioFacts& facts);
 
 }  // namespace kvroof::io::render

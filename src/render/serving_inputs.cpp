@@ -108,6 +108,25 @@ std::string parallel_text(const HardwareSpec& hw, const ModelSpec& model, bool g
 }
 }  // namespace
 
+// The VERDICT line of a chosen f at which one session does not fit (chosen_f_does_not_fit): both shares against
+// what holds them, and the f that fits.
+std::string render::chosen_f_misfit_line(const Verdict& v, const ScenarioFacts& facts) {
+    const Scenario& sc = facts.scenario;
+    const double kv = facts.session_kv_max.raw(), span = std::max(1.0, static_cast<double>(facts.kv_session_span));
+    const double dram_share = sc.policy.idle == IdlePolicy::park ? 1.0 : v.f;
+    // Too little offloaded (its GPU share overflows HBM), or too much (its CPU share overflows DRAM, --idle hold).
+    const bool hbm_short = (1.0 - v.f) * kv * span > facts.hbm_free.raw();
+    const std::string fits_from =
+        hbm_short ? "from f >= " + (v.smallest_f_that_fits ? render::f_flag(*v.smallest_f_that_fits, *v.smallest_f_that_fits)
+                                                           : std::string("—"))
+                  : fmt::format("up to f <= {:.2f}", std::floor(100 * facts.cpu_memory.raw() / kv) / 100);
+    return fmt::format(
+        "VERDICT: DOES NOT FIT at the chosen f={} — one session's KV {}: {} in HBM ({} free for KV), {} in CPU DRAM ({}); "
+        "it fits {}",
+        render::fmt_f(v.f), format_bytes(kv), format_bytes((1.0 - v.f) * kv * span), format_bytes(facts.hbm_free.raw()),
+        format_bytes(dram_share * kv), format_bytes(facts.cpu_memory.raw()), fits_from);
+}
+
 std::string render::point_summary(const ServingPoint& p) {
     if (!p.session_fits) return "does not fit: one session's KV at this f";
     if (!p.feasible) return "infeasible";

@@ -32,16 +32,7 @@ std::string infeasible_reason(const ServingPoint& p, const ScenarioFacts& facts)
 
 std::string does_not_fit_line(const Verdict& v, const ScenarioFacts& facts) {
     const Scenario& sc = facts.scenario;
-    if (chosen_f_does_not_fit(v)) {
-        const double kv = facts.session_kv_max.raw(), span = std::max(1.0, static_cast<double>(facts.kv_session_span));
-        const double dram_share = sc.policy.idle == IdlePolicy::park ? 1.0 : v.f;
-        return fmt::format(
-            "VERDICT: DOES NOT FIT at the chosen f={} — one session's KV {}: {} in HBM ({} free for KV), {} in CPU DRAM ({}); "
-            "it fits from f >= {}",
-            render::fmt_f(v.f), format_bytes(kv), format_bytes((1.0 - v.f) * kv * span), format_bytes(facts.hbm_free.raw()),
-            format_bytes(dram_share * kv), format_bytes(facts.cpu_memory.raw()),
-            v.smallest_f_that_fits ? render::f_flag(*v.smallest_f_that_fits, *v.smallest_f_that_fits) : std::string("—"));
-    }
+    if (chosen_f_does_not_fit(v)) return render::chosen_f_misfit_line(v, facts);
     if (v.session_does_not_fit) {
         const std::string where =
             sc.policy.idle == IdlePolicy::park

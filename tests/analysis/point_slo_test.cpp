@@ -93,4 +93,18 @@ TEST_CASE("infeasible because the engine runs every request that fits: the large
     CHECK_FALSE(batch.slo_cap);
 }
 
+TEST_CASE("a chosen f at which the point fits at neither end is DOES NOT FIT there, not KEEP KV ON GPU", "[point]") {
+    // Llama-3.1-8B on an RTX 4090 at ISL 129,000: f = 0 fits no request; at --f 0.3 neither end fits either. The
+    // study said KEEP KV ON GPU (no end offloads a fitting point) beside "f=0 does not fit".
+    const Scenario s = test::bench_scenario("rtx-4090", "llama-3.1-8b", 129000, 500);
+    const LoadSpec load = test::point_load(LoadMode::concurrency, 4);
+    const PointStudy st = point_study(s, load, 0.3);
+    REQUIRE_FALSE(st.baseline.conservative.fits);
+    REQUIRE(st.smallest_f_that_fits);
+    CHECK(*st.smallest_f_that_fits > 0.3);
+    CHECK(st.kind == VerdictKind::does_not_fit);
+    // At an f that fits, the question is the SLOs again, not fitting.
+    CHECK(point_study(s, load, 0.8).kind != VerdictKind::does_not_fit);
+}
+
 }  // namespace kvroof

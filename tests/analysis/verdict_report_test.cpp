@@ -222,6 +222,16 @@ TEST_CASE("a chosen f at which one session does not fit is DOES NOT FIT there, w
     CHECK(line.find("DOES NOT FIT at the chosen f=0.30") != std::string::npos);
     CHECK(line.find("11.84 GB in HBM (5.94 GB free for KV)") != std::string::npos);
     CHECK(line.find("it fits from f >= 0.65") != std::string::npos);
+    // Too much offloaded instead: with 12 GB of CPU DRAM, f = 0.9 puts 15.22 GB there; it fits up to f = 12/16.91.
+    const Scenario small_dram = test::scenario_with([](io::ScenarioInputs& in) {
+        in.set("hardware", "rtx-4090");
+        in.set("model", "llama-3.1-8b");
+        in.set("workload", "s_cached=128000,a_append=1000,o_output=500");
+        in.set("cpu-mem", "12GB");
+    });
+    at.fixed_f = 0.9;
+    const std::string over = io::verdict_line(verdict_report(small_dram, at));
+    CHECK(over.find("15.22 GB in CPU DRAM (12 GB); it fits up to f <= 0.70") != std::string::npos);
     // At an f that fits it is a serving point again; and without --f the best f is found as before.
     at.fixed_f = 0.7;
     CHECK(verdict_report(sc, at).verdict.kind != VerdictKind::does_not_fit);

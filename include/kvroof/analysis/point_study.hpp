@@ -155,9 +155,12 @@ namespace detail {
     const bool kept_somewhere =
         kept(s.baseline) ||
         (fixed_f ? kept(s.at_f) : (best_con && within_slos(*best_con)) || (best_opt && within_slos(*best_opt)));
-    s.kind = !s.smallest_f_that_fits && !s.at_f.optimistic.fits ? VerdictKind::does_not_fit
-             : fits_somewhere && !kept_somewhere                ? VerdictKind::infeasible
-                                                                : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
+    // A chosen f at which the point fits at neither end is DOES NOT FIT there (it read KEEP KV ON GPU where f = 0
+    // did not fit either); without a chosen f, where no f fits.
+    const bool chosen_misses = fixed_f && !s.at_f.conservative.fits && !s.at_f.optimistic.fits;
+    s.kind = chosen_misses || (!s.smallest_f_that_fits && !s.at_f.optimistic.fits) ? VerdictKind::does_not_fit
+             : fits_somewhere && !kept_somewhere                                   ? VerdictKind::infeasible
+                                                 : offload_kind(con, s.gain_bankable, opt, s.gain_pipelined);
     if (s.kind == VerdictKind::infeasible)
         if (const auto cap = detail::slo_cap(ps, load, s.baseline.conservative)) {
             s.slo_max_seqs = cap->first;
