@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -103,14 +102,12 @@ std::vector<std::string> split_csv(std::string_view line) {
 }
 
 double csv_number(const std::string& at, const char* key, const std::string& text) {
-    errno = 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     // Decimal only, as every number kvroof reads: strtod also takes hexadecimal ("0x10" = 16).
     const bool hex = text.find_first_of("xX") != std::string::npos;
-    // ERANGE on underflow (5e-324) still gives the nearest double; only an overflow is no number.
-    const bool overflow = errno == ERANGE && std::fabs(v) == HUGE_VAL;
-    if (text.empty() || hex || end != text.c_str() + text.size() || overflow || !std::isfinite(v))
+    // An underflow (5e-324) gives the nearest double; an overflow gives ±inf, refused below.
+    if (text.empty() || hex || end != text.c_str() + text.size() || !std::isfinite(v))
         throw InputError(fmt::format("{}: '{}' must be a number, got '{}'", at, key, text));
     return v;
 }
