@@ -283,7 +283,7 @@ SynthSpec load_synth_spec(std::string_view flag, std::string_view path) {
         if (e.contains("idle_gap_median_s")) {
             c.gap = GapFit::lognormal;
             c.gap_median_s = e.at("idle_gap_median_s").get<double>();
-            c.gap_sigma = std::log(e.at("idle_gap_p99_s").get<double>() / c.gap_median_s) / kZ99;
+            c.gap_sigma = lognormal_sigma_from_median_p99(c.gap_median_s, e.at("idle_gap_p99_s").get<double>());
         } else if (e.contains("idle_gap_s") && e.at("idle_gap_s").get<double>() > 0) {
             c.gap = GapFit::exponential;
             c.gap_mean_s = e.at("idle_gap_s").get<double>();

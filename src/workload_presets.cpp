@@ -14,8 +14,7 @@ namespace kvroof::io {
 using namespace json_read;
 
 double lognormal_mean_from_median_p99(double median, double p99) noexcept {
-    constexpr double kZ99 = 2.3263478740408408;  // standard normal 0.99 quantile
-    const double sigma = std::log(p99 / median) / kZ99;
+    const double sigma = lognormal_sigma_from_median_p99(median, p99);
     return median * std::exp(0.5 * sigma * sigma);
 }
 
@@ -37,6 +36,7 @@ CallClass workload_from_json(std::string_view where, const json& w, std::string 
         if (!(med > 0) || !(p99 >= med))
             throw InputError(fmt::format("{}: idle gap needs 0 < median <= p99, got {} and {}", where, med, p99));
         c.idle_gap = Seconds(lognormal_mean_from_median_p99(med, p99));
+        c.idle_gap_sigma = lognormal_sigma_from_median_p99(med, p99);
         // The mean is what the model uses; name the two keys it came from, not a key the file does not have.
         if (!(c.idle_gap.raw() <= limits::kMaxIdleGapS))
             throw InputError(

@@ -146,7 +146,8 @@ Action setup_sim(CLI::App& app) {
         fmt::format("{:g}", def.warmup));
     add("--gap-dist", o->gaps, "NAME",
         "idle gaps (closed loop) and interarrival times (open loop) around their mean: exponential, deterministic, or "
-        "lognormal (the codex shape: median 5.2 s, P99 81.4 s, scaled to the mean)",
+        "lognormal (idle gaps: each class's own shape where its file gives a gap median and P99, as kvroof trace writes "
+        "them, else the codex shape, median 5.2 s and P99 81.4 s; scaled to the class's mean)",
         name(def.gaps));
     add("--preempt", o->preempt, "NAME",
         "none: a call is admitted when its peak KV (S + O tokens) fits, and never preempted; recompute or swap: admitted "

@@ -110,6 +110,7 @@ struct SimCall {  // a call from arrival to completion
 struct SimClass {  // a class in whole tokens, with its reservations in bytes
     std::int64_t s_cached = 0, a_append = 0, o_output = 1, context = 0;
     double idle = 0;  // s, mean idle gap
+    double idle_sigma = 0;  // ln-σ of a lognormal idle gap (0: the codex shape's)
     double cum_p = 0;  // Σ p of the classes up to this one
     double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
     double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)

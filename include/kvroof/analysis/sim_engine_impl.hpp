@@ -50,6 +50,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.o_output = std::max<std::int64_t>(1, std::llround(e.cls.o_output));
         c.context = c.s_cached + c.a_append;
         c.idle = e.cls.idle_gap.raw();
+        c.idle_sigma = e.cls.idle_gap_sigma;
         cum += e.weight;
         c.cum_p = cum;
         const auto peak = static_cast<double>(c.context + c.o_output);
@@ -362,7 +363,7 @@ inline void SimEngine::complete(std::uint32_t id) {
         if (c.client >= 0) saved_[static_cast<std::size_t>(c.client)] = saved;
     }
     if (c.client >= 0 && scheduled_ < static_cast<std::uint64_t>(spec_.calls)) {
-        const double gap = rng_.gap(k.idle, spec_.gaps);
+        const double gap = rng_.gap(k.idle, spec_.gaps, k.idle_sigma);
         if (gap > 0) {  // idle: the session's KV stays reserved (hold) or moves to DRAM (park)
             Hold& h = holds_[static_cast<std::size_t>(c.client)];
             h = ps_.idle == IdlePolicy::park ? Hold{0.0, k.dram_parked} : Hold{held_hbm, k.dram};

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "kvroof/spec/workload.hpp"
+
 namespace kvroof {
 
 // How idle gaps (closed loop) and interarrival times (open loop) are drawn
@@ -17,7 +19,7 @@ namespace kvroof {
 enum class GapDist {
     exponential,  // memoryless: Poisson arrivals, exponential idle gaps
     deterministic,  // every gap equals its mean
-    lognormal,  // the codex shape: σ of the lognormal through median 5.2 s and P99 81.4 s, scaled to the mean
+    lognormal,  // each class's σ where it has one (CallClass::idle_gap_sigma), else the codex shape's, scaled to the mean
 };
 
 [[nodiscard]] constexpr std::string_view name(GapDist d) noexcept {
@@ -29,12 +31,9 @@ enum class GapDist {
     return "?";
 }
 
-// σ of the codex idle gap: ln(P99 / median) / z_0.99 with median 5.2 s, P99 81.4 s
+// σ of the codex idle gap: the lognormal through median 5.2 s and P99 81.4 s
 // (data/workloads.json, the Inferact/codex_swebenchpro_traces figures).
-[[nodiscard]] inline double codex_gap_sigma() noexcept {
-    constexpr double kZ99 = 2.3263478740408408;  // standard normal 0.99 quantile
-    return std::log(81.4 / 5.2) / kZ99;
-}
+[[nodiscard]] inline double codex_gap_sigma() noexcept { return lognormal_sigma_from_median_p99(5.2, 81.4); }
 
 class SimRng {
 public:
@@ -53,15 +52,15 @@ public:
         const double u = uniform(), v = uniform();
         return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
     }
-    // A gap with the given mean under `d`.
-    [[nodiscard]] double gap(double mean, GapDist d) noexcept {
+    // A gap with the given mean under `d`; a lognormal one with ln-σ `sigma` (0: the codex shape's).
+    [[nodiscard]] double gap(double mean, GapDist d, double sigma = 0) noexcept {
         if (mean <= 0) return 0.0;
         switch (d) {
             case GapDist::deterministic: return mean;
             case GapDist::exponential: return -mean * std::log(uniform());
             case GapDist::lognormal: {
-                const double sigma = codex_gap_sigma();  // mean = median·exp(σ²/2)
-                return mean * std::exp(sigma * normal() - 0.5 * sigma * sigma);
+                const double s = sigma > 0 ? sigma : codex_gap_sigma();  // mean = median·exp(σ²/2)
+                return mean * std::exp(s * normal() - 0.5 * s * s);
             }
         }
         return mean;

@@ -36,8 +36,6 @@ enum class GapFit { none, lognormal, exponential };
     return f == GapFit::lognormal ? "lognormal" : f == GapFit::exponential ? "exponential" : "none";
 }
 
-inline constexpr double kZ99 = 2.3263478740408408;  // standard normal 0.99 quantile
-
 struct GapStats {
     std::size_t count = 0;
     double mean_s = 0;  // sample mean

@@ -4,6 +4,7 @@
 // output tokens, and the idle gap a session spends between two calls. A mix is
 // a set of classes with call probabilities.
 
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,12 +20,23 @@ inline constexpr double kMaxTokens = 1e9;  // S_c, A and O each
 inline constexpr double kMaxIdleGapS = 1e9;  // seconds (about 32 years)
 }  // namespace limits
 
+inline constexpr double kZ99 = 2.3263478740408408;  // standard normal 0.99 quantile
+
+// σ of the lognormal whose median and 0.99 quantile are given (0 < median <= p99): ln(p99 / median) / z_0.99.
+[[nodiscard]] inline double lognormal_sigma_from_median_p99(double median, double p99) noexcept {
+    return std::log(p99 / median) / kZ99;
+}
+
 struct CallClass {
     std::string name;
     double s_cached = 0;  // S_c, tokens
     double a_append = 0;  // A, tokens
     double o_output = 1;  // O, tokens
     Seconds idle_gap{0.0};  // mean gap between this call and the session's next one
+    // σ of ln(gap) where the class gave its gaps' median and P99 (a lognormal through them, as kvroof trace
+    // writes them); 0 where it gave only a mean. The closed form uses the mean alone; the simulator's lognormal
+    // gaps take this shape, else the codex preset's.
+    double idle_gap_sigma = 0;
 
     [[nodiscard]] double context() const noexcept { return s_cached + a_append; }  // S = S_c + A
 
