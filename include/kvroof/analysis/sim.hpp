@@ -210,7 +210,7 @@ inline void fill_from_tally(SimResult& r, const SimEngine& e, double gpus) {
     if (!(r.window > 0))
         throw InputError(
             "warmup: every measured call completed at the instant the warm-up ended (one wave of identical calls), so the "
-            "window is empty; use --warmup 0 to measure the whole run");
+            "window is empty; set warmup to 0 to measure the whole run");
     const double T = r.window;
     r.throughput = t.tokens_out / T;
     r.throughput_per_gpu = r.throughput / gpus;

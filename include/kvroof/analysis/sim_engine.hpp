@@ -112,8 +112,8 @@ struct SimClass {  // a class in whole tokens, with its reservations in bytes
     double idle = 0;  // s, mean idle gap
     double idle_sigma = 0;  // ln-σ of a lognormal idle gap (0: the codex shape's)
     double cum_p = 0;  // Σ p of the classes up to this one
-    double hbm = 0, dram = 0;  // peak KV, S + O tokens: GPU share in HBM, CPU share in DRAM
-    double dram_parked = 0;  // the whole S + O in DRAM (park, while idle)
+    double hbm = 0, dram = 0;  // peak KV, S + O tokens and the state: GPU share in HBM, CPU share in DRAM
+    double dram_parked = 0;  // the whole S + O and the state in DRAM (park, while idle)
     double reload = 0, save = 0;  // s on H2D before its prefill, on D2H after its last token (park)
     double copy = 0;  // s on D2H after its prefill (dynamic): the f share of its A new tokens' KV to DRAM
 };
@@ -132,14 +132,16 @@ struct SimTally {
     UnitHistogram f_split;  // the f of each step that decoded
 };
 
-// Sliding-window, linear-attention and DSA layers make a token's decode
-// cost a concave function of its context, not a line: summing it over the
-// batch would need every sequence each step. Refused until then (InputError).
+// Sliding-window and DSA layers make a token's decode cost a concave
+// function of its context, not a line: summing it over the batch would need
+// every sequence each step. Refused until then (InputError). Linear-attention
+// layers keep the line: their state is a constant per call (SimEngine::state_),
+// held in HBM and read and written each step (in the lines' demand at 0).
 inline void check_simulable(const ModelConstants& mc) {
-    if (!mc.layout.plain() || mc.layout.topk > 0)
+    if (mc.layout.window_share > 0 || mc.layout.topk > 0)
         throw InputError(
-            "model: sliding-window, linear-attention and sparse (DSA) layers are not simulated yet (their decode cost is not "
-            "linear in the context); the closed form (verdict) models them");
+            "model: sliding-window and sparse (DSA) layers are not simulated yet (their decode cost is not linear in the "
+            "context); the closed form (verdict) models them");
 }
 
 class SimEngine {
@@ -204,6 +206,9 @@ private:
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions
     double held_tokens_ = 0;  // KV tokens the calls in the engine hold now (for utilisation)
+    // Linear-attention layers' state per call, in tokens of kv (AttentionLayout::state_tokens; 0 without them):
+    // held from admission to completion or preemption, beside the call's keys and values.
+    double state_ = 0;
     double sum_context_ = 0;  // Σ context over decoding calls
     std::uint64_t scheduled_ = 0, issued_ = 0, completed_ = 0, arrival_order_ = 0, warmup_calls_ = 0;
     bool measuring_ = false, window_closed_ = false;

@@ -28,6 +28,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
     kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
+    state_ = ps.mc.layout.state_tokens;
     // A pipeline's stages each move their own layers' KV over their own link: the busiest
     // stage carries ι/pp of a transfer (pipeline.hpp), so the queue runs that much faster.
     const double share = offload_share_ = ps.pipe.offload_share;
@@ -53,7 +54,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.idle_sigma = e.cls.idle_gap_sigma;
         cum += e.weight;
         c.cum_p = cum;
-        const auto peak = static_cast<double>(c.context + c.o_output);
+        const double peak = static_cast<double>(c.context + c.o_output) + state_;  // kv_held(S + O) in tokens of kv
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
@@ -133,16 +134,17 @@ inline void SimEngine::admit() {
         SimCall& call = calls_[id];
         const SimClass& c = cls_[call.cls];
         // preempt: what it holds when its prefill ends (or when it is back), beside the next step's decode tokens
-        const double hbm = optimistic ? kv_gpu_ * static_cast<double>(reserve_tokens(call)) : c.hbm;
+        const double hbm = optimistic ? kv_gpu_ * (static_cast<double>(reserve_tokens(call)) + state_) : c.hbm;
         const double growth = optimistic ? kv_gpu_ * static_cast<double>(decoding_) : 0.0;
         if (reserved_hbm_ + hbm + growth > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
         queue_.pop_front();
         reserved_hbm_ += hbm;
         reserved_dram_ += c.dram;
         call.admitted = ++admissions_;
+        held_tokens_ += state_;  // its linear state, whatever path it takes
         if (optimistic) order_.emplace_back(call.admitted, id);
         if (call.swapped > 0) {  // swapped out: the same bytes come back over H2D after they have left
-            const double bytes = kv_gpu_ * static_cast<double>(call.swapped);
+            const double bytes = kv_gpu_ * (static_cast<double>(call.swapped) + state_);
             reserved_dram_ -= bytes;
             held_tokens_ += static_cast<double>(call.swapped);
             call.state = CallState::loading;
@@ -349,10 +351,10 @@ inline void SimEngine::complete(std::uint32_t id) {
     c.state = CallState::done;
     const SimClass& k = cls_[c.cls];
     const bool optimistic = spec_.preempt != Preempt::none;
-    const double held_hbm = optimistic ? kv_gpu_ * static_cast<double>(k.context + k.o_output - 1) : k.hbm;
+    const double held_hbm = optimistic ? kv_gpu_ * (static_cast<double>(k.context + k.o_output - 1) + state_) : k.hbm;
     reserved_hbm_ -= held_hbm;
     reserved_dram_ -= k.dram;
-    held_tokens_ -= static_cast<double>(k.context + k.o_output - 1);
+    held_tokens_ -= static_cast<double>(k.context + k.o_output - 1) + state_;
     if (measuring_) {
         tally.completed += 1;
         tally.sojourn += now - c.arrival;

@@ -80,10 +80,10 @@ inline void SimEngine::preempt(std::uint32_t id) {
         prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), id));
         leave_prefill(c);
     }
-    reserved_hbm_ -= kv_gpu_ * static_cast<double>(reserved);
+    reserved_hbm_ -= kv_gpu_ * (static_cast<double>(reserved) + state_);
     reserved_dram_ -= k.dram;
-    held_tokens_ -= static_cast<double>(held);
-    const double bytes = kv_gpu_ * static_cast<double>(held);
+    held_tokens_ -= static_cast<double>(held) + state_;
+    const double bytes = kv_gpu_ * (static_cast<double>(held) + state_);  // a swap moves the linear state too
     constexpr double kSlack = 1.0 + 1e-12;
     if (spec_.preempt == Preempt::swap && held > 0 && reserved_dram_ + bytes <= dram_cap_ * kSlack) {
         ++swaps;
