@@ -247,3 +247,26 @@ TEST_CASE("GPU pools: idle sessions hold their KV between calls, in HBM (hold) o
     CHECK(q.throughput / 500.0 * 300.0 * 68500.0 * pps.mc.kv_per_token.raw() <=
           (8.0 / q.tp) * pps.sys.cpu_memory.raw() * (1 + 1e-9));
 }
+
+TEST_CASE("GPU pools: the KV crosses NVLink within one domain, the scale-out network beyond it, PCIe without NVLink",
+          "[disagg]") {
+    // Llama-3.1-70B, 2,000 prompt tokens a request (S = 2,000), KV 327,680 B per token: 655.36 MB a request.
+    const double bytes = 2000.0 * 327680.0;
+    const LoadSpec load;
+    const auto first = [&](const Scenario& sc) {
+        const GpuDisaggStudy s = gpu_disagg_study(sc, load);
+        REQUIRE_FALSE(s.splits.empty());
+        return s.splits.front();
+    };
+    Scenario sc = h100x8_70b("s_cached=0,a_append=2000,o_output=500,idle_gap=0");
+    const HardwareSpec& hw = sc.hardware;
+    const PoolSplit inside = first(sc);  // 8 GPUs in one 8-GPU NVLink domain
+    CHECK(inside.transfer == Approx(bytes / (inside.tp * hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw())).epsilon(1e-12));
+    sc.hardware.gpu.nvlink_domain = 4;  // two domains of four: the NICs, 50 GB/s each, and one network latency
+    const PoolSplit across = first(sc);
+    CHECK(across.transfer == Approx(bytes / (across.tp * hw.net.bandwidth.raw()) + hw.net.latency.raw()).epsilon(1e-12));
+    sc.hardware.gpu.nvlink_domain = 8;
+    sc.hardware.gpu.nvlink_bandwidth = BytesPerSecond(0.0);  // no NVLink, one domain: peer to peer over the host link
+    const PoolSplit pcie = first(sc);
+    CHECK(pcie.transfer == Approx(bytes / (pcie.tp * hw.link.eta * hw.link.bandwidth.raw())).epsilon(1e-12));
+}

@@ -15,8 +15,11 @@
 // bisection): λ_d = x / T_d.
 // KV transfer: each request's S·kv bytes (one copy) cross from a prefill to a
 // decode instance over NVLink within the NVLink domain (t GPUs each sending
-// their share), else over the host link; it adds to TTFT:
-//   TTFT = ⌈A/chunk⌉·T_p + S·kv / (t·η_nvlink·BW_nvlink)
+// their share); N GPUs beyond one domain send it over the scale-out network
+// (each GPU's NIC, GPUDirect RDMA, α_net once), as the all-to-alls beyond the
+// domain go; GPUs without NVLink in one domain over their host link (PCIe
+// peer to peer). It adds to TTFT:
+//   TTFT = ⌈A/chunk⌉·T_p + S·kv / (t·η_nvlink·BW_nvlink)   (or t·BW_net + α_net, or t·η_link·BW_link)
 // Throughput = Σp·O · min(P·λ_p, D·λ_d), P chosen to maximise it.
 // Pipeline stages (pipeline.hpp): each instance is t·pp GPUs, N/(t·pp) of
 // them. A decode instance runs pipeline cycles (point_step.hpp's step); a
@@ -164,9 +167,12 @@ struct IdleMemory {
     r.decode_batch = lo * dec.sum_pD;
     // KV of a request from a prefill to a decode instance: t GPUs of each stage send their share.
     const HardwareSpec& hw = sc.hardware;
-    const bool nvlink = hw.gpu.nvlink_bandwidth.raw() > 0 && sc.hardware.deployment.gpus <= hw.gpu.nvlink_domain;
-    const double bw = t * (nvlink ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw() : hw.link.eta * hw.link.bandwidth.raw());
-    r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw;
+    const bool one_domain = sc.hardware.deployment.gpus <= hw.gpu.nvlink_domain;
+    const bool nvlink = hw.gpu.nvlink_bandwidth.raw() > 0 && one_domain;
+    const double bw = t * (nvlink       ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw()
+                           : one_domain ? hw.link.eta * hw.link.bandwidth.raw()
+                                        : hw.net.bandwidth.raw());
+    r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw + (one_domain ? 0.0 : hw.net.latency.raw());
     r.ttft = chunks * r.prefill_step + r.transfer;
     // The split of the N/t instances that balances the pools, within the memory idle sessions hold.
     const int n = sc.hardware.deployment.gpus / (t * r.pp);
