@@ -40,10 +40,14 @@
 // are queued on H2D after it, and it resumes where it was (recompute when
 // DRAM cannot hold them).
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <queue>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "kvroof/analysis/sim_link.hpp"
 #include "kvroof/analysis/sim_preempt.hpp"
@@ -132,16 +136,26 @@ struct SimTally {
     UnitHistogram f_split;  // the f of each step that decoded
 };
 
-// Sliding-window and DSA layers make a token's decode cost a concave
-// function of its context, not a line: summing it over the batch would need
-// every sequence each step. Refused until then (InputError). Linear-attention
-// layers keep the line: their state is a constant per call (SimEngine::state_),
-// held in HBM and read and written each step (in the lines' demand at 0).
-inline void check_simulable(const ModelConstants& mc) {
-    if (mc.layout.window_share > 0 || mc.layout.topk > 0)
+// Every layer kind is simulated. Linear-attention layers keep a step's decode
+// demand a line in Σ context: their state is a constant per call
+// (held_at: kv_tokens_held), held in HBM and read and written each step (in the
+// lines' demand at 0). Sliding-window and DSA layers bend it at W and at the
+// top k (DecodeLines' knots): the engine keeps Σ min(context, K) over the
+// decoding calls beside Σ context, each call crossing K at a step it knows.
+// Two policies are refused with them (InputError): --f-policy dynamic, whose
+// split memo keys a step by its line (n, Σ context); and, for window layers,
+// --preempt, whose reservations grow a token's KV per decode token (a window
+// layer stops growing at W).
+inline void check_simulable(const ModelConstants& mc, const SimSpec& spec) {
+    const AttentionLayout& a = mc.layout;
+    if ((a.window_share > 0 || a.topk > 0) && spec.f_policy == FPolicy::dynamic)
         throw InputError(
-            "model: sliding-window and sparse (DSA) layers are not simulated yet (their decode cost is not linear in the "
-            "context); the closed form (verdict) models them");
+            fmt::format("f-policy: dynamic is not simulated with {} layers (static is); the closed form "
+                        "(verdict) models them",
+                        a.window_share > 0 ? "sliding-window" : "sparse (DSA)"));
+    if (a.window_share > 0 && spec.preempt != Preempt::none)
+        throw InputError("preempt: " + std::string(name(spec.preempt)) +
+                         " is not simulated with sliding-window layers (none is: each call reserves its peak)");
 }
 
 class SimEngine {
@@ -205,11 +219,20 @@ private:
     std::size_t chunked_ = 0;  // calls of the prefill FIFO that have had a chunk (SimCall::chunked)
     double reserved_hbm_ = 0, reserved_dram_ = 0;  // bytes: calls in the engine and idle sessions
     double idle_hbm_ = 0;  // bytes of that held by idle sessions
-    double held_tokens_ = 0;  // KV tokens the calls in the engine hold now (for utilisation)
-    // Linear-attention layers' state per call, in tokens of kv (AttentionLayout::state_tokens; 0 without them):
-    // held from admission to completion or preemption, beside the call's keys and values.
-    double state_ = 0;
+    double held_tokens_ = 0;  // KV the calls in the engine hold now, in tokens of kv (for utilisation)
     double sum_context_ = 0;  // Σ context over decoding calls
+    // Knots (window, top k; DecodeLines): per knot K, Σ min(context, K) over the decoding calls, how many of them
+    // are below K (each adds a key a step there), and when each will reach it.
+    struct Crossing {
+        std::int64_t step, decode_from;  // the step after which it reaches K; its decode_from then
+        std::uint32_t call;
+        std::uint32_t knot;
+        bool operator>(const Crossing& o) const noexcept { return step != o.step ? step > o.step : call > o.call; }
+    };
+    std::array<double, 2> sum_min_{};
+    std::array<std::int64_t, 2> below_{};
+    std::size_t window_knot_ = 0;  // the knot at W, with window layers
+    std::priority_queue<Crossing, std::vector<Crossing>, std::greater<>> crossings_;
     std::uint64_t scheduled_ = 0, issued_ = 0, completed_ = 0, arrival_order_ = 0, warmup_calls_ = 0;
     bool measuring_ = false, window_closed_ = false;
 
@@ -224,6 +247,9 @@ private:
     void step();
     void start_decoding(std::uint32_t id);
     void resume_decoding(std::uint32_t id);
+    // KV a call holds at context S, in tokens of kv: S itself with full layers only (physics/attention_layers.hpp).
+    [[nodiscard]] double held_at(double S) const noexcept { return kv_tokens_held(ps_.mc.layout, S); }
+    void leave_knots(std::int64_t context);  // a decoding call at this context stops decoding
     [[nodiscard]] std::int64_t reserve_tokens(const SimCall& c) const noexcept;
     [[nodiscard]] bool make_room();
     [[nodiscard]] std::int64_t newest_active();

@@ -18,9 +18,11 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     pol.f = spec.f_gpu();
     pol.ov = 0;
     pol.idle = ps.idle;
-    check_simulable(ps.mc);
+    check_simulable(ps.mc, spec);
     // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
     lines_ = decode_lines(ps, pol);
+    for (std::size_t j = 0; j < lines_.knots; ++j)
+        if (lines_.knot[j] == ps.mc.layout.window) window_knot_ = j;
     if (spec.f_policy == FPolicy::dynamic) split_ = split_lines(ps, pol, spec.f);
     lin_ = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     free_hbm_ = ps.hbm_free_bytes();
@@ -28,7 +30,6 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     dram_cap_ = ps.sys.cpu_memory.raw();
     weights_ = ps.mc.weights.raw();
     kv_gpu_ = (1.0 - spec.f_gpu()) * ps.mc.kv_gpu_per_token.raw();
-    state_ = ps.mc.layout.state_tokens;
     // A pipeline's stages each move their own layers' KV over their own link: the busiest
     // stage carries ι/pp of a transfer (pipeline.hpp), so the queue runs that much faster.
     const double share = offload_share_ = ps.pipe.offload_share;
@@ -54,7 +55,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.idle_sigma = e.cls.idle_gap_sigma;
         cum += e.weight;
         c.cum_p = cum;
-        const double peak = static_cast<double>(c.context + c.o_output) + state_;  // kv_held(S + O) in tokens of kv
+        const double peak = held_at(static_cast<double>(c.context + c.o_output));
         c.hbm = kv_gpu_ * peak;
         c.dram = spec.f * kv * peak;
         c.dram_parked = kv * peak;
@@ -134,27 +135,27 @@ inline void SimEngine::admit() {
         SimCall& call = calls_[id];
         const SimClass& c = cls_[call.cls];
         // preempt: what it holds when its prefill ends (or when it is back), beside the next step's decode tokens
-        const double hbm = optimistic ? kv_gpu_ * (static_cast<double>(reserve_tokens(call)) + state_) : c.hbm;
+        const double hbm = optimistic ? kv_gpu_ * held_at(static_cast<double>(reserve_tokens(call))) : c.hbm;
         const double growth = optimistic ? kv_gpu_ * static_cast<double>(decoding_) : 0.0;
         if (reserved_hbm_ + hbm + growth > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
         queue_.pop_front();
         reserved_hbm_ += hbm;
         reserved_dram_ += c.dram;
         call.admitted = ++admissions_;
-        held_tokens_ += state_;  // its linear state, whatever path it takes
         if (optimistic) order_.emplace_back(call.admitted, id);
         if (call.swapped > 0) {  // swapped out: the same bytes come back over H2D after they have left
-            const double bytes = kv_gpu_ * (static_cast<double>(call.swapped) + state_);
+            const double bytes = kv_gpu_ * held_at(static_cast<double>(call.swapped));
             reserved_dram_ -= bytes;
-            held_tokens_ += static_cast<double>(call.swapped);
+            held_tokens_ += held_at(static_cast<double>(call.swapped));
             call.state = CallState::loading;
             loading_.emplace_back(link.submit(LinkPair::h2d, now, bytes / link_bw_, timeline, measuring_, true, call.swap_out),
                                   id);
         } else if (call.recompute) {  // nothing held: the recomputation starts from an empty context
+            held_tokens_ += held_at(0.0);  // its linear state, if any
             call.state = CallState::prefilling;
             join_prefill(id);
         } else {
-            held_tokens_ += static_cast<double>(c.s_cached);
+            held_tokens_ += held_at(static_cast<double>(c.s_cached));
             if (c.reload > 0) {  // its cached prefix comes back first, once the session's last save is out
                 const std::int32_t who = call.client;
                 const std::int64_t saved = who >= 0 ? saved_[static_cast<std::size_t>(who)] : LinkPair::kNone;
@@ -264,7 +265,7 @@ inline void SimEngine::step() {
     const auto n = static_cast<double>(decoding_);
     const bool dynamic = spec_.f_policy == FPolicy::dynamic, pieces = ps_.pipe.pp > 1;
     StepContent s, pre;  // a static pipeline's: the decode in s, the prefill in pre, until timed
-    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_);  // dynamic: after the prefill, once f is chosen
+    if (!dynamic) add_decode(s, lines_, n, sum_context_, lin_, sum_min_);  // dynamic: after the prefill, once f is chosen
     const double piece = gather_prefill(pieces && !dynamic ? pre : s);
     double f = spec_.f, t_step = 0;
     std::size_t time_bin = SplitMemo::kNoBin;  // t_step's ITL bin, when the memo kept it
@@ -294,7 +295,16 @@ inline void SimEngine::step() {
     now += dt;
     output_tokens += n;
     sum_context_ += n;
-    held_tokens_ += n;
+    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
+    const double w = ps_.mc.layout.window_share;
+    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[window_knot_]) : n;
+    for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
+    while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
+        const Crossing x = crossings_.top();
+        crossings_.pop();
+        const SimCall& c = calls_[x.call];
+        if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
+    }
     if (spec_.preempt != Preempt::none) reserved_hbm_ += kv_gpu_ * n;  // the KV the step wrote
     while (!decoders_.empty() && decoders_.top().end_step == static_cast<std::int64_t>(steps)) {
         const Decoder d = decoders_.top();
@@ -302,7 +312,9 @@ inline void SimEngine::step() {
         const SimCall& c = calls_[d.call];
         if (c.state != CallState::decoding || c.end_step != d.end_step) continue;  // preempted since
         --decoding_;
-        sum_context_ -= static_cast<double>(cls_[c.cls].context + c.produced + static_cast<std::int64_t>(steps) - c.decode_from);
+        const std::int64_t context = cls_[c.cls].context + c.produced + static_cast<std::int64_t>(steps) - c.decode_from;
+        sum_context_ -= static_cast<double>(context);
+        leave_knots(context);
         complete(d.call);
     }
     // The chunks came from the front of the FIFO in order: the calls that go on keep their places there, those
@@ -310,8 +322,9 @@ inline void SimEngine::step() {
     std::size_t going_on = 0, done = 0;
     for (std::size_t i = 0; i < chunks_.size(); ++i) {
         const auto [id, take] = chunks_[i];
+        const auto at = static_cast<double>(calls_[id].prompt - calls_[id].prefill_left);  // tokens held before it
         calls_[id].prefill_left -= take;
-        held_tokens_ += static_cast<double>(take);
+        held_tokens_ += held_at(at + static_cast<double>(take)) - held_at(at);
         prefill_tokens += static_cast<double>(take);
         if (calls_[id].prefill_left > 0)
             prefilling_[going_on++] = id;
@@ -351,10 +364,10 @@ inline void SimEngine::complete(std::uint32_t id) {
     c.state = CallState::done;
     const SimClass& k = cls_[c.cls];
     const bool optimistic = spec_.preempt != Preempt::none;
-    const double held_hbm = optimistic ? kv_gpu_ * (static_cast<double>(k.context + k.o_output - 1) + state_) : k.hbm;
+    const double held_hbm = optimistic ? kv_gpu_ * held_at(static_cast<double>(k.context + k.o_output - 1)) : k.hbm;
     reserved_hbm_ -= held_hbm;
     reserved_dram_ -= k.dram;
-    held_tokens_ -= static_cast<double>(k.context + k.o_output - 1) + state_;
+    held_tokens_ -= held_at(static_cast<double>(k.context + k.o_output - 1));
     if (measuring_) {
         tally.completed += 1;
         tally.sojourn += now - c.arrival;

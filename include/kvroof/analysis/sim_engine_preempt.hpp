@@ -18,7 +18,23 @@ inline void SimEngine::resume_decoding(std::uint32_t id) {
     c.end_step = c.decode_from + k.o_output - c.produced;
     decoders_.push(Decoder{c.end_step, id});
     ++decoding_;
-    sum_context_ += static_cast<double>(k.context + c.produced);  // token j reads S + j keys
+    const std::int64_t context = k.context + c.produced;
+    sum_context_ += static_cast<double>(context);  // token j reads S + j keys
+    for (std::size_t j = 0; j < lines_.knots; ++j) {  // below K it reaches K after K − context steps
+        const auto K = static_cast<std::int64_t>(lines_.knot[j]);
+        sum_min_[j] += static_cast<double>(std::min(context, K));
+        if (context >= K) continue;
+        ++below_[j];
+        crossings_.push(Crossing{c.decode_from + K - context, c.decode_from, id, static_cast<std::uint32_t>(j)});
+    }
+}
+
+inline void SimEngine::leave_knots(std::int64_t context) {
+    for (std::size_t j = 0; j < lines_.knots; ++j) {
+        const auto K = static_cast<std::int64_t>(lines_.knot[j]);
+        sum_min_[j] -= static_cast<double>(std::min(context, K));
+        if (context < K) --below_[j];
+    }
 }
 
 // Tokens a queued call reserves in HBM when admitted: its prompt (S + A, or
@@ -72,6 +88,7 @@ inline void SimEngine::preempt(std::uint32_t id) {
         held = k.context + c.produced - 1 + ran;
         reserved = held;
         sum_context_ -= static_cast<double>(held + 1);
+        leave_knots(held + 1);
         --decoding_;
         c.produced += ran;
     } else {
@@ -80,10 +97,10 @@ inline void SimEngine::preempt(std::uint32_t id) {
         prefilling_.erase(std::find(prefilling_.begin(), prefilling_.end(), id));
         leave_prefill(c);
     }
-    reserved_hbm_ -= kv_gpu_ * (static_cast<double>(reserved) + state_);
+    reserved_hbm_ -= kv_gpu_ * held_at(static_cast<double>(reserved));
     reserved_dram_ -= k.dram;
-    held_tokens_ -= static_cast<double>(held) + state_;
-    const double bytes = kv_gpu_ * (static_cast<double>(held) + state_);  // a swap moves the linear state too
+    held_tokens_ -= held_at(static_cast<double>(held));
+    const double bytes = kv_gpu_ * held_at(static_cast<double>(held));  // a swap moves the linear state too
     constexpr double kSlack = 1.0 + 1e-12;
     if (spec_.preempt == Preempt::swap && held > 0 && reserved_dram_ + bytes <= dram_cap_ * kSlack) {
         ++swaps;

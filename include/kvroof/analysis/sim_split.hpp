@@ -4,8 +4,10 @@
 // (sim_engine.hpp states the model; docs/model.md, "Discrete-event
 // simulation", what the dynamic policy assumes).
 //
-// decode_demand is linear in the context, so a step of n decoding calls with
-// Σ context keys demands n·d0 + Σcontext·d1 of every resource (DecodeLines).
+// decode_demand is linear in the context (piecewise, with sliding-window or
+// DSA layers: DecodeLines' knots), so a step of n decoding calls with Σ
+// context keys demands n·d0 + Σcontext·d1 (+ Σ min(context, K)·e at each knot)
+// of every resource (DecodeLines).
 // It is also affine in f for f > 0 (a jump at f = 0: the per-token query and
 // output traffic and the offload round trip start), so the step at any f in
 // (0, 1] is the line through its values at f = 1/2 and f = 1 (SplitLines).
@@ -41,24 +43,59 @@ enum class FPolicy { fixed, dynamic };
 
 namespace detail {
 
-// Per decode token: demand at context 0, and its slope per key of context.
+// Per decode token: demand at context 0, its slope per key of context, and
+// where sliding-window or DSA layers bend it, a knot K_j (W, or the top k) and
+// the change of slope e_j there: D(S) = d0 + d1·S + Σ_j e_j·min(S, K_j), e_j ≤ 0
+// (physics/attention_layers.hpp: every demand is a line in S, min(S, W) and
+// min(S, k)). A step of n calls then demands n·d0 + Σ S·d1 + Σ_j Σ min(S, K_j)·e_j.
 struct DecodeLines {
     DecodeDemand d0{}, d1{};
+    std::array<double, 2> knot{};  // K_j, tokens, ascending; the first `knots` are set
+    std::array<DecodeDemand, 2> bend{};  // e_j
+    std::size_t knots = 0;
 };
 
-// decode_demand at `pol` read at 0 and 2^20 keys (an exact power of two).
-[[nodiscard]] inline DecodeLines decode_lines(const PreparedScenario& ps, const PolicySpec& pol) noexcept {
-    constexpr double kRef = 1048576.0;
+// The knots of a layout: W where window layers exist, k where DSA's top-k does (one, when equal).
+[[nodiscard]] inline DecodeLines layout_knots(const AttentionLayout& a) noexcept {
     DecodeLines l;
-    l.d0 = decode_demand(ps.mc, ps.sys, pol, 0.0);
-    const DecodeDemand far = decode_demand(ps.mc, ps.sys, pol, kRef);
-    for (double DecodeDemand::*m : kDecodeLines) l.d1.*m = (far.*m - l.d0.*m) / kRef;
+    if (a.window_share > 0) l.knot[l.knots++] = a.window;
+    if (a.topk > 0 && !(l.knots == 1 && l.knot[0] == a.topk)) l.knot[l.knots++] = a.topk;
+    if (l.knots == 2 && l.knot[1] < l.knot[0]) std::swap(l.knot[0], l.knot[1]);
     return l;
 }
 
-// Adds n decoding calls reading Σ context keys in all; `lin`, the GEMM
-// seconds per token, stays out of attn_c (step_time charges it once).
-inline void add_decode(StepContent& s, const DecodeLines& l, double n, double sum_context, double lin) noexcept {
+// decode_demand at `pol` read at 0 and 2^20 keys (an exact power of two); with
+// knots, also at each knot and 2^20 keys beyond the last: the slope of each
+// piece, and each bend the difference of two slopes.
+[[nodiscard]] inline DecodeLines decode_lines(const PreparedScenario& ps, const PolicySpec& pol) noexcept {
+    constexpr double kRef = 1048576.0;
+    DecodeLines l = layout_knots(ps.mc.layout);
+    const auto at = [&](double S) { return decode_demand(ps.mc, ps.sys, pol, S); };
+    l.d0 = at(0.0);
+    if (l.knots == 0) {
+        const DecodeDemand far = at(kRef);
+        for (double DecodeDemand::*m : kDecodeLines) l.d1.*m = (far.*m - l.d0.*m) / kRef;
+        return l;
+    }
+    // Slopes of the pieces [0, K_1], [K_1, K_2] (two knots) and beyond the last.
+    std::array<double, 4> x{0.0, l.knot[0], l.knot[l.knots - 1], l.knot[l.knots - 1] + kRef};
+    std::array<DecodeDemand, 4> d{l.d0, at(x[1]), DecodeDemand{}, at(x[3])};
+    d[2] = l.knots == 2 ? at(x[2]) : d[1];
+    for (double DecodeDemand::*m : kDecodeLines) {
+        const double first = (d[1].*m - d[0].*m) / x[1], last = (d[3].*m - d[2].*m) / kRef;
+        const double middle = l.knots == 2 ? (d[2].*m - d[1].*m) / (x[2] - x[1]) : last;
+        l.d1.*m = last;
+        l.bend[0].*m = first - middle;
+        l.bend[1].*m = middle - last;
+    }
+    return l;
+}
+
+// Adds n decoding calls reading Σ context keys in all (and Σ min(context, K_j)
+// at each knot, `sum_min`, with knots); `lin`, the GEMM seconds per token,
+// stays out of attn_c (step_time charges it once).
+inline void add_decode(StepContent& s, const DecodeLines& l, double n, double sum_context, double lin,
+                       const std::array<double, 2>& sum_min = {}) noexcept {
     s.decode_tokens += n;
     s.attn_c += n * (l.d0.gpu_compute - lin) + sum_context * l.d1.gpu_compute;
     s.attn_m += n * l.d0.gpu_hbm + sum_context * l.d1.gpu_hbm;
@@ -66,6 +103,16 @@ inline void add_decode(StepContent& s, const DecodeLines& l, double n, double su
     s.cpu_d += n * l.d0.cpu_dram + sum_context * l.d1.cpu_dram;
     s.h2d += n * l.d0.link_h2d + sum_context * l.d1.link_h2d;
     s.d2h += n * l.d0.link_d2h + sum_context * l.d1.link_d2h;
+    for (std::size_t j = 0; j < l.knots; ++j) {
+        const DecodeDemand& e = l.bend[j];
+        const double m = sum_min[j];
+        s.attn_c += m * e.gpu_compute;
+        s.attn_m += m * e.gpu_hbm;
+        s.cpu_c += m * e.cpu_compute;
+        s.cpu_d += m * e.cpu_dram;
+        s.h2d += m * e.link_h2d;
+        s.d2h += m * e.link_d2h;
+    }
 }
 
 // Adds step content s to sum, field by field.
