@@ -42,13 +42,15 @@ TEST_CASE("sliding-window layers: a window no call reaches runs as full attentio
     CHECK(b.hbm_used == Approx(a.hbm_used).epsilon(1e-9));
 }
 
-TEST_CASE("sliding-window layers: one call crossing W steps as the decode demand at each of its contexts", "[sim]") {
-    // One client, one call of 500 prompt tokens and 300 outputs, a 512-token window on half of Llama-3.1-8B's layers:
-    // its decode steps read S + 1 ... S + O − 1 keys, crossing W at the 12th. Their times, by hand from decode_lines
-    // at each context, are the run's time less that of the same call with one output (its prefill alone).
-    Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 500, 300);
-    sc.model.window_layers = sc.model.layers / 2;
-    sc.model.window = 512;
+namespace {
+
+// One client, one call of 500 prompt tokens and 300 outputs on `sc`, whose layers bend the decode demand at 512
+// tokens: its decode steps read S + 1 ... S + O − 1 keys, crossing the knot at the 12th. Their times, by hand from
+// decode_lines at each context, are the run's time less that of the same call with one output (its prefill alone).
+void check_one_call_crossing_512(Scenario sc) {
+    sc.mix.entries[0].cls.a_append = 500;
+    sc.mix.entries[0].cls.s_cached = 0;
+    sc.mix.entries[0].cls.o_output = 300;
     SimSpec s = closed_loop(1, 1, GapDist::deterministic);
     s.warmup = 0;
     const SimResult run = simulate(sc, s);
@@ -72,9 +74,36 @@ TEST_CASE("sliding-window layers: one call crossing W steps as the decode demand
         // The same content straight from decode_demand at that context: the knots reproduce it.
         const DecodeDemand d = decode_demand(ps.mc, ps.sys, pol, context);
         CHECK(c.attn_m == Approx(d.gpu_hbm).epsilon(1e-12));
+        CHECK(c.attn_c + lin == Approx(d.gpu_compute).epsilon(1e-12));
         by_hand += detail::step_time(ps, c, 0.0, 0.0);
     }
     CHECK(run.sim_time - prefill.sim_time == Approx(by_hand).epsilon(1e-12));
+}
+
+}  // namespace
+
+TEST_CASE("sliding-window layers: one call crossing W steps as the decode demand at each of its contexts", "[sim]") {
+    Scenario sc = test::bench_scenario("h200", "llama-3.1-8b", 500, 300);
+    sc.model.window_layers = sc.model.layers / 2;  // a 512-token window on half the layers
+    sc.model.window = 512;
+    check_one_call_crossing_512(sc);
+}
+
+TEST_CASE("DSA layers: one call crossing the top k steps as the decode demand at each of its contexts", "[sim]") {
+    // DeepSeek-V3 with DeepSeek-V3.2's indexer (64 heads of 128) and a top k of 512, FP8 on 8 H200s.
+    Scenario sc = test::bench_scenario("h200", "deepseek-v3", 500, 300, 8);
+    sc.policy.weight_dtype = DType::fp8;
+    sc.model.index_heads = 64;
+    sc.model.index_head_dim = 128;
+    sc.model.index_topk = 512;
+    check_one_call_crossing_512(sc);
+    // Preemption runs with DSA (what it holds grows a whole token per decode token): tokens are conserved.
+    SimSpec s = closed_loop(16, 200);
+    s.preempt = Preempt::swap;
+    const SimResult r = simulate(sc, s);
+    REQUIRE(r.feasible);
+    CHECK(r.output_tokens == r.expected_output_tokens);
+    CHECK(r.hbm_used <= r.hbm_capacity);
 }
 
 TEST_CASE("sliding-window and DSA layers refuse the policies that assume a line or a growing reservation", "[sim]") {
