@@ -250,6 +250,7 @@ private:
     // KV a call holds at context S, in tokens of kv: S itself with full layers only (physics/attention_layers.hpp).
     [[nodiscard]] double held_at(double S) const noexcept { return kv_tokens_held(ps_.mc.layout, S); }
     void leave_knots(std::int64_t context);  // a decoding call at this context stops decoding
+    void grow_contexts(double n);
     [[nodiscard]] std::int64_t reserve_tokens(const SimCall& c) const noexcept;
     [[nodiscard]] bool make_room();
     [[nodiscard]] std::int64_t newest_active();

@@ -294,17 +294,7 @@ inline void SimEngine::step() {
     }
     now += dt;
     output_tokens += n;
-    sum_context_ += n;
-    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
-    const double w = ps_.mc.layout.window_share;
-    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[window_knot_]) : n;
-    for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
-    while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
-        const Crossing x = crossings_.top();
-        crossings_.pop();
-        const SimCall& c = calls_[x.call];
-        if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
-    }
+    grow_contexts(n);
     if (spec_.preempt != Preempt::none) reserved_hbm_ += kv_gpu_ * n;  // the KV the step wrote
     while (!decoders_.empty() && decoders_.top().end_step == static_cast<std::int64_t>(steps)) {
         const Decoder d = decoders_.top();
@@ -340,6 +330,22 @@ inline void SimEngine::step() {
         if (measuring_) tally.tokens_out += 1;
         if (calls_[id].produced == 0) calls_[id].first_token = now;
         start_decoding(id);
+    }
+}
+
+// Each of the n decoding calls has read one key more: Σ context, the KV held, and at each knot the calls below it
+// (those that reach it in this step leave the count).
+inline void SimEngine::grow_contexts(double n) {
+    sum_context_ += n;
+    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
+    const double w = ps_.mc.layout.window_share;
+    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[window_knot_]) : n;
+    for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
+    while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
+        const Crossing x = crossings_.top();
+        crossings_.pop();
+        const SimCall& c = calls_[x.call];
+        if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
     }
 }
 
