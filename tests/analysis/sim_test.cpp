@@ -110,9 +110,11 @@ TEST_CASE("lognormal gaps take the class's own sigma: mean kept, spread of ln(ga
         CHECK(sum / n == Approx(10.0).epsilon(sigma > 1.5 ? 0.03 : 0.01));
         CHECK(std::sqrt(sum_log2 / n - mean_log * mean_log) == Approx(sigma).epsilon(0.01));
     }
-    // Sigma 0 is the codex shape's: the same draws as giving it.
+    // No sigma is the codex shape's: the same draws as giving it. Sigma 0 (a median equal to its P99, as kvroof trace
+    // writes a class of equal gaps) is every gap its mean, not the codex spread.
     SimRng a(3), b(3);
     CHECK(a.gap(10.0, GapDist::lognormal) == b.gap(10.0, GapDist::lognormal, codex_gap_sigma()));
+    for (int i = 0; i < 5; ++i) CHECK(a.gap(10.0, GapDist::lognormal, 0.0) == Approx(10.0).epsilon(1e-15));
 }
 
 TEST_CASE("the simulator draws each class's idle gaps with that class's sigma", "[sim]") {

@@ -92,11 +92,11 @@ TEST_CASE("the codex idle gap is the mean of the lognormal through median 5.2 s 
     CHECK(c.a_append == 3991);
     CHECK(c.o_output == 520);
     CHECK(c.idle_gap.raw() == Approx(10.46).epsilon(0.001));
-    CHECK(c.idle_gap_sigma == Approx(1.1824).epsilon(0.0005));  // the shape the simulator's lognormal gaps take
+    CHECK(c.idle_gap_sigma.value_or(0) == Approx(1.1824).epsilon(0.0005));  // the shape the simulator's lognormal gaps take
     // A class given only a mean gap has no shape of its own.
     io::ScenarioInputs in;
     in.set("workload", "s_cached=100,a_append=10,o_output=5,idle_gap=10s");
-    CHECK(io::build_scenario(in).scenario.mix.entries[0].cls.idle_gap_sigma == 0);
+    CHECK_FALSE(io::build_scenario(in).scenario.mix.entries[0].cls.idle_gap_sigma.has_value());
 }
 
 TEST_CASE("Hugging Face config.json files give the same architecture as the presets", "[presets][hf]") {

@@ -114,7 +114,7 @@ struct SimCall {  // a call from arrival to completion
 struct SimClass {  // a class in whole tokens, with its reservations in bytes
     std::int64_t s_cached = 0, a_append = 0, o_output = 1, context = 0;
     double idle = 0;  // s, mean idle gap
-    double idle_sigma = 0;  // ln-σ of a lognormal idle gap (0: the codex shape's)
+    double idle_sigma = -1;  // ln-σ of a lognormal idle gap (< 0: the codex shape's)
     double cum_p = 0;  // Σ p of the classes up to this one
     double hbm = 0, dram = 0;  // peak KV, S + O tokens and the state: GPU share in HBM, CPU share in DRAM
     double dram_parked = 0;  // the whole S + O and the state in DRAM (park, while idle)
@@ -229,9 +229,11 @@ private:
         std::uint32_t knot;
         bool operator>(const Crossing& o) const noexcept { return step != o.step ? step > o.step : call > o.call; }
     };
+    // Thresholds: the demand knots, then W + 1 with window layers (a decode step adds a token to a window layer's KV
+    // while its call holds fewer than W, i.e. reads at most W keys). Per threshold, the calls below it.
     std::array<double, 2> sum_min_{};
-    std::array<std::int64_t, 2> below_{};
-    std::size_t window_knot_ = 0;  // the knot at W, with window layers
+    std::array<std::int64_t, 3> threshold_{}, below_{};
+    std::size_t thresholds_ = 0, hold_threshold_ = 0;
     std::priority_queue<Crossing, std::vector<Crossing>, std::greater<>> crossings_;
     std::uint64_t scheduled_ = 0, issued_ = 0, completed_ = 0, arrival_order_ = 0, warmup_calls_ = 0;
     bool measuring_ = false, window_closed_ = false;

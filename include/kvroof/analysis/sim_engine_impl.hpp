@@ -21,8 +21,10 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     check_simulable(ps.mc, spec);
     // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
     lines_ = decode_lines(ps, pol);
-    for (std::size_t j = 0; j < lines_.knots; ++j)
-        if (lines_.knot[j] == ps.mc.layout.window) window_knot_ = j;
+    for (; thresholds_ < lines_.knots; ++thresholds_)
+        threshold_[thresholds_] = static_cast<std::int64_t>(lines_.knot[thresholds_]);
+    if (ps.mc.layout.window_share > 0)
+        hold_threshold_ = thresholds_, threshold_[thresholds_++] = static_cast<std::int64_t>(ps.mc.layout.window) + 1;
     if (spec.f_policy == FPolicy::dynamic) split_ = split_lines(ps, pol, spec.f);
     lin_ = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw();
     free_hbm_ = ps.hbm_free_bytes();
@@ -52,7 +54,7 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
         c.o_output = std::max<std::int64_t>(1, std::llround(e.cls.o_output));
         c.context = c.s_cached + c.a_append;
         c.idle = e.cls.idle_gap.raw();
-        c.idle_sigma = e.cls.idle_gap_sigma;
+        c.idle_sigma = e.cls.idle_gap_sigma.value_or(-1.0);
         cum += e.weight;
         c.cum_p = cum;
         const double peak = held_at(static_cast<double>(c.context + c.o_output));
@@ -330,22 +332,6 @@ inline void SimEngine::step() {
         if (measuring_) tally.tokens_out += 1;
         if (calls_[id].produced == 0) calls_[id].first_token = now;
         start_decoding(id);
-    }
-}
-
-// Each of the n decoding calls has read one key more: Σ context, the KV held, and at each knot the calls below it
-// (those that reach it in this step leave the count).
-inline void SimEngine::grow_contexts(double n) {
-    sum_context_ += n;
-    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
-    const double w = ps_.mc.layout.window_share;
-    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[window_knot_]) : n;
-    for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
-    while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
-        const Crossing x = crossings_.top();
-        crossings_.pop();
-        const SimCall& c = calls_[x.call];
-        if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
     }
 }
 

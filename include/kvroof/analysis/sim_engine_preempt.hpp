@@ -20,9 +20,9 @@ inline void SimEngine::resume_decoding(std::uint32_t id) {
     ++decoding_;
     const std::int64_t context = k.context + c.produced;
     sum_context_ += static_cast<double>(context);  // token j reads S + j keys
-    for (std::size_t j = 0; j < lines_.knots; ++j) {  // below K it reaches K after K − context steps
-        const auto K = static_cast<std::int64_t>(lines_.knot[j]);
-        sum_min_[j] += static_cast<double>(std::min(context, K));
+    for (std::size_t j = 0; j < thresholds_; ++j) {  // below K it reaches K after K − context steps
+        const std::int64_t K = threshold_[j];
+        if (j < lines_.knots) sum_min_[j] += static_cast<double>(std::min(context, K));
         if (context >= K) continue;
         ++below_[j];
         crossings_.push(Crossing{c.decode_from + K - context, c.decode_from, id, static_cast<std::uint32_t>(j)});
@@ -30,10 +30,26 @@ inline void SimEngine::resume_decoding(std::uint32_t id) {
 }
 
 inline void SimEngine::leave_knots(std::int64_t context) {
-    for (std::size_t j = 0; j < lines_.knots; ++j) {
-        const auto K = static_cast<std::int64_t>(lines_.knot[j]);
-        sum_min_[j] -= static_cast<double>(std::min(context, K));
+    for (std::size_t j = 0; j < thresholds_; ++j) {
+        const std::int64_t K = threshold_[j];
+        if (j < lines_.knots) sum_min_[j] -= static_cast<double>(std::min(context, K));
         if (context < K) --below_[j];
+    }
+}
+
+// Each of the n decoding calls has read one key more: Σ context, the KV held, and at each knot the calls below it
+// (those that reach it in this step leave the count).
+inline void SimEngine::grow_contexts(double n) {
+    sum_context_ += n;
+    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
+    const double w = ps_.mc.layout.window_share;
+    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[hold_threshold_]) : n;
+    for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
+    while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
+        const Crossing x = crossings_.top();
+        crossings_.pop();
+        const SimCall& c = calls_[x.call];
+        if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
     }
 }
 

@@ -52,14 +52,14 @@ public:
         const double u = uniform(), v = uniform();
         return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
     }
-    // A gap with the given mean under `d`; a lognormal one with ln-σ `sigma` (0: the codex shape's).
-    [[nodiscard]] double gap(double mean, GapDist d, double sigma = 0) noexcept {
+    // A gap with the given mean under `d`; a lognormal one with ln-σ `sigma` (< 0: the codex shape's; 0: the mean).
+    [[nodiscard]] double gap(double mean, GapDist d, double sigma = -1.0) noexcept {
         if (mean <= 0) return 0.0;
         switch (d) {
             case GapDist::deterministic: return mean;
             case GapDist::exponential: return -mean * std::log(uniform());
             case GapDist::lognormal: {
-                const double s = sigma > 0 ? sigma : codex_gap_sigma();  // mean = median·exp(σ²/2)
+                const double s = sigma >= 0 ? sigma : codex_gap_sigma();  // mean = median·exp(σ²/2)
                 return mean * std::exp(s * normal() - 0.5 * s * s);
             }
         }

@@ -5,6 +5,7 @@
 // a set of classes with call probabilities.
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,9 +35,9 @@ struct CallClass {
     double o_output = 1;  // O, tokens
     Seconds idle_gap{0.0};  // mean gap between this call and the session's next one
     // σ of ln(gap) where the class gave its gaps' median and P99 (a lognormal through them, as kvroof trace
-    // writes them); 0 where it gave only a mean. The closed form uses the mean alone; the simulator's lognormal
-    // gaps take this shape, else the codex preset's.
-    double idle_gap_sigma = 0;
+    // writes them; 0 when the two are equal: every gap its mean); none where it gave only a mean. The closed
+    // form uses the mean alone; the simulator's lognormal gaps take this shape, else the codex preset's.
+    std::optional<double> idle_gap_sigma = std::nullopt;
 
     [[nodiscard]] double context() const noexcept { return s_cached + a_append; }  // S = S_c + A
 
