@@ -119,6 +119,18 @@ struct IdleMemory {
     return m;
 }
 
+// s to send `tokens` tokens of kv (one copy) from a prefill to a decode instance of t GPUs a stage, each stage's
+// GPUs sending their share (the busiest stage's ι/pp of it): NVLink within one domain, the scale-out network
+// (+ α_net) across domains, the host link for GPUs without NVLink.
+[[nodiscard]] inline double kv_transfer_time(const HardwareSpec& hw, const PreparedScenario& ps, int t, double tokens) noexcept {
+    const bool one_domain = hw.deployment.gpus <= hw.gpu.nvlink_domain;
+    const bool nvlink = hw.gpu.nvlink_bandwidth.raw() > 0 && one_domain;
+    const double bw = t * (nvlink       ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw()
+                           : one_domain ? hw.link.eta * hw.link.bandwidth.raw()
+                                        : hw.net.bandwidth.raw());
+    return ps.pipe.offload_share * ps.mc.kv_per_token.raw() * tokens / bw + (one_domain ? 0.0 : hw.net.latency.raw());
+}
+
 [[nodiscard]] inline PoolSplit pool_split(const Scenario& sc, const LoadSpec& load, int t) {
     Scenario s = sc;
     s.hardware.deployment.gpus = t;
@@ -165,14 +177,7 @@ struct IdleMemory {
     r.decode_step = step_time(ps, dec, 0.0, 0.0, lo, StepPrefill::none);
     r.decode_rps = lo / r.decode_step;
     r.decode_batch = lo * dec.sum_pD;
-    // KV of a request from a prefill to a decode instance: t GPUs of each stage send their share.
-    const HardwareSpec& hw = sc.hardware;
-    const bool one_domain = sc.hardware.deployment.gpus <= hw.gpu.nvlink_domain;
-    const bool nvlink = hw.gpu.nvlink_bandwidth.raw() > 0 && one_domain;
-    const double bw = t * (nvlink       ? hw.gpu.eta_nvlink * hw.gpu.nvlink_bandwidth.raw()
-                           : one_domain ? hw.link.eta * hw.link.bandwidth.raw()
-                                        : hw.net.bandwidth.raw());
-    r.transfer = ps.pipe.offload_share * ps.mc.kv_per_token.raw() * mean_S / bw + (one_domain ? 0.0 : hw.net.latency.raw());
+    r.transfer = kv_transfer_time(sc.hardware, ps, t, mean_S);
     r.ttft = chunks * r.prefill_step + r.transfer;
     // The split of the N/t instances that balances the pools, within the memory idle sessions hold.
     const int n = sc.hardware.deployment.gpus / (t * r.pp);
