@@ -47,8 +47,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "kvroof/analysis/sim_link.hpp"
 #include "kvroof/analysis/sim_preempt.hpp"
 #include "kvroof/analysis/sim_random.hpp"
@@ -149,10 +147,9 @@ struct SimTally {
 inline void check_simulable(const ModelConstants& mc, const SimSpec& spec) {
     const AttentionLayout& a = mc.layout;
     if ((a.window_share > 0 || a.topk > 0) && spec.f_policy == FPolicy::dynamic)
-        throw InputError(
-            fmt::format("f-policy: dynamic is not simulated with {} layers (static is); the closed form "
-                        "(verdict) models them",
-                        a.window_share > 0 ? "sliding-window" : "sparse (DSA)"));
+        throw InputError(std::string("f-policy: dynamic is not simulated with ") +
+                         (a.window_share > 0 ? "sliding-window" : "sparse (DSA)") +
+                         " layers (static is); the closed form (verdict) models them");
     if (a.window_share > 0 && spec.preempt != Preempt::none)
         throw InputError("preempt: " + std::string(name(spec.preempt)) +
                          " is not simulated with sliding-window layers (none is: each call reserves its peak)");
