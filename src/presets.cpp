@@ -317,6 +317,10 @@ BytesPerSecond load_link(std::string_view flag, std::string_view name) {
     return s.hardware.link.bandwidth;
 }
 
+const json& hardware_preset_json(std::string_view flag, std::string_view name) {
+    return find_preset(flag, "hardware", name, false);
+}
+
 HardwareSpec load_hardware(std::string_view flag, std::string_view name_or_path) { return *hardware_preset(flag, name_or_path); }
 
 std::shared_ptr<const HardwareSpec> hardware_preset(std::string_view flag, std::string_view name_or_path) {

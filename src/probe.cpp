@@ -249,6 +249,8 @@ double llc_bytes() {
     return best;
 }
 
+}  // namespace
+
 std::string today_utc() {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
@@ -257,7 +259,6 @@ std::string today_utc() {
     std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
     return buf;
 }
-}  // namespace
 
 ProbeResult probe_cpu(const ProbeOptions& o) {
     if (!(o.size_mb >= 1 && o.size_mb <= 1e6))

@@ -79,7 +79,7 @@ std::string render_probe_text(const ProbeResult& r, const std::string& out) {
                          fmt::format("{}x{}x{}", a.shape.kv_heads, a.shape.group, a.shape.head_dim), a.shape.context,
                          a.repetitions, a.best_s * 1e3, a.flops_per_s() / 1e9, a.bytes_per_s() / 1e9);
     s += "\nattention: KV heads x queries per KV head x head dim, FP32, one sequence, all threads; FLOPs 4·q_heads·context·d,\n"
-         "bytes: K and V read once plus q and the output. A GPU probe is not built (no CUDA here).\n";
+         "bytes: K and V read once plus q and the output. The GPU: kvroof probe --gpu.\n";
     if (!out.empty()) s += fmt::format("wrote the host preset to {} (data/hosts.json's entry schema)\n", out);
     return s;
 }

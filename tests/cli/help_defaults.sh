@@ -8,7 +8,7 @@
 # Usage: help_defaults.sh path/to/kvroof
 set -u
 kvroof=$1
-switches=" --help --json --no-meta --cpu "
+switches=" --help --json --no-meta --cpu --gpu "
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }

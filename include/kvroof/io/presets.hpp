@@ -47,6 +47,8 @@ inline constexpr int kMaxJsonDepth = 64;
 
 // `flag` names the option in error messages. Each preset or file is decoded
 // once per process and kept (successes only: every failure names its flag).
+// A hardware preset's own JSON entry, by name (no file): what `kvroof probe --gpu --out` starts from.
+[[nodiscard]] const nlohmann::json& hardware_preset_json(std::string_view flag, std::string_view name);
 [[nodiscard]] HardwareSpec load_hardware(std::string_view flag, std::string_view name_or_path);
 [[nodiscard]] std::shared_ptr<const HardwareSpec> hardware_preset(std::string_view flag, std::string_view name_or_path);
 // A link preset: its name and the value of every knob data/links.json gives it

@@ -72,6 +72,9 @@ struct ProbeResult {
     std::vector<AttentionRun> attention;  // contexts 1k, 8k, 32k
 };
 
+// Today's date in UTC, YYYY-MM-DD (a probe's date).
+[[nodiscard]] std::string today_utc();
+
 // Every figure measured. Throws InputError on a bad option.
 [[nodiscard]] ProbeResult probe_cpu(const ProbeOptions& o);
 
