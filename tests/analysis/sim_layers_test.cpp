@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The simulator by attention layer kind: full and linear-attention layers are
-// simulated (a call's linear state held beside its KV), sliding-window and DSA
-// layers refused by name.
+// The simulator by attention layer kind: every kind is simulated (a call's
+// linear state held beside its KV; window and DSA layers as knots in the
+// decode demand, under the static and the dynamic split); window layers
+// refuse preemption by name.
 #include <catch2/catch.hpp>
 #include <cmath>
 
@@ -119,14 +120,65 @@ TEST_CASE("sliding-window layers: the KV held returns to nothing after each call
     CHECK(a.hbm_used > PreparedScenario(sc).mc.weights.raw());
 }
 
-TEST_CASE("sliding-window and DSA layers refuse the policies that assume a line or a growing reservation", "[sim]") {
+TEST_CASE("dynamic split with window layers: each f's content is the decode demand's at that f, bends included", "[sim][split]") {
+    // Llama-3.1-70B on GB200 at ov = 1 with a 1,024-token window on half its layers; 8 calls of 3,000 keys each,
+    // so Σ min(S, W) = 8·1,024. The split's content at the f it picks equals add_decode of the lines read at that f.
+    Scenario sc = test::default_scenario();
+    sc.model.window_layers = sc.model.layers / 2;
+    sc.model.window = 1024;
+    const PreparedScenario ps(sc);
+    PolicySpec pol = sc.policy;
+    pol.ov = 1;
+    pol.idle = ps.idle;
+    const detail::SplitLines l = detail::split_lines(ps, pol, 1.0);
+    REQUIRE(l.one.knots == 1);
+    const double lin = ps.mc.linear_per_token.raw() / ps.sys.gpu_flops.raw(), n = 8, sum = 8 * 3000.0;
+    const std::array<double, 2> sum_min{8 * 1024.0, 0.0};
+    const detail::Split sp = detail::choose_split(ps, l, detail::StepContent{}, n, sum, sum_min, lin, 1.0);
+    REQUIRE(sp.f > 0);
+    REQUIRE(sp.f < 1);
+    pol.f = sp.f;
+    detail::StepContent direct;
+    detail::add_decode(direct, detail::decode_lines(ps, pol), n, sum, lin, sum_min);
+    CHECK(sp.content.attn_m == Approx(direct.attn_m).epsilon(1e-9));
+    CHECK(sp.content.attn_c == Approx(direct.attn_c).epsilon(1e-9));
+    CHECK(sp.content.cpu_d == Approx(direct.cpu_d).epsilon(1e-9));
+    CHECK(sp.content.h2d == Approx(direct.h2d).epsilon(1e-9));
+    CHECK(sp.time == Approx(detail::step_time(ps, direct, sp.f, 1.0)).epsilon(1e-9));
+    // Leaving the window's sums out would charge the window layers nothing: a different, cheaper step.
+    const detail::Split without = detail::choose_split(ps, l, detail::StepContent{}, n, sum, {}, lin, 1.0);
+    CHECK(without.time < sp.time);
+}
+
+TEST_CASE("dynamic split with window layers: a window no call reaches runs as full attention", "[sim][split]") {
+    // As the static test above, under --f-policy dynamic at ov = 1 on GB200, where steps do offload.
+    Scenario full = test::default_scenario();
+    CallClass& c = full.mix.entries[0].cls;
+    c.s_cached = 0;
+    c.a_append = 2000;
+    c.o_output = 200;
+    c.idle_gap = Seconds(0);
+    Scenario windowed = full;
+    windowed.model.window_layers = windowed.model.layers / 2;
+    windowed.model.window = 1 << 20;
+    SimSpec s = closed_loop(16, 400);
+    s.f_policy = FPolicy::dynamic;
+    s.f = 1;
+    s.ov = 1;
+    const SimResult a = simulate(full, s), b = simulate(windowed, s);
+    REQUIRE(a.feasible);
+    CHECK(a.f_split.mean > 0);
+    CHECK(b.throughput == Approx(a.throughput).epsilon(1e-9));
+    CHECK(b.itl.mean == Approx(a.itl.mean).epsilon(1e-9));
+    CHECK(b.f_split.mean == Approx(a.f_split.mean).epsilon(1e-9));
+    CHECK(b.output_tokens == b.expected_output_tokens);
+}
+
+TEST_CASE("sliding-window layers refuse preemption, whose reservation grows a whole token per decode token", "[sim]") {
     Scenario sc = test::default_scenario();
     sc.model.window_layers = sc.model.layers / 2;
     sc.model.window = 4096;
     SimSpec s = closed_loop(4, 100);
-    s.f_policy = FPolicy::dynamic;
-    CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("f-policy: dynamic") && Catch::Contains("sliding-window"));
-    s.f_policy = FPolicy::fixed;
     s.preempt = Preempt::swap;
     CHECK_THROWS_WITH(simulate(sc, s), Catch::Contains("preempt: swap") && Catch::Contains("sliding-window"));
     s.preempt = Preempt::none;

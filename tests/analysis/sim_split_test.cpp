@@ -44,17 +44,17 @@ TEST_CASE("dynamic split, by hand: at ov = 1 the step's f balances the GPU path 
     const detail::StepContent none;  // no prefill in the step
     REQUIRE(hand > 0.1);
     REQUIRE(hand < 0.9);
-    const detail::Split s = detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 1, 0, lin, 1.0);
+    const detail::Split s = detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 1, 0, {}, lin, 1.0);
     CHECK(s.f == Approx(hand).margin(1e-12));  // exact: where the two paths cross
     CHECK(s.content.attn_m == Approx(0.010 * (1 - s.f)).margin(1e-12));
     CHECK(s.content.cpu_d == Approx(0.030 * s.f).margin(1e-12));
     CHECK(s.content.decode_tokens == 1);
     // The ceiling below the balance: the step falls all the way to it, so it takes the ceiling.
-    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 0.5 * hand), none, 1, 0, lin, 1.0).f == 0.5 * hand);
+    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 0.5 * hand), none, 1, 0, {}, lin, 1.0).f == 0.5 * hand);
     // At ov = 0 the paths add up: 10 ms·(1 − f) + k0 + 30 ms·f only grows with f, so f = 0.
-    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 1, 0, lin, 0.0).f == 0);
+    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 1, 0, {}, lin, 0.0).f == 0);
     // Nothing decoding: nothing to split.
-    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 0, 0, lin, 1.0).f == 0);
+    CHECK(detail::choose_split(ps, hand_lines(lin, 0.010, 0.030, 1.0), none, 0, 0, {}, lin, 1.0).f == 0);
 }
 
 TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit and a step is solved once", "[sim][split]") {
@@ -69,8 +69,8 @@ TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit a
     detail::SplitMemo memo(4);
     const auto same = [&](double n, double context) {
         INFO("n " << n << ", context " << context);
-        const detail::Split direct = detail::choose_split(ps, l, detail::StepContent{}, n, context, lin, 1.0);
-        const detail::SplitMemo::Kept& k = memo.split(ps, l, detail::StepContent{}, n, context, lin, 1.0);
+        const detail::Split direct = detail::choose_split(ps, l, detail::StepContent{}, n, context, {}, lin, 1.0);
+        const detail::SplitMemo::Kept& k = memo.split(ps, l, detail::StepContent{}, n, context, {}, lin, 1.0);
         const detail::Split& kept = k.split;
         CHECK(k.time_bin == LogHistogram::index(kept.time));
         CHECK(kept.f == direct.f);
@@ -95,11 +95,12 @@ TEST_CASE("split memo: a decode-only step's split is choose_split's to the bit a
     detail::StepContent chunk;
     chunk.prefill_tokens = 2048;
     chunk.attn_c = 0.01;
-    const detail::SplitMemo::Kept& with_chunk = memo.split(ps, l, chunk, 1, 100000, lin, 1.0);
-    CHECK(with_chunk.split.f == detail::choose_split(ps, l, chunk, 1, 100000, lin, 1.0).f);
+    const detail::SplitMemo::Kept& with_chunk = memo.split(ps, l, chunk, 1, 100000, {}, lin, 1.0);
+    CHECK(with_chunk.split.f == detail::choose_split(ps, l, chunk, 1, 100000, {}, lin, 1.0).f);
     CHECK(with_chunk.time_bin == detail::SplitMemo::kNoBin);
     CHECK(memo.solved == 6);
-    REQUIRE(memo.decode_only(ps, l, 1, 100000, lin, 1.0).split.f > 0);  // the GPU path is longer at f = 0: some attention moves
+    REQUIRE(memo.decode_only(ps, l, 1, 100000, {}, lin, 1.0).split.f >
+            0);  // the GPU path is longer at f = 0: some attention moves
 }
 
 TEST_CASE("dynamic split in a pipeline: the group's share is split as the whole step would be", "[sim][split]") {
@@ -113,7 +114,7 @@ TEST_CASE("dynamic split in a pipeline: the group's share is split as the whole 
     const detail::StepContent none;
     const detail::SplitLines l = hand_lines(lin, 0.010, 0.030, 1.0);
     const double n = 8;  // eight tokens: m = min(8, micro-batches) groups share the step
-    const detail::Split s = detail::choose_split(ps, l, none, n, 0, lin, 1.0);
+    const detail::Split s = detail::choose_split(ps, l, none, n, 0, {}, lin, 1.0);
     const double m = std::clamp(n, 1.0, ps.pipe.microbatches);
     const detail::GemmTerms g = detail::gemm_terms(ps, n / m);
     const double G = std::max(g.gemm_c, g.gemm_m) + g.act + g.moe + g.tp + g.ep;

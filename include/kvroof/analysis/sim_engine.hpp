@@ -140,16 +140,12 @@ struct SimTally {
 // lines' demand at 0). Sliding-window and DSA layers bend it at W and at the
 // top k (DecodeLines' knots): the engine keeps Σ min(context, K) over the
 // decoding calls beside Σ context, each call crossing K at a step it knows.
-// Two policies are refused with them (InputError): --f-policy dynamic, whose
-// split memo keys a step by its line (n, Σ context); and, for window layers,
-// --preempt, whose reservations grow a token's KV per decode token (a window
-// layer stops growing at W).
+// The dynamic policy splits those sums too (its memo keys a step by n, Σ
+// context and the Σ min). One policy is refused with window layers
+// (InputError): --preempt, whose reservations grow a token's KV per decode
+// token (a window layer stops growing at W).
 inline void check_simulable(const ModelConstants& mc, const SimSpec& spec) {
     const AttentionLayout& a = mc.layout;
-    if ((a.window_share > 0 || a.topk > 0) && spec.f_policy == FPolicy::dynamic)
-        throw InputError(std::string("f-policy: dynamic is not simulated with ") +
-                         (a.window_share > 0 ? "sliding-window" : "sparse (DSA)") +
-                         " layers (static is); the closed form (verdict) models them");
     if (a.window_share > 0 && spec.preempt != Preempt::none)
         throw InputError("preempt: " + std::string(name(spec.preempt)) +
                          " is not simulated with sliding-window layers (none is: each call reserves its peak)");

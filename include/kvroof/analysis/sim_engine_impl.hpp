@@ -272,7 +272,7 @@ inline void SimEngine::step() {
     double f = spec_.f, t_step = 0;
     std::size_t time_bin = SplitMemo::kNoBin;  // t_step's ITL bin, when the memo kept it
     if (dynamic) {  // a step without prefill is one the memo may have solved already
-        const SplitMemo::Kept& k = memo_.split(ps_, split_, s, n, sum_context_, lin_, spec_.ov, pieces ? piece : 0.0);
+        const SplitMemo::Kept& k = memo_.split(ps_, split_, s, n, sum_context_, sum_min_, lin_, spec_.ov, pieces ? piece : 0.0);
         f = k.split.f;
         s = k.split.content;
         t_step = k.split.time;

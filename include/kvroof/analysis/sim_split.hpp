@@ -229,8 +229,8 @@ struct Split {
     double time = 0;  // s, its step_time at f
 };
 
-// The f in [0, f_max] whose step (base + n calls decoding over Σ context keys)
-// is shortest: shortest_split on (0, f_max] against f = 0 itself; ties go to
+// The f in [0, f_max] whose step (base + n calls decoding over Σ context keys,
+// Σ min(context, K_j) at each knot of the lines) is shortest: shortest_split on (0, f_max] against f = 0 itself; ties go to
 // the smaller f, so f = 0 wins when offloading does not shorten the step. A
 // pipeline's group runs 1/m of the step (group_share); its stretch and
 // transfers are the same at every f, so the split compares the group's paths.
@@ -239,9 +239,10 @@ struct Split {
 // (piece > 0), piece_step_time, as the static policy's step. The f is still
 // chosen on the evenly shared step (docs/model.md, "Discrete-event simulation").
 [[nodiscard]] inline Split choose_split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
-                                        double sum_context, double lin, double ov, double piece = 0) {
+                                        double sum_context, const std::array<double, 2>& sum_min, double lin, double ov,
+                                        double piece = 0) {
     StepContent zero, half, one;  // the decode alone at f = 0, 1/2 and 1 (the last two once needed)
-    add_decode(zero, l.zero, n, sum_context, lin);
+    add_decode(zero, l.zero, n, sum_context, lin, sum_min);
     Split best{0.0, base + zero};
     const auto charge = [&] {  // half and one are set whenever best.f > 0
         if (!(ps.pipe.pp > 1 && piece > 0 && base.prefill_tokens > 0)) return step_time(ps, best.content, best.f, ov);
@@ -251,8 +252,8 @@ struct Split {
         best.time = charge();
         return best;
     }
-    add_decode(half, l.half, n, sum_context, lin);
-    add_decode(one, l.one, n, sum_context, lin);
+    add_decode(half, l.half, n, sum_context, lin, sum_min);
+    add_decode(one, l.one, n, sum_context, lin, sum_min);
     const StepContent step_half = base + half, step_one = base + one;
     const StepContent at0 = group_share(ps.pipe, best.content);
     const GemmTerms g = gemm_terms(ps, at0.decode_tokens + at0.prefill_tokens);
@@ -268,9 +269,9 @@ struct Split {
 }
 
 // The splits of decode-only steps (nothing in the step but its decoding
-// calls), kept by what the step holds: n calls reading Σ context keys. Within
-// a run (one engine: its ps, lines, lin and ov fixed) choose_split of such a
-// step is a function of those two alone, and a run repeats them: every call
+// calls), kept by what the step holds: n calls reading Σ context keys (and,
+// with knots, Σ min(context, K_j)). Within a run (one engine: its ps, lines,
+// lin and ov fixed) choose_split of such a step is a function of those alone, and a run repeats them: every call
 // of a class passes through the same contexts, one token a step, and at a
 // batch of one the step is that call's alone. So each distinct step is
 // solved once. Direct-mapped (a slot per key; a new key replaces the old):
@@ -293,15 +294,19 @@ public:
 
     // choose_split(ps, l, {}, n, sum_context, lin, ov), from the memo when it holds it.
     [[nodiscard]] const Kept& decode_only(const PreparedScenario& ps, const SplitLines& l, double n, double sum_context,
-                                          double lin, double ov) {
+                                          const std::array<double, 2>& sum_min, double lin, double ov) {
         if (slots_.empty()) slots_.resize(size_);
-        // The key's bits: the token counts are whole, so their integer parts name the step.
-        const auto mix = static_cast<std::uint64_t>(sum_context) + static_cast<std::uint64_t>(n) * 0x9E3779B97F4A7C15ULL;
+        // The key's bits: the token counts are whole, so their integer parts name the step (with knots, the
+        // sums below them too: two steps of one n and Σ context may differ there).
+        const auto mix = static_cast<std::uint64_t>(sum_context) + static_cast<std::uint64_t>(n) * 0x9E3779B97F4A7C15ULL +
+                         static_cast<std::uint64_t>(sum_min[0]) * 0xC2B2AE3D27D4EB4FULL +
+                         static_cast<std::uint64_t>(sum_min[1]) * 0x165667B19E3779F9ULL;
         Entry& e = slots_[mix & (slots_.size() - 1)];
-        if (e.n != n || e.sum_context != sum_context) {
+        if (e.n != n || e.sum_context != sum_context || e.sum_min != sum_min) {
             e.n = n;
             e.sum_context = sum_context;
-            e.kept.split = choose_split(ps, l, StepContent{}, n, sum_context, lin, ov);
+            e.sum_min = sum_min;
+            e.kept.split = choose_split(ps, l, StepContent{}, n, sum_context, sum_min, lin, ov);
             e.kept.time_bin = LogHistogram::index(e.kept.split.time);
             ++solved;
         }
@@ -313,9 +318,10 @@ public:
     // when that is nothing; else solved, not kept. The reference holds until
     // the next call.
     [[nodiscard]] const Kept& split(const PreparedScenario& ps, const SplitLines& l, const StepContent& base, double n,
-                                    double sum_context, double lin, double ov, double piece = 0) {
-        if (empty(base)) return decode_only(ps, l, n, sum_context, lin, ov);
-        other_.split = choose_split(ps, l, base, n, sum_context, lin, ov, piece);
+                                    double sum_context, const std::array<double, 2>& sum_min, double lin, double ov,
+                                    double piece = 0) {
+        if (empty(base)) return decode_only(ps, l, n, sum_context, sum_min, lin, ov);
+        other_.split = choose_split(ps, l, base, n, sum_context, sum_min, lin, ov, piece);
         return other_;
     }
 
@@ -328,6 +334,7 @@ private:
     }
     struct Entry {
         double n = -1, sum_context = -1;  // no step: n >= 0
+        std::array<double, 2> sum_min{};
         Kept kept;
     };
     std::size_t size_;
