@@ -81,11 +81,9 @@ SimSpec sim_spec(const SimOptionsText& o) {
 
 void run_sim(const SimOptionsText& o) {
     check_distinct_outputs({{"--plot", o.plot}, {"--report", o.output.report}});
-    // A model the simulator refuses is refused before any warning: one line on stderr.
     io::BuiltScenario built = io::build_scenario(o.scenario);
     apply_benchmark_workload(o.bench, o.scenario, built);
     const SimSpec spec = sim_spec(o);
-    detail::check_simulable(PreparedScenario::constants_on(built.scenario), spec);
     print_warnings(built, false);
     if (!o.plot.empty()) check_svg_path(o.plot), (void)io::find_gnuplot();  // fails here, before the first byte
     const io::SimReport r = io::sim_report(built.scenario, spec);

@@ -141,15 +141,8 @@ struct SimTally {
 // top k (DecodeLines' knots): the engine keeps Σ min(context, K) over the
 // decoding calls beside Σ context, each call crossing K at a step it knows.
 // The dynamic policy splits those sums too (its memo keys a step by n, Σ
-// context and the Σ min). One policy is refused with window layers
-// (InputError): --preempt, whose reservations grow a token's KV per decode
-// token (a window layer stops growing at W).
-inline void check_simulable(const ModelConstants& mc, const SimSpec& spec) {
-    const AttentionLayout& a = mc.layout;
-    if (a.window_share > 0 && spec.preempt != Preempt::none)
-        throw InputError("preempt: " + std::string(name(spec.preempt)) +
-                         " is not simulated with sliding-window layers (none is: each call reserves its peak)");
-}
+// context and the Σ min), and under --preempt a call's reservation grows as
+// its KV does (growth_of: a window layer stops growing at W).
 
 class SimEngine {
 public:
@@ -159,6 +152,9 @@ public:
     void run(double first_cycle);
     // Whether the window closed at the last arrival; false: it ran to the end, the drain in it.
     [[nodiscard]] bool window_closed() const noexcept { return window_closed_; }
+
+    // HBM the calls in the engine reserve now, bytes (idle sessions' holds not counted): nothing once all are done.
+    [[nodiscard]] double reserved_by_calls() const noexcept { return reserved_hbm_ - idle_hbm_; }
 
     SimTally tally;
     SimTimeline timeline;
@@ -245,7 +241,13 @@ private:
     // KV a call holds at context S, in tokens of kv: S itself with full layers only (physics/attention_layers.hpp).
     [[nodiscard]] double held_at(double S) const noexcept { return kv_tokens_held(ps_.mc.layout, S); }
     void leave_knots(std::int64_t context);  // a decoding call at this context stops decoding
-    void grow_contexts(double n);
+    // Tokens of kv the n decoding calls' next token adds to what they hold: n with full layers; with window
+    // layers, which hold no more than W, a token of every layer below W and only the others' beyond it.
+    [[nodiscard]] double growth_of(double n) const noexcept {
+        const double w = ps_.mc.layout.window_share;
+        return w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[hold_threshold_]) : n;
+    }
+    double grow_contexts(double n);  // returns growth_of(n), what the calls' KV grew by
     [[nodiscard]] std::int64_t reserve_tokens(const SimCall& c) const noexcept;
     [[nodiscard]] bool make_room();
     [[nodiscard]] std::int64_t newest_active();

@@ -18,7 +18,6 @@ inline SimEngine::SimEngine(const PreparedScenario& ps, const SimSpec& spec)
     pol.f = spec.f_gpu();
     pol.ov = 0;
     pol.idle = ps.idle;
-    check_simulable(ps.mc, spec);
     // A step's decode demand is n·d0 + Σ context·d1 (sim_split.hpp).
     lines_ = decode_lines(ps, pol);
     for (; thresholds_ < lines_.knots; ++thresholds_)
@@ -138,7 +137,7 @@ inline void SimEngine::admit() {
         const SimClass& c = cls_[call.cls];
         // preempt: what it holds when its prefill ends (or when it is back), beside the next step's decode tokens
         const double hbm = optimistic ? kv_gpu_ * held_at(static_cast<double>(reserve_tokens(call))) : c.hbm;
-        const double growth = optimistic ? kv_gpu_ * static_cast<double>(decoding_) : 0.0;
+        const double growth = optimistic ? kv_gpu_ * growth_of(static_cast<double>(decoding_)) : 0.0;
         if (reserved_hbm_ + hbm + growth > free_hbm_ * kSlack || reserved_dram_ + c.dram > dram_cap_ * kSlack) break;
         queue_.pop_front();
         reserved_hbm_ += hbm;
@@ -296,8 +295,8 @@ inline void SimEngine::step() {
     }
     now += dt;
     output_tokens += n;
-    grow_contexts(n);
-    if (spec_.preempt != Preempt::none) reserved_hbm_ += kv_gpu_ * n;  // the KV the step wrote
+    const double grew = grow_contexts(n);
+    if (spec_.preempt != Preempt::none) reserved_hbm_ += kv_gpu_ * grew;  // the KV the step wrote
     while (!decoders_.empty() && decoders_.top().end_step == static_cast<std::int64_t>(steps)) {
         const Decoder d = decoders_.top();
         decoders_.pop();

@@ -39,11 +39,10 @@ inline void SimEngine::leave_knots(std::int64_t context) {
 
 // Each of the n decoding calls has read one key more: Σ context, the KV held, and at each knot the calls below it
 // (those that reach it in this step leave the count).
-inline void SimEngine::grow_contexts(double n) {
+inline double SimEngine::grow_contexts(double n) {
     sum_context_ += n;
-    // Window layers hold no more than W: below it a call's KV grows by a token of every layer, beyond it only the others'.
-    const double w = ps_.mc.layout.window_share;
-    held_tokens_ += w > 0 ? (1.0 - w) * n + w * static_cast<double>(below_[hold_threshold_]) : n;
+    const double grew = growth_of(n);
+    held_tokens_ += grew;
     for (std::size_t j = 0; j < lines_.knots; ++j) sum_min_[j] += static_cast<double>(below_[j]);
     while (!crossings_.empty() && crossings_.top().step == static_cast<std::int64_t>(steps)) {
         const Crossing x = crossings_.top();
@@ -51,6 +50,7 @@ inline void SimEngine::grow_contexts(double n) {
         const SimCall& c = calls_[x.call];
         if (c.state == CallState::decoding && c.decode_from == x.decode_from) --below_[x.knot];  // else it left already
     }
+    return grew;
 }
 
 // Tokens a queued call reserves in HBM when admitted: its prompt (S + A, or
@@ -84,7 +84,7 @@ inline std::int64_t SimEngine::newest_active() {
 // false when they do not and no call can be preempted (the engine waits).
 inline bool SimEngine::make_room() {
     constexpr double kSlack = 1.0 + 1e-12;  // reservations summed in floating point
-    while (reserved_hbm_ + kv_gpu_ * static_cast<double>(decoding_) > free_hbm_ * kSlack) {
+    while (reserved_hbm_ + kv_gpu_ * growth_of(static_cast<double>(decoding_)) > free_hbm_ * kSlack) {
         const std::int64_t victim = newest_active();
         if (victim < 0) return false;
         preempt(static_cast<std::uint32_t>(victim));
