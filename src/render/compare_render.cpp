@@ -20,15 +20,15 @@ struct Cells {
 
 // The best single lever as its flag and per-GPU gain ("--gpus 2 2.66×"; where the scenario serves nothing
 // without it, "--gpus 2 makes it fit" or "makes it serve" as verdict words it), or "none" when no lever gains.
-std::string best_lever(const CompareRow& r) {
+std::string best_lever(const CompareRow& r, std::string_view group) {
     if (r.levers.empty() || !(r.levers.front().gain > 1.0)) return "none";
     const LadderRung& l = r.levers.front();
-    if (std::isfinite(l.gain)) return fmt::format("{} {}", rung_flag(l), gain(l.gain));
-    return rung_flag(l) + (r.verdict.kind == VerdictKind::does_not_fit ? " makes it fit" : " makes it serve");
+    if (std::isfinite(l.gain)) return fmt::format("{} {}", rung_flag(l, group), gain(l.gain));
+    return rung_flag(l, group) + (r.verdict.kind == VerdictKind::does_not_fit ? " makes it fit" : " makes it serve");
 }
 
 // A row that serves nothing at f = 0 (does not fit) shows "—" where a number does not exist.
-Cells cells(const CompareRow& r) {
+Cells cells(const CompareRow& r, std::string_view group) {
     const Verdict& v = r.verdict;
     const ServingPoint& b = v.baseline.conservative;
     const BestGains g = best_gains(v);
@@ -44,13 +44,13 @@ Cells cells(const CompareRow& r) {
             best(v.best_conservative, r.best_conservative_total, g.conservative),
             best(v.best_optimistic, r.best_optimistic_total, g.optimistic),
             served ? gain(v.parking_gain_conservative) : none,
-            best_lever(r),
+            best_lever(r, group),
             served ? std::string(name(b.binding)) : none,  // no batch runs: nothing binds its time (as verdict says)
             std::string(name(b.batch_limit)),
             std::string(name(v.kind))};
 }
 
-std::string table(const CompareStudy& s, bool markdown) {
+std::string table(const CompareStudy& s, bool markdown, std::string_view group) {
     constexpr const char* kText = "  {:<30}{:>10}{:>9}{:>9}  {:<26}{:<26}{:>8}  {:<30}  {:<14}{:<15}{}\n";
     std::string out = markdown
                           ? "| scenario | tok/s at f=0 | per GPU | per user | best f, no overlap | best f, perfect overlap | "
@@ -59,7 +59,7 @@ std::string table(const CompareStudy& s, bool markdown) {
                           : fmt::format(kText, "scenario", "tok/s f=0", "per GPU", "per user", "best f, ov=0", "best f, ov=1",
                                         "parking", "best lever", "time bound", "batch limit", "verdict");
     for (const CompareRow& r : s.rows) {
-        const Cells c = cells(r);
+        const Cells c = cells(r, group);
         out += markdown ? fmt::format("| {} | {} | {} | {} | {} | {} | {} | `{}` | {} | {} | {} |\n", r.label, c.base, c.per_gpu,
                                       c.per_user, c.bankable, c.overlap, c.parking, c.lever, c.time_bound, c.batch_limit, c.kind)
                         : fmt::format(kText, r.label, c.base, c.per_gpu, c.per_user, c.bankable, c.overlap, c.parking, c.lever,
@@ -75,6 +75,10 @@ const char* kNote =
     "ov = 1: a perfect layer-ahead pipeline), parking idle sessions alone (f = 0, ov = 0), the best single lever (its flag "
     "and per-GPU gain at ov = 0, as `kvroof verdict` lists them), what bounds the step's time and what limits the batch at "
     "f = 0. A — is a number that does not exist (nothing is served).\n";
+// The tensor-parallel group's flag as the base flags name it (" --tp=2"), so a lever's flag copies back onto them.
+std::string_view group_of(const std::string& base_flags) {
+    return base_flags.find(" --tp=") != std::string::npos ? "--tp" : "--gpus";
+}
 }  // namespace
 
 std::string compare_line(const CompareStudy& s) {
@@ -91,14 +95,14 @@ std::string compare_line(const CompareStudy& s) {
 }
 
 std::string render_compare_text(const CompareStudy& s, const std::string& base_flags) {
-    return fmt::format("Compared on top of:{}\n\n", base_flags.empty() ? " the defaults" : base_flags) + table(s, false) + "\n" +
-           kNote + compare_line(s);
+    return fmt::format("Compared on top of:{}\n\n", base_flags.empty() ? " the defaults" : base_flags) +
+           table(s, false, group_of(base_flags)) + "\n" + kNote + compare_line(s);
 }
 
 std::string render_compare_markdown(const CompareStudy& s, const std::string& base_flags) {
     const std::string l = compare_line(s);
-    return fmt::format("# Comparison\n\nOn top of: `kvroof compare{}`\n\n", base_flags) + table(s, true) + "\n" + kNote + "\n`" +
-           l.substr(0, l.size() - 1) + "`\n";
+    return fmt::format("# Comparison\n\nOn top of: `kvroof compare{}`\n\n", base_flags) + table(s, true, group_of(base_flags)) +
+           "\n" + kNote + "\n`" + l.substr(0, l.size() - 1) + "`\n";
 }
 
 json compare_json(const CompareStudy& s, const std::string& base_flags) {
@@ -123,10 +127,10 @@ json compare_json(const CompareStudy& s, const std::string& base_flags) {
              {"baseline_per_gpu_tok_s", served(v.baseline.conservative.throughput, r.baseline_per_gpu)},
              {"best_per_gpu_tok_s", served(r.best_per_gpu, r.best_per_gpu)},
              {"baseline_per_user_tok_s", served(v.baseline.conservative.throughput, r.baseline_per_user)},
-             {"best_lever",
-              r.levers.empty() || !(r.levers.front().gain > 1.0)
-                  ? json(nullptr)
-                  : json{{"flag", rung_flag(r.levers.front())}, {"gain_per_gpu", render::finite_or_null(r.levers.front().gain)}}},
+             {"best_lever", r.levers.empty() || !(r.levers.front().gain > 1.0)
+                                ? json(nullptr)
+                                : json{{"flag", rung_flag(r.levers.front(), group_of(base_flags))},
+                                       {"gain_per_gpu", render::finite_or_null(r.levers.front().gain)}}},
              {"parking_gain_conservative", render::finite_or_null(v.parking_gain_conservative)}});
     }
     const std::string l = compare_line(s);

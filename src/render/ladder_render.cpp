@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kvroof/io/verdict_render.hpp"
 #include "render_util.hpp"
 
@@ -35,7 +37,7 @@ std::string gain_text(const LadderRung& r, bool first) {
     return std::isfinite(r.gain) ? fmt::format("{:.2f}×", r.gain) : std::string("∞");
 }
 
-std::string table(const LadderStudy& s, bool markdown) {
+std::string table(const LadderStudy& s, bool markdown, std::string_view group = "--gpus") {
     std::string out = markdown ? "| step | lever | flag | tok/s (ov = 0) | tok/s (ov = 1) | per GPU (ov = 0) | gain per GPU | "
                                  "binds |\n|---|---|---|---|---|---|---|---|\n"
                                : fmt::format("  {:<5}{:<46}{:<16}{:>12}{:>12}{:>12}{:>9}  {}\n", "step", "lever", "flag",
@@ -46,9 +48,9 @@ std::string table(const LadderStudy& s, bool markdown) {
         const bool on = serves(r);
         const std::string con = tps_cell(r.band.conservative.throughput, on), opt = tps_cell(r.band.optimistic.throughput, on),
                           per_gpu = tps_cell(r.per_gpu_conservative, on);
-        out += markdown ? fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} |\n", i, lever, rung_flag(r), con, opt, per_gpu,
-                                      gain_text(r, i == 0), bound_text(r))
-                        : fmt::format("  {:<5}{:<46}{:<16}{:>12}{:>12}{:>12}{:>9}  {}\n", i, lever, rung_flag(r), con, opt,
+        out += markdown ? fmt::format("| {} | {} | `{}` | {} | {} | {} | {} | {} |\n", i, lever, rung_flag(r, group), con, opt,
+                                      per_gpu, gain_text(r, i == 0), bound_text(r))
+                        : fmt::format("  {:<5}{:<46}{:<16}{:>12}{:>12}{:>12}{:>9}  {}\n", i, lever, rung_flag(r, group), con, opt,
                                       per_gpu, gain_text(r, i == 0), bound_text(r));
     }
     return out;
@@ -91,13 +93,18 @@ std::string rung_label(const LadderRung& r) {
     return "?";
 }
 
-std::string rung_flag(const LadderRung& r) {
+std::string_view group_flag(const BuiltScenario& built) {
+    const auto& o = built.overrides;
+    return std::any_of(o.begin(), o.end(), [](const auto& f) { return f.first == "--tp"; }) ? "--tp" : "--gpus";
+}
+
+std::string rung_flag(const LadderRung& r, std::string_view group) {
     if (!r.lever) return "";
     const Scenario& sc = r.scenario;
     switch (*r.lever) {
         case LeverKind::tensor_parallel: {
             const DeploymentSpec& d = sc.hardware.deployment;
-            return d.ep > 1 ? fmt::format("--gpus {} --ep {}", d.gpus, d.ep) : fmt::format("--gpus {}", d.gpus);
+            return d.ep > 1 ? fmt::format("{} {} --ep {}", group, d.gpus, d.ep) : fmt::format("{} {}", group, d.gpus);
         }
         case LeverKind::sparse: return fmt::format("--sparse {:g}", sc.policy.sparse);
         case LeverKind::kv_quant: return fmt::format("--kv-dtype {}", to_string(sc.policy.kv_dtype));
@@ -108,7 +115,7 @@ std::string rung_flag(const LadderRung& r) {
     return "";
 }
 
-std::string ladder_line(const LadderStudy& s) {
+std::string ladder_line(const LadderStudy& s, std::string_view group) {
     const LadderRung &a = s.rungs.front(), &b = s.rungs.back();
     std::string steps;
     // The flags that reproduce the last rung: each lever's, the offload's at the f the last rung runs at each end
@@ -120,7 +127,7 @@ std::string ladder_line(const LadderStudy& s) {
         (b.band.conservative.f > 0 ? (f_opt == f_con ? std::string() : " (ov = 1: --f " + f_opt + ")")
                                    : " (the later levers left offload no bankable gain; ov = 1: --f " + f_opt + ")");
     for (std::size_t i = 1; i < s.rungs.size(); ++i)
-        steps += (i > 1 ? ", " : "") + (s.rungs[i].lever == LeverKind::offload ? offload_flag : rung_flag(s.rungs[i]));
+        steps += (i > 1 ? ", " : "") + (s.rungs[i].lever == LeverKind::offload ? offload_flag : rung_flag(s.rungs[i], group));
     if (s.rungs.size() == 1 && !(a.band.conservative.throughput > 0))
         return fmt::format(
             "LADDER: 0 tok/s; nothing is served on up to {} GPU{} (--max-gpus): the weights or one session do not fit\n",
@@ -138,21 +145,21 @@ std::string ladder_line(const LadderStudy& s) {
 std::string ladder_table_markdown(const LadderStudy& s) { return table(s, true); }
 
 std::string render_ladder_text(const LadderReport& r, const BuiltScenario& built) {
-    return render::inputs_text(built, r.facts) + "\nBottleneck ladder:\n" + table(r.study, false) + "\n" + notes(r.study) +
-           ladder_line(r.study);
+    return render::inputs_text(built, r.facts) + "\nBottleneck ladder:\n" + table(r.study, false, group_flag(built)) + "\n" +
+           notes(r.study) + ladder_line(r.study, group_flag(built));
 }
 
 std::string render_ladder_markdown(const LadderReport& r, const BuiltScenario& built) {
-    const std::string l = ladder_line(r.study);
+    const std::string l = ladder_line(r.study, group_flag(built));
     return "# Bottleneck ladder\n\n## Inputs\n\n```\n" + render::inputs_text(built, r.facts) + "```\n\n## Levers\n\n" +
-           table(r.study, true) + "\n" + notes(r.study) + "\n`" + l.substr(0, l.size() - 1) + "`\n";
+           table(r.study, true, group_flag(built)) + "\n" + notes(r.study) + "\n`" + l.substr(0, l.size() - 1) + "`\n";
 }
 
 json ladder_json(const LadderReport& r, const BuiltScenario& built) {
     json rungs = json::array();
     for (const LadderRung& x : r.study.rungs)
         rungs.push_back({{"lever", rung_label(x)},
-                         {"flag", rung_flag(x)},
+                         {"flag", rung_flag(x, group_flag(built))},
                          {"offload", x.offload},
                          {"gpus", x.scenario.hardware.deployment.gpus},
                          {"conservative", point_json(x.band.conservative)},
@@ -161,7 +168,7 @@ json ladder_json(const LadderReport& r, const BuiltScenario& built) {
                          {"per_gpu_conservative_tok_s", tps_json(x.per_gpu_conservative, serves(x))},
                          {"per_gpu_optimistic_tok_s", tps_json(x.per_gpu_optimistic, serves(x))},
                          {"gain_per_gpu", x.band.conservative.throughput > 0 ? render::finite_or_null(x.gain) : nullptr}});
-    const std::string l = ladder_line(r.study);
+    const std::string l = ladder_line(r.study, group_flag(built));
     return json{
         {"inputs", inputs_json(built, r.facts)},
         {"max_gpus", r.study.options.max_gpus},

@@ -94,6 +94,13 @@ lad=$("$kvroof" ladder --hardware h100-sxm --model llama-3.1-70b --gpus 1)
 echo "$lad" | grep -E '^  1 +\+ tensor parallel over 2 GPUs +--gpus 2 +— +— +— +— +one session does not fit$' -q \
     && echo "$lad" | grep -q '^  0 .* weights do not fit$' && echo "$lad" | grep -q '^LADDER: weights do not fit -> ' \
     && ok || bad "a ladder step that serves nothing shows tok/s or a gain"
+# A lever's flag names the group as the user did: after --tp 2, "--gpus 4" would be refused beside it (the two must agree).
+lad=$("$kvroof" ladder --hardware h100-sxm --tp 2)
+echo "$lad" | grep -qE '^  1 +\+ tensor parallel over 4 GPUs +--tp 4 ' && echo "$lad" | grep -q '^LADDER: .* --tp 4, ' \
+    && "$kvroof" ladder --hardware h100-sxm --tp 2 --json | grep -q '"flag": "--tp 4"' \
+    && "$kvroof" compare --tp 2 --across hardware=h100-sxm,h200 | grep -q ' --tp 4 makes it serve ' \
+    && "$kvroof" ladder --hardware h100-sxm --gpus 2 | grep -qE '^  1 +\+ tensor parallel over 4 GPUs +--gpus 4 ' \
+    && ok || bad "ladder or compare printed --gpus for a group the user set with --tp"
 # Two outputs may share a device or standard output (a sweep thrown away, its sidecar too).
 "$kvroof" sweep --grid f=0,1 --out /dev/null --meta /dev/null && ok || bad "sweep --out /dev/null --meta /dev/null refused"
 outnf=$("$kvroof" verdict --hardware h100-sxm --model llama-3.1-70b --gpus 1 --concurrency 8 --isl 2000 --osl 500)

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "kvroof/analysis/ladder.hpp"
 #include "kvroof/analysis/scenario_facts.hpp"
@@ -23,8 +24,12 @@ struct LadderReport {
 
 // What a rung adds ("tensor parallel over 2 GPUs") and the flag that adds it ("--gpus 2").
 [[nodiscard]] std::string rung_label(const LadderRung& r);
-[[nodiscard]] std::string rung_flag(const LadderRung& r);
-[[nodiscard]] std::string ladder_line(const LadderStudy& s);
+// A rung's flag; `group` names the tensor-parallel group's flag as the user did (group_flag), so the flags copy
+// back onto their command line (--tp 2 --gpus 4 is refused: the two must agree).
+[[nodiscard]] std::string rung_flag(const LadderRung& r, std::string_view group = "--gpus");
+// "--tp" where the user set the group with --tp, else "--gpus".
+[[nodiscard]] std::string_view group_flag(const BuiltScenario& built);
+[[nodiscard]] std::string ladder_line(const LadderStudy& s, std::string_view group = "--gpus");
 [[nodiscard]] std::string ladder_table_markdown(const LadderStudy& s);
 [[nodiscard]] std::string render_ladder_text(const LadderReport& r, const BuiltScenario& built);
 [[nodiscard]] nlohmann::json ladder_json(const LadderReport& r, const BuiltScenario& built);
