@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <utility>
+
 #include "gpu_probe_measure.hpp"
 #include "kvroof/error.hpp"
 #include "kvroof/io/gpu_probe.hpp"

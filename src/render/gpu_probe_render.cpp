@@ -107,7 +107,7 @@ std::string render_gpu_probe_text(const GpuProbeResult& r, const std::string& ou
     }
     s += "\ntransfers: pinned host memory, one cudaMemcpyAsync after another on one stream, the best repetition (the small\n"
          "sizes include each call's overhead). GEMM: cuBLASLt, random inputs, FP32 accumulation (FP8: not the fast mode),\n"
-         "BF16 output (TF32: FP32), 2·m·n·k FLOPs. Achieved rates: use them with --eta-compute 1 --eta-mem 1.\n";
+         "output in the inputs' type (FP8: BF16), 2·m·n·k FLOPs. Achieved rates: use them with --eta-compute 1 --eta-mem 1.\n";
     if (!out.empty()) s += fmt::format("wrote the hardware preset to {} (data/hardware.json's entry schema)\n", out);
     return s;
 }

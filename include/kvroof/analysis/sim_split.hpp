@@ -230,8 +230,9 @@ struct Split {
 };
 
 // The f in [0, f_max] whose step (base + n calls decoding over Σ context keys,
-// Σ min(context, K_j) at each knot of the lines) is shortest: shortest_split on (0, f_max] against f = 0 itself; ties go to
-// the smaller f, so f = 0 wins when offloading does not shorten the step. A
+// Σ min(context, K_j) at each knot of the lines) is shortest: shortest_split
+// on (0, f_max] against f = 0 itself; ties go to the smaller f, so f = 0 wins
+// when offloading does not shorten the step. A
 // pipeline's group runs 1/m of the step (group_share); its stretch and
 // transfers are the same at every f, so the split compares the group's paths.
 // The split comes with the time the engine charges: step_time, or in a
@@ -271,10 +272,10 @@ struct Split {
 // The splits of decode-only steps (nothing in the step but its decoding
 // calls), kept by what the step holds: n calls reading Σ context keys (and,
 // with knots, Σ min(context, K_j)). Within a run (one engine: its ps, lines,
-// lin and ov fixed) choose_split of such a step is a function of those alone, and a run repeats them: every call
-// of a class passes through the same contexts, one token a step, and at a
-// batch of one the step is that call's alone. So each distinct step is
-// solved once. Direct-mapped (a slot per key; a new key replaces the old):
+// lin and ov fixed) choose_split of such a step is a function of those alone,
+// and a run repeats them: every call of a class passes through the same
+// contexts, one token a step, and at a batch of one the step is that call's
+// alone. So each distinct step is solved once. Direct-mapped (a slot per key; a new key replaces the old):
 // at n = 1 consecutive contexts take consecutive slots, so a call of up to
 // 4,096 output tokens never evicts its own steps; other batches and
 // overlapping classes may evict each other, which costs a solve, never a
@@ -292,7 +293,7 @@ public:
         std::size_t time_bin = kNoBin;  // LogHistogram::index(split.time) (kNoBin: not kept)
     };
 
-    // choose_split(ps, l, {}, n, sum_context, lin, ov), from the memo when it holds it.
+    // choose_split(ps, l, {}, n, sum_context, sum_min, lin, ov), from the memo when it holds it.
     [[nodiscard]] const Kept& decode_only(const PreparedScenario& ps, const SplitLines& l, double n, double sum_context,
                                           const std::array<double, 2>& sum_min, double lin, double ov) {
         if (slots_.empty()) slots_.resize(size_);

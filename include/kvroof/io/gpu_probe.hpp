@@ -28,7 +28,7 @@ struct LinkTransfer {
     [[nodiscard]] double d2h_rate() const noexcept { return bytes / d2h_s; }
 };
 
-// One GEMM precision: inputs of `dtype`, BF16 output (FP32 for "tf32"), FP32 accumulation.
+// One GEMM precision: inputs of `dtype`, output of the same type (BF16 for "fp8", FP32 for "tf32"), FP32 accumulation.
 struct GemmRun {
     std::string dtype;  // "bf16", "fp16", "fp8" (E4M3), "tf32"
     int m = 0, n = 0, k = 0;
