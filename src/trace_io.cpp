@@ -167,6 +167,7 @@ TraceFormat trace_format_of(std::string_view path) noexcept {
 }
 
 std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view text, TraceFormat format) {
+    if (format == TraceFormat::conversations) return parse_conversations_text(where, text, kDefaultBytesPerToken);
     std::vector<TraceCall> calls;
     std::optional<CsvColumns> cols;
     std::size_t line_no = 0, pos = 0;
@@ -188,11 +189,23 @@ std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view
     return calls;
 }
 
-std::vector<TraceCall> read_trace_file(std::string_view flag, std::string_view path) {
+TraceFormat trace_format_of(std::string_view path, std::string_view text) noexcept {
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '[' ? TraceFormat::conversations : trace_format_of(path);
+}
+
+TraceFile read_trace(std::string_view flag, std::string_view path, double bytes_per_token) {
     std::string text = read_text_file(flag, path, "a trace file");
     if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark (spreadsheet exports)
-    return parse_trace_text(fmt::format("{} {}", flag, path), text, trace_format_of(path));
+    TraceFile f;
+    f.format = trace_format_of(path, text);
+    const std::string where = fmt::format("{} {}", flag, path);
+    f.calls = f.format == TraceFormat::conversations ? parse_conversations_text(where, text, bytes_per_token)
+                                                     : parse_trace_text(where, text, f.format);
+    return f;
 }
+
+std::vector<TraceCall> read_trace_file(std::string_view flag, std::string_view path) { return read_trace(flag, path).calls; }
 
 std::string trace_jsonl(const std::vector<TraceCall>& calls) {
     std::string out;
@@ -210,6 +223,16 @@ namespace {
 double sig6(double x) { return std::strtod(fmt::format("{:.6g}", x).c_str(), nullptr); }
 
 std::string gap_note(const TraceClasses& t, const TraceClass& c) {
+    if (t.untimed)
+        return c.gaps.fit == GapFit::lognormal
+                   ? fmt::format(
+                         "the trace has no times: idle gap given (--idle-median, --idle-p99), lognormal, after its "
+                         "{} calls that a session continues from",
+                         c.gaps.count)
+               : c.untimed_gaps == 0
+                   ? "no call of this class is followed by another of its session: idle_gap_s 0"
+                   : "the trace has no times: no idle gap measured (idle_gap_s 0; give one with --idle-median and "
+                     "--idle-p99)";
     const std::string how = t.start_to_start ? "start to next start (the trace has no end times)"
                             : t.gaps_from_start > 0
                                 ? fmt::format("end to next start ({} from a start: no end time)", t.gaps_from_start)

@@ -33,6 +33,9 @@ const std::vector<std::string> kHeads = {"class",  "share", "calls",   "input to
                                          "O mean", "gaps",  "gap fit", "gap median",   "gap P99",  "gap mean"};
 
 std::string gap_basis(const TraceClasses& t) {
+    if (t.untimed)
+        return t.gaps > 0 ? "the trace has no times: the idle gaps are the lognormal of --idle-median and --idle-p99"
+                          : "the trace has no times: no idle gap is measured (give one with --idle-median and --idle-p99)";
     if (t.gaps == 0) return "no idle gaps: no session makes a second call";
     if (t.start_to_start) return "idle gaps from one call's start to the next (the trace has no end times)";
     if (t.gaps_from_start > 0)
@@ -41,6 +44,15 @@ std::string gap_basis(const TraceClasses& t) {
             "and run from its start, so they hold that call's own time",
             t.gaps_from_start);
     return "idle gaps from one call's end to the next call's start";
+}
+// How the calls were read, for a conversations file (else empty).
+std::string format_note(const TraceReport& r) {
+    if (r.format != TraceFormat::conversations) return "";
+    return fmt::format(
+        "Read as a conversations file: one call per response, its input every earlier message of the session and "
+        "the new prompt, cached the earlier messages; tokens = UTF-8 bytes / {:g} (--bytes-per-token), an estimate "
+        "(docs/trace.md).\n",
+        r.bytes_per_token);
 }
 }  // namespace
 
@@ -65,6 +77,7 @@ std::string render_trace_text(const TraceReport& r) {
     for (const auto& c : r.classes.classes) s += row(class_cells(c));
     s += fmt::format("\nS_c: cached prefix tokens, A: appended (uncached) input tokens, O: output tokens (means per call); {}.\n",
                      gap_basis(r.classes));
+    s += format_note(r);
     if (!r.out.empty())
         s += fmt::format("wrote {}: use it with  kvroof verdict --mix {}  or  kvroof sim --mix {}\n", r.out, r.out, r.out);
     return s;
@@ -94,6 +107,9 @@ nlohmann::ordered_json trace_report_json(const TraceReport& r) {
             {"version", KVROOF_VERSION},
             {"command", "trace"},
             {"trace", r.trace},
+            {"format", name(r.format)},
+            {"bytes_per_token", r.format == TraceFormat::conversations ? nlohmann::ordered_json(r.bytes_per_token) : nullptr},
+            {"untimed", t.untimed},
             {"calls", t.calls},
             {"sessions", t.sessions},
             {"calls_per_session", t.calls_per_session},
@@ -122,6 +138,7 @@ std::string render_trace_markdown(const TraceReport& r) {
     }
     s += fmt::format("\nS_c: cached prefix tokens, A: appended (uncached) input tokens, O: output tokens (means per call); {}.\n",
                      gap_basis(r.classes));
+    s += format_note(r);
     return s;
 }
 

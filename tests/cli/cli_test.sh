@@ -506,6 +506,12 @@ data=$(cd "$(dirname "$0")/../data/trace" && pwd)
 "$kvroof" trace --synthesize "$data/classes.json" --calls 300 --seed 13 | cmp -s - "$data/sample.jsonl" && ok || bad "trace --synthesize does not reproduce tests/data/trace/sample.jsonl"
 "$kvroof" trace "$data/sample.jsonl" --json | grep -q '"command": "trace"' && ok || bad "trace --json"
 "$kvroof" trace "$data/sample.jsonl" --report "$tmp/trace.md" >/dev/null && grep -q '^| class | share |' "$tmp/trace.md" && ok || bad "trace --report"
+# A conversations file (the codex traces' ShareGPT shape): its calls, the given idle gap, and the classes as a mix.
+"$kvroof" trace "$data/conversations.json" | head -n 1 | grep -q '^TRACE: 3 calls in 2 sessions ' && ok || bad "trace: a conversations file"
+"$kvroof" trace "$data/conversations.json" --idle-median 5.2 --idle-p99 81.4 --out "$tmp/conv.json" >/dev/null &&
+    grep -q '"idle_gap_p99_s": 81.4' "$tmp/conv.json" && ok || bad "trace: --idle-median/--idle-p99 on a conversations file"
+"$kvroof" sim --mix "$tmp/conv.json" --calls 200 | head -n 1 | grep -q '^SIM: ' && ok || bad "trace (conversations) -> sim --mix FILE.json"
+"$kvroof" trace "$data/conversations.json" --json | grep -q '"format": "conversations"' && ok || bad "trace --json: the format"
 # kvroof validate: a user's points file, the VALIDATE line first, deterministic JSON, --out read back by verdict --calibration.
 pts="$(dirname "$0")/../fixtures/validate_points.json"
 "$kvroof" validate --help | grep -q 'Examples' && ok || bad "validate --help has examples"

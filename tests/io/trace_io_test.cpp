@@ -181,3 +181,80 @@ TEST_CASE("a mix file whose shares do not sum to 1 is an error naming the file")
     }
     std::remove(path.c_str());
 }
+
+TEST_CASE("a conversations file: a call per response, tokens as bytes / bytes-per-token, by hand") {
+    // tests/data/trace/conversations.json: trial 1 has 8 prompt bytes, a 4-byte response, 12 + 4 prompt bytes (a
+    // human and a tool message), an 8-byte response; trial 2 a 4-byte system and 4-byte human prompt, a 1-byte
+    // response, and a last prompt no response follows (no call). Other keys (id, meta, weight) are skipped.
+    const io::TraceFile f = io::read_trace("trace", data("conversations.json"));
+    CHECK(f.format == io::TraceFormat::conversations);
+    REQUIRE(f.calls.size() == 3);
+    struct Want {
+        const char* session;
+        double input, cached, output;
+    };
+    // Input = round(all bytes before the response / 4), cached = round(the bytes before the new prompt / 4).
+    const Want want[] = {{"trial-1", 2, 0, 1}, {"trial-1", 7, 3, 2}, {"trial-2", 2, 0, 1}};
+    for (std::size_t i = 0; i < 3; ++i) {
+        INFO("call " << i);
+        CHECK(f.calls[i].session == want[i].session);
+        CHECK(f.calls[i].input == want[i].input);
+        CHECK(f.calls[i].cached == want[i].cached);
+        CHECK(f.calls[i].output == want[i].output);  // trial 2's 1 byte rounds to 0 tokens: at least 1
+        CHECK(f.calls[i].start_s < 0);  // no times
+    }
+    // At 3 bytes a token: round(8/3) = 3, round(28/3) = 9 with round(12/3) = 4 cached, round(8/3) = 3 out.
+    const io::TraceFile g = io::read_trace("trace", data("conversations.json"), 3.0);
+    CHECK(g.calls[0].input == 3);
+    CHECK(g.calls[1].input == 9);
+    CHECK(g.calls[1].cached == 4);
+    CHECK(g.calls[1].output == 3);
+    // The format is the text's: a JSON array is a conversations file whatever the extension.
+    CHECK(io::trace_format_of("x.jsonl", " \n[{}]") == io::TraceFormat::conversations);
+    CHECK(io::trace_format_of("x.csv", "session_id,") == io::TraceFormat::csv);
+    CHECK(io::trace_format_of("x.jsonl", "{\"a\":1}") == io::TraceFormat::jsonl);
+}
+
+TEST_CASE("a conversations file's classes: no gap without times, the given lognormal with --idle-median/--idle-p99") {
+    TraceClasses t = classify_trace(io::read_trace_file("trace", data("conversations.json")), 3, 1, BinMethod::quantile);
+    CHECK(t.untimed);
+    CHECK(t.gaps == 0);
+    REQUIRE(t.classes.size() == 2);  // inputs 2, 2 and 7 tokens: two quantile bins
+    CHECK(t.classes[0].untimed_gaps == 1);  // trial 1's first call; trial 2's only call ends its session
+    CHECK(t.classes[1].untimed_gaps == 0);
+    for (const auto& c : t.classes) CHECK(c.gaps.fit == GapFit::none);
+    assign_untimed_gaps(t, 5.2, 81.4);
+    CHECK(t.gaps == 1);
+    CHECK(t.classes[0].gaps.fit == GapFit::lognormal);
+    CHECK(t.classes[0].gaps.median_s == 5.2);
+    CHECK(t.classes[0].gaps.p99_s == 81.4);
+    CHECK(t.classes[0].gaps.mean_s == Approx(10.46).epsilon(1e-3));  // 5.2·exp(σ²/2), σ = ln(81.4/5.2)/2.3263
+    CHECK(t.classes[1].gaps.fit == GapFit::none);
+    const Mix m = io::classes_mix(t, "c.json");  // the classes file reads back as a mix
+    CHECK(m.entries.size() == 2);
+}
+
+TEST_CASE("a malformed conversations file names the trial, the message and what is wrong") {
+    const auto error = [](std::string_view text) {
+        try {
+            (void)io::parse_conversations_text("trace t", text, 4.0);
+        } catch (const InputError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    CHECK(error("[1]") == "trace t: trial 1: expected an object, got a number");
+    CHECK(error("[{}]") == "trace t: trial 1: missing field 'conversations'");
+    CHECK(error("[{\"conversations\": {}}]") == "trace t: trial 1: 'conversations' must be an array, got an object");
+    CHECK(error("[{\"conversations\": [{\"from\": \"gpt\", \"value\": \"x\"}]}]") ==
+          "trace t: trial 1, message 1: a response with no prompt before it (a call needs its input first)");
+    CHECK(error("[{\"conversations\": [{\"from\": \"human\"}]}]") == "trace t: trial 1, message 1: missing field 'value'");
+    CHECK(error("[{\"conversations\": [{\"from\": \"human\", \"value\": 3}]}]") ==
+          "trace t: trial 1, message 1: 'value' must be a string, got a number");
+    CHECK(error("[{\"conversations\": [{\"from\": \"robot\", \"value\": \"x\"}]}]").find("unknown role 'robot'") !=
+          std::string::npos);
+    CHECK(error("[{\"conversations\": [{\"from\": \"human\", \"value\": \"x\"}]}]") ==
+          "trace t: no calls in the conversations (no response follows a prompt)");
+    CHECK(error("[{\"conversations\": [").find("trace t: not valid JSON at byte") == 0);
+    CHECK(error("{\"conversations\": []}") == "trace t: expected a JSON array of conversations, got an object");
+}

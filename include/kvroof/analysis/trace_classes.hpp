@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -91,11 +92,13 @@ struct TraceClass {
     double output_lo = 0, output_hi = 0;
     double mean_cached = 0, mean_append = 0, mean_output = 0;
     GapStats gaps;  // the gaps that follow its calls within a session
+    std::size_t untimed_gaps = 0;  // calls followed by another of their session in a trace with no times
 };
 
 struct TraceClasses {
     std::size_t calls = 0, sessions = 0, gaps = 0;
     double calls_per_session = 0;
+    bool untimed = false;  // no call has a time (a conversations file): no gap is measured
     bool start_to_start = false;  // no call before a gap has an end time: every gap runs from a start
     std::size_t gaps_from_start = 0;  // gaps after a call with no end time (from its start, so holding its own time)
     BinMethod method = BinMethod::quantile;
@@ -195,7 +198,9 @@ namespace trace_detail {
 
 // Per call, the idle gap that follows it in its session (-1 for a session's
 // last call): the next call's start less this call's end (its start when the
-// trace has no end for it, counted in `from_start`), at least 0 (overlapping calls).
+// trace has no end for it, counted in `from_start`), at least 0 (overlapping
+// calls); NaN where either call has no time (start_s < 0: the session's order
+// is the trace's).
 [[nodiscard]] inline std::vector<double> gaps_after(const std::vector<TraceCall>& calls, std::size_t& from_start) {
     std::map<std::string, std::vector<std::size_t>> by_session;
     for (std::size_t i = 0; i < calls.size(); ++i) by_session[calls[i].session].push_back(i);
@@ -206,6 +211,10 @@ namespace trace_detail {
                          [&](std::size_t a, std::size_t b) { return calls[a].start_s < calls[b].start_s; });
         for (std::size_t j = 0; j + 1 < idx.size(); ++j) {
             const TraceCall& a = calls[idx[j]];
+            if (a.start_s < 0 || calls[idx[j + 1]].start_s < 0) {
+                gap[idx[j]] = std::numeric_limits<double>::quiet_NaN();
+                continue;
+            }
             const double from = a.end_s >= 0 ? a.end_s : a.start_s;
             from_start += a.end_s < 0 ? 1 : 0;
             gap[idx[j]] = std::max(0.0, calls[idx[j + 1]].start_s - from);
@@ -232,6 +241,7 @@ namespace trace_detail {
     const std::vector<double> gap = gaps_after(calls, t.gaps_from_start);
     const auto with_gap = static_cast<std::size_t>(std::count_if(gap.begin(), gap.end(), [](double g) { return g >= 0; }));
     t.start_to_start = t.gaps_from_start > 0 && t.gaps_from_start == with_gap;
+    t.untimed = std::all_of(calls.begin(), calls.end(), [](const TraceCall& c) { return c.start_s < 0; });
     std::map<std::string, int> sessions;
     for (const auto& c : calls) sessions.emplace(c.session, 0);
     t.sessions = sessions.size();
@@ -251,6 +261,7 @@ namespace trace_detail {
         c.mean_append += x.input - x.cached;
         c.mean_output += x.output;
         if (gap[i] >= 0) gaps[static_cast<std::size_t>(label[i])].push_back(gap[i]);
+        if (std::isnan(gap[i])) c.untimed_gaps += 1;
     }
     for (std::size_t j = 0; j < t.classes.size(); ++j) {
         TraceClass& c = t.classes[j];
@@ -262,6 +273,17 @@ namespace trace_detail {
         t.gaps += c.gaps.count;
     }
     return t;
+}
+
+// An untimed trace's classes given one idle gap, lognormal through `median_s`
+// and `p99_s` (> median), after every call its session continues from.
+inline void assign_untimed_gaps(TraceClasses& t, double median_s, double p99_s) {
+    const double sigma = lognormal_sigma_from_median_p99(median_s, p99_s);
+    for (TraceClass& c : t.classes) {
+        if (c.untimed_gaps == 0) continue;
+        c.gaps = {c.untimed_gaps, median_s * std::exp(0.5 * sigma * sigma), median_s, p99_s, sigma, GapFit::lognormal};
+        t.gaps += c.untimed_gaps;
+    }
 }
 
 }  // namespace kvroof

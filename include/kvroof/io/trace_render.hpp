@@ -7,11 +7,14 @@
 #include <string>
 
 #include "kvroof/analysis/trace_classes.hpp"
+#include "kvroof/io/trace_io.hpp"
 
 namespace kvroof::io {
 
 struct TraceReport {
     TraceClasses classes;
+    TraceFormat format = TraceFormat::jsonl;
+    double bytes_per_token = 0;  // a conversations file's, else 0
     std::string trace;  // the trace file, as given
     std::string out;  // the classes file written, or empty
 };
