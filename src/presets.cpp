@@ -3,12 +3,12 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "kvroof/analysis/serving.hpp"
@@ -132,10 +132,17 @@ std::string read_text_file(std::string_view flag, std::string_view path, std::st
     std::ifstream in{std::string(path)};
     if (!in) throw InputError(fmt::format("{}: cannot open file '{}'", flag, path));
     note_input_file(path);  // no output of this run may replace it
-    std::stringstream ss;
-    ss << in.rdbuf();
+    // Read straight into the string, sized up front where the file has a size (a pipe grows it): a stringstream
+    // and its str() copy held a trace of hundreds of MB twice.
+    std::string text;
+    if (!ec && std::filesystem::is_regular_file(st)) {
+        const auto size = std::filesystem::file_size(p, ec);
+        if (!ec) text.reserve(static_cast<std::size_t>(size));
+    }
+    std::array<char, 1 << 16> buf{};
+    while (in.read(buf.data(), buf.size()) || in.gcount() > 0) text.append(buf.data(), static_cast<std::size_t>(in.gcount()));
     if (in.bad()) throw InputError(fmt::format("{}: cannot read file '{}'", flag, path));
-    return ss.str();
+    return text;
 }
 
 nlohmann::json read_python_json_file(std::string_view flag, std::string_view path) {

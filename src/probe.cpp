@@ -10,6 +10,7 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -250,6 +251,8 @@ double llc_bytes() {
 }
 
 }  // namespace
+
+double preset_figure(double x) { return std::strtod(fmt::format("{:.4g}", x).c_str(), nullptr); }
 
 std::string today_utc() {
     const std::time_t now = std::time(nullptr);

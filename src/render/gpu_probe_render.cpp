@@ -3,15 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "kvroof/io/gpu_probe.hpp"
+#include "kvroof/io/probe.hpp"
 
 namespace kvroof::io {
 
 namespace {
-double sig4(double x) { return std::strtod(fmt::format("{:.4g}", x).c_str(), nullptr); }
-
 std::string size_text(double bytes) {
     if (bytes >= 1048576) return fmt::format("{:g} MiB", bytes / 1048576);
     return fmt::format("{:g} KiB", bytes / 1024);
@@ -43,10 +41,10 @@ nlohmann::ordered_json probe_gpu_preset(const GpuProbeResult& r, const nlohmann:
     e["description"] = fmt::format("{}, {}; link, host and interconnect from the '{}' preset", by, r.date, base_name);
     // The keys the probe measures first, then every other key of the base but those that would mix a datasheet
     // figure into measured ones (FP4 and the fitted prefill rate are not measured here).
-    e["gpu_flops_TFLOPS"] = sig4(gemm_tflops(r, "bf16"));
-    e["gpu_flops_fp8_TFLOPS"] = sig4(gemm_tflops(r, "fp8"));
-    e["hbm_capacity_GB"] = sig4(r.memory_bytes / 1e9);
-    e["hbm_bandwidth_TBps"] = sig4(r.hbm_bandwidth() / 1e12);
+    e["gpu_flops_TFLOPS"] = preset_figure(gemm_tflops(r, "bf16"));
+    e["gpu_flops_fp8_TFLOPS"] = preset_figure(gemm_tflops(r, "fp8"));
+    e["hbm_capacity_GB"] = preset_figure(r.memory_bytes / 1e9);
+    e["hbm_bandwidth_TBps"] = preset_figure(r.hbm_bandwidth() / 1e12);
     e["eta_compute"] = 1.0;
     e["eta_mem"] = 1.0;
     static constexpr const char* kDropped[] = {"description",          "source",      "note",   "gpu_flops_fp4_TFLOPS",

@@ -10,8 +10,6 @@
 namespace kvroof::io {
 
 namespace {
-double sig4(double x) { return std::strtod(fmt::format("{:.4g}", x).c_str(), nullptr); }
-
 std::string nodes_line(const ProbeResult& r) {
     return r.numa_nodes > 1 ? fmt::format("{} NUMA nodes: the triad runs on all, then on each node's CPUs", r.numa_nodes)
                             : "one NUMA node visible in /sys: no per-socket triad";
@@ -36,9 +34,9 @@ nlohmann::ordered_json probe_host_preset(const ProbeResult& r) {
         dram = 0;
         for (std::size_t i = 1; i < r.triad.size(); ++i) dram += r.triad[i].bandwidth() / static_cast<double>(r.triad.size() - 1);
     }
-    e["cpu_flops_TFLOPS"] = sig4(best_attention_flops(r) / nodes / 1e12);
-    e["cpu_dram_bandwidth_GBps"] = sig4(dram / 1e9);
-    e["cpu_memory_GB"] = sig4(r.memory_bytes / nodes / 1e9);
+    e["cpu_flops_TFLOPS"] = preset_figure(best_attention_flops(r) / nodes / 1e12);
+    e["cpu_dram_bandwidth_GBps"] = preset_figure(dram / 1e9);
+    e["cpu_memory_GB"] = preset_figure(r.memory_bytes / nodes / 1e9);
     e["eta_cpu_compute"] = 1.0;
     e["eta_dram"] = 1.0;
     e["source"] = nlohmann::ordered_json::array({by});

@@ -12,7 +12,7 @@ seconds=${1:-600}
 parallel=${2:-2}
 shift $(( $# > 2 ? 2 : $# ))
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(units workload mix grid shard preset_json hf_config sweep_config)
+[ ${#targets[@]} -eq 0 ] && targets=(units workload mix grid shard preset_json hf_config sweep_config trace)
 
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$parallel" >/dev/null

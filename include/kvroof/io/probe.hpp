@@ -74,6 +74,8 @@ struct ProbeResult {
 
 // Today's date in UTC, YYYY-MM-DD (a probe's date).
 [[nodiscard]] std::string today_utc();
+// A measured figure as a probe's preset file keeps it: four significant digits.
+[[nodiscard]] double preset_figure(double x);
 
 // Every figure measured. Throws InputError on a bad option.
 [[nodiscard]] ProbeResult probe_cpu(const ProbeOptions& o);
