@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvroof/error.hpp"
+#include "kvroof/io/presets.hpp"
 #include "kvroof/io/trace_io.hpp"
 #include "kvroof/spec/workload.hpp"
+#include "presets_json.hpp"
 
 namespace kvroof::io {
 
@@ -89,12 +92,22 @@ public:
     bool binary(json::binary_t&) { return scalar("binary"); }
     bool string(std::string& s) {
         if (skip_ > 0 || level_ != kMessage) return scalar("a string");
-        if (key_ == "from" || key_ == "role") role_ = s, has_role_ = true;
-        if (key_ == "value" || key_ == "content") bytes_ = static_cast<double>(s.size()), has_value_ = true;
+        if (is_role(key_)) role_ = s;
+        if (is_value(key_)) bytes_ = static_cast<double>(s.size());
         return true;
     }
+    // A key read twice where it is read at all is refused, as in every JSON file kvroof reads (here the two would be
+    // joined, where another reader keeps only the last).
     bool key(std::string& k) {
-        if (skip_ == 0) key_ = k;
+        if (skip_ > 0) return true;
+        key_ = k;
+        if (level_ == kTrial && k == "conversations" && has_conversations_)
+            return fail(fmt::format("{}: 'conversations' given twice", trial_at()));
+        if (level_ != kMessage) return true;
+        if (is_role(k) && std::exchange(has_role_, true))
+            return fail(fmt::format("{}: the role given twice ('from' and 'role' name one field)", message_at()));
+        if (is_value(k) && std::exchange(has_value_, true))
+            return fail(fmt::format("{}: the text given twice ('value' and 'content' name one field)", message_at()));
         return true;
     }
     bool start_object(std::size_t) { return open(true); }
@@ -102,7 +115,11 @@ public:
     bool end_object() { return close(); }
     bool end_array() { return close(); }
     bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) {
-        error = fmt::format("{}: not valid JSON at byte {} ({})", where_, position, e.what());
+        // nlohmann's message ends with the token it read, which for a file cut off inside a message is that whole
+        // text: kept to its first 200 characters.
+        std::string what = json_read::json_message(e);
+        if (what.size() > 200) what = what.substr(0, 200) + "…";
+        error = fmt::format("{}: not valid JSON at byte {} ({})", where_, position, what);
         return false;
     }
 
@@ -114,6 +131,8 @@ private:
         error = std::move(message);
         return false;
     }
+    static bool is_role(const std::string& k) { return k == "from" || k == "role"; }
+    static bool is_value(const std::string& k) { return k == "value" || k == "content"; }
     std::string trial_at() const { return fmt::format("{}: trial {}", where_, trials_); }
     std::string message_at() const { return fmt::format("{}, message {}", trial_at(), messages_); }
 
@@ -125,13 +144,17 @@ private:
             return fail(fmt::format("{}, message {}: expected an object, got {}", trial_at(), messages_ + 1, what));
         if (level_ == kTrial && key_ == "conversations")
             return fail(fmt::format("{}: 'conversations' must be an array, got {}", trial_at(), what));
-        if (level_ == kMessage && (key_ == "from" || key_ == "role" || key_ == "value" || key_ == "content"))
+        if (level_ == kMessage && (is_role(key_) || is_value(key_)))
             return fail(fmt::format("{}: '{}' must be a string, got {}", message_at(), key_, what));
         return true;  // another key's value
     }
 
     bool open(bool object) {
-        if (skip_ > 0) return ++skip_, true;
+        if (skip_ > 0) {
+            if (++skip_ > kMaxJsonDepth)  // deeper than any JSON file kvroof reads may nest
+                return fail(fmt::format("{}: JSON nested deeper than {} levels", where_, kMaxJsonDepth));
+            return true;
+        }
         const char* got = object ? "an object" : "an array";
         switch (level_) {
             case kNone:
@@ -158,7 +181,10 @@ private:
                 key_.clear();
                 level_ = kMessage;
                 return true;
-            case kMessage: return ++skip_, true;
+            case kMessage:
+                if (is_role(key_) || is_value(key_))
+                    return fail(fmt::format("{}: '{}' must be a string, got {}", message_at(), key_, got));
+                return ++skip_, true;
         }
         return true;
     }
@@ -175,7 +201,7 @@ private:
                     return fail(
                         fmt::format("{}: unknown role '{}' (a prompt: human, user, system, tool, function, "
                                     "observation; a response: gpt, assistant, model)",
-                                    message_at(), role_));
+                                    message_at(), role_.size() > 40 ? role_.substr(0, 40) + "…" : role_));
                 trial_->message(message_at(), side, bytes_, calls);
                 return true;
             }
@@ -193,7 +219,7 @@ private:
     std::string where_;
     double bpt_;
     Level level_ = kNone;
-    int skip_ = 0;  // depth inside a value being skipped
+    int skip_ = 0;  // depth inside a value being skipped, at most kMaxJsonDepth
     std::string key_, role_;
     bool has_role_ = false, has_value_ = false, has_conversations_ = false;
     double bytes_ = 0;

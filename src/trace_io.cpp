@@ -195,13 +195,15 @@ TraceFormat trace_format_of(std::string_view path, std::string_view text) noexce
 }
 
 TraceFile read_trace(std::string_view flag, std::string_view path, double bytes_per_token) {
-    std::string text = read_text_file(flag, path, "a trace file");
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);  // a UTF-8 byte-order mark (spreadsheet exports)
+    const std::string text = read_text_file(flag, path, "a trace file");
+    // A UTF-8 byte-order mark (spreadsheet exports) is skipped; nlohmann skips one itself, so a conversations file
+    // is parsed whole and the byte a JSON error names is the file's.
+    const std::string_view body = text.rfind("\xEF\xBB\xBF", 0) == 0 ? std::string_view(text).substr(3) : std::string_view(text);
     TraceFile f;
-    f.format = trace_format_of(path, text);
+    f.format = trace_format_of(path, body);
     const std::string where = fmt::format("{} {}", flag, path);
     f.calls = f.format == TraceFormat::conversations ? parse_conversations_text(where, text, bytes_per_token)
-                                                     : parse_trace_text(where, text, f.format);
+                                                     : parse_trace_text(where, body, f.format);
     return f;
 }
 

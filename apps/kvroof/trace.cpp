@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "kvroof/io/atomic_write.hpp"
 #include "kvroof/io/parse.hpp"
+#include "kvroof/io/presets.hpp"
 #include "kvroof/io/trace_io.hpp"
 #include "kvroof/io/trace_render.hpp"
 #include "lazy_emit.hpp"
@@ -87,6 +88,12 @@ std::pair<double, double> idle_gap(const TraceOptionsText& o) {
     check::in_range("--idle-p99", p99, 1e-9, limits::kMaxIdleGapS);
     if (!(p99 > median))
         throw InputError(fmt::format("--idle-p99: must be above --idle-median ({}), got {}", *o.idle_median, *o.idle_p99));
+    // The mean is what the model charges, and the mix loader bounds it as an idle gap.
+    if (!(io::lognormal_mean_from_median_p99(median, p99) <= limits::kMaxIdleGapS))
+        throw InputError(
+            fmt::format("--idle-median {} and --idle-p99 {} give a mean idle gap over {:g} s (a lognormal "
+                        "through them); give a narrower spread",
+                        *o.idle_median, *o.idle_p99, limits::kMaxIdleGapS));
     return {median, p99};
 }
 

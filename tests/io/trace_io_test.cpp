@@ -257,4 +257,16 @@ TEST_CASE("a malformed conversations file names the trial, the message and what 
           "trace t: no calls in the conversations (no response follows a prompt)");
     CHECK(error("[{\"conversations\": [").find("trace t: not valid JSON at byte") == 0);
     CHECK(error("{\"conversations\": []}") == "trace t: expected a JSON array of conversations, got an object");
+    // A key given twice is refused, not joined; a role or text of another type is named as such.
+    CHECK(error("[{\"conversations\": [], \"conversations\": []}]") == "trace t: trial 1: 'conversations' given twice");
+    CHECK(error("[{\"conversations\": [{\"from\": \"human\", \"role\": \"user\", \"value\": \"x\"}]}]") ==
+          "trace t: trial 1, message 1: the role given twice ('from' and 'role' name one field)");
+    CHECK(error("[{\"conversations\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\"}]}]}]") ==
+          "trace t: trial 1, message 1: 'content' must be a string, got an array");
+    // A file cut off inside a long text: the message keeps 200 characters of nlohmann's, not the whole text.
+    const std::string cut = error("[{\"conversations\": [{\"from\": \"human\", \"value\": \"" + std::string(100000, 'a'));
+    CHECK(cut.find("trace t: not valid JSON at byte") == 0);
+    CHECK(cut.size() < 300);
+    CHECK(error("[{\"x\": " + std::string(70, '[') + std::string(70, ']') + "}]") ==
+          "trace t: JSON nested deeper than 64 levels");
 }
