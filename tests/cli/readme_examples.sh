@@ -15,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 cp -r "$root/configs" "$work/"
 cp "$root/tests/data/hf/llama-3.1-8b.json" "$work/config.json"
 cp "$root/tests/data/trace/sample.jsonl" "$work/calls.jsonl"
+cp "$root/tests/data/trace/conversations.json" "$work/codex_swebenchpro.json"  # the dataset's shape, in miniature
 mkdir "$work/bin"
 ln -s "$kvroof" "$work/bin/kvroof"
 # One command per line: blocks opened by ```sh, ```bash or ```shell, continuation joined, trailing comments cut
