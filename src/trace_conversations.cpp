@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A conversations file (ShareGPT shape: the schema of Inferact/codex_swebenchpro_traces) read as
-// calls, streamed: only each message's role and length are kept, never its text.
+// calls through nlohmann's SAX events: only each message's role and length are kept, never its
+// text nor a document tree.
 #include <fmt/format.h>
 
 #include <algorithm>

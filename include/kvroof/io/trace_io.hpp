@@ -23,7 +23,7 @@ enum class TraceFormat { jsonl, csv, conversations };
 }
 
 // Token counts of a conversations file are its texts' UTF-8 bytes over this: OpenAI's rule of thumb of about four
-// characters of English text per token (docs/trace.md, where a figure from the codex traces' own text is beside it).
+// characters of English text per token (docs/trace.md).
 inline constexpr double kDefaultBytesPerToken = 4.0;
 
 // The format a path's extension names: ".csv" is CSV, anything else JSON Lines.
