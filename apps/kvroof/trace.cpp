@@ -167,7 +167,7 @@ Action setup_trace(CLI::App& app) {
     add("--method", o->method, "NAME",
         "context binning: quantile (equal call counts) or kmeans (1-D k-means on ln(1+input), from the widest gaps)", "quantile");
     add("--bytes-per-token", o->bytes_per_token, "X",
-        "a conversations file's UTF-8 bytes per token, in [0.5, 100] (about 4 for English text and code)",
+        "a conversations file's UTF-8 bytes per token, in [0.5, 100] (about 4 for English text)",
         fmt::format("{:g}", io::kDefaultBytesPerToken));
     add("--idle-median", o->idle_median, "S", "a trace with no times: the idle gap's median, seconds (with --idle-p99)",
         "none: no idle gap");
