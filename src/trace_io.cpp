@@ -247,7 +247,10 @@ std::string gap_note(const TraceClasses& t, const TraceClass& c) {
                 c.gaps.count, how, c.gaps.sigma, c.gaps.mean_s);
         case GapFit::exponential:
             return fmt::format("{} idle gaps ({}), exponential (its mean; {})", c.gaps.count, how,
-                               c.gaps.count < 2 ? "too few gaps for a lognormal" : "a zero gap or a better AIC");
+                               c.gaps.count < 2 ? "too few gaps for a lognormal"
+                               : c.gaps.lognormal_too_wide
+                                   ? "a lognormal fits better, but its mean passes the 1e9 s an idle gap may be"
+                                   : "a zero gap or a better AIC");
         case GapFit::none: return "no idle gap follows a call of this class (each is its session's last): idle_gap_s 0";
     }
     return "";

@@ -70,6 +70,19 @@ TEST_CASE("gap fit: a zero gap or too few gaps give the exponential, its mean ex
     CHECK(h.mean_s == Approx((1 + std::exp(1.0) + std::exp(2.0)) / 3));
 }
 
+TEST_CASE("a lognormal whose mean no idle gap could have is not kept: the exponential's sample mean is") {
+    // Gaps of 1 ms and 9e8 s alternating: ln g has mean ln(sqrt(9e5)) and sigma ln(9e11)/2 = 13.7, so the lognormal
+    // wins on AIC but its mean, median·exp(sigma²/2), is astronomically past the 1e9 s bound an idle gap (and a mix
+    // file's idle gap) may take. A classes file with it was refused by --mix; the sample mean, 4.5e8 s, is kept.
+    std::vector<double> g;
+    for (int i = 0; i < 20; ++i) g.push_back(i % 2 == 0 ? 1e-3 : 9e8);
+    const GapStats f = fit_gaps(g);
+    CHECK(f.fit == GapFit::exponential);
+    CHECK(f.lognormal_too_wide);
+    CHECK(f.mean_s == Approx(4.5e8 + 5e-4));
+    CHECK_FALSE(fit_gaps({1.0, 2.0, 4.0, 8.0}).lognormal_too_wide);
+}
+
 TEST_CASE("gap fit recovers a lognormal's median and sigma within their standard errors") {
     SimRng rng(11);
     const double sigma = 1.18, median = 5.2;

@@ -44,6 +44,9 @@ struct GapStats {
     double p99_s = 0;  // of the fitted distribution
     double sigma = 0;  // lognormal σ of ln(gap); 0 unless lognormal
     GapFit fit = GapFit::none;
+    // The lognormal had the better AIC but a mean past limits::kMaxIdleGapS (a spread far wider than any
+    // gap): the exponential, whose mean is the sample's, is kept, as a mix file could not hold the other.
+    bool lognormal_too_wide = false;
 };
 
 // Fits the gaps (seconds, >= 0). Lognormal by maximum likelihood (μ, σ of
@@ -74,6 +77,10 @@ struct GapStats {
     const double ll_logn =
         sigma > 0 ? -sum_log - n * std::log(sigma) - 0.5 * n * std::log(6.283185307179586) - 0.5 * n : HUGE_VAL;
     if (2 * 2 - 2 * ll_logn < 2 * 1 - 2 * ll_exp) {  // AIC: 2k − 2 ln L, k = 2 vs 1
+        if (!(std::exp(mu + 0.5 * sigma * sigma) <= limits::kMaxIdleGapS)) {
+            g.lognormal_too_wide = true;
+            return g;
+        }
         g.fit = GapFit::lognormal;
         g.sigma = sigma;
         g.median_s = std::exp(mu);
