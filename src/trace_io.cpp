@@ -166,8 +166,9 @@ TraceFormat trace_format_of(std::string_view path) noexcept {
     return path.size() > 4 && path.substr(path.size() - 4) == ".csv" ? TraceFormat::csv : TraceFormat::jsonl;
 }
 
-std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view text, TraceFormat format) {
-    if (format == TraceFormat::conversations) return parse_conversations_text(where, text, kDefaultBytesPerToken);
+std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view text, TraceFormat format,
+                                        double bytes_per_token) {
+    if (format == TraceFormat::conversations) return parse_conversations_text(where, text, bytes_per_token);
     std::vector<TraceCall> calls;
     std::optional<CsvColumns> cols;
     std::size_t line_no = 0, pos = 0;
@@ -201,9 +202,8 @@ TraceFile read_trace(std::string_view flag, std::string_view path, double bytes_
     const std::string_view body = text.rfind("\xEF\xBB\xBF", 0) == 0 ? std::string_view(text).substr(3) : std::string_view(text);
     TraceFile f;
     f.format = trace_format_of(path, body);
-    const std::string where = fmt::format("{} {}", flag, path);
-    f.calls = f.format == TraceFormat::conversations ? parse_conversations_text(where, text, bytes_per_token)
-                                                     : parse_trace_text(where, body, f.format);
+    f.calls = parse_trace_text(fmt::format("{} {}", flag, path), f.format == TraceFormat::conversations ? text : body, f.format,
+                               bytes_per_token);
     return f;
 }
 
@@ -225,16 +225,13 @@ namespace {
 double sig6(double x) { return std::strtod(fmt::format("{:.6g}", x).c_str(), nullptr); }
 
 std::string gap_note(const TraceClasses& t, const TraceClass& c) {
-    if (t.untimed)
-        return c.gaps.fit == GapFit::lognormal
-                   ? fmt::format(
-                         "the trace has no times: idle gap given (--idle-median, --idle-p99), lognormal, after its "
-                         "{} calls that a session continues from",
-                         c.gaps.count)
-               : c.untimed_gaps == 0
-                   ? "no call of this class is followed by another of its session: idle_gap_s 0"
-                   : "the trace has no times: no idle gap measured (idle_gap_s 0; give one with --idle-median and "
-                     "--idle-p99)";
+    if (t.untimed && c.gaps.fit == GapFit::lognormal)
+        return fmt::format(
+            "the trace has no times: idle gap given (--idle-median, --idle-p99), lognormal, after its {} calls that a "
+            "session continues from",
+            c.gaps.count);
+    if (t.untimed && c.untimed_gaps > 0)
+        return "the trace has no times: no idle gap measured (idle_gap_s 0; give one with --idle-median and --idle-p99)";
     const std::string how = t.start_to_start ? "start to next start (the trace has no end times)"
                             : t.gaps_from_start > 0
                                 ? fmt::format("end to next start ({} from a start: no end time)", t.gaps_from_start)

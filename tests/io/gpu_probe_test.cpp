@@ -70,9 +70,8 @@ TEST_CASE("GPU probe preset: the base preset's entry with the measured GPU figur
     CHECK(e.at("hbm_bandwidth_TBps") == 3.2);
     CHECK(e.at("eta_compute") == 1.0);
     CHECK(e.at("eta_mem") == 1.0);
-    CHECK(
-        e.at("link").dump() ==
-        base.at("link").dump());  // the base's link, host and interconnect (as text: ordered_json == json is ambiguous in C++20)
+    // The base's link, host and interconnect, compared as text (ordered_json == json is ambiguous in C++20).
+    CHECK(e.at("link").dump() == base.at("link").dump());
     CHECK(e.at("host").dump() == base.at("host").dump());
     CHECK(e.at("nvlink_bandwidth_GBps").dump() == base.at("nvlink_bandwidth_GBps").dump());
     CHECK_FALSE(e.contains("prefill_flops_TFLOPS"));  // a fitted figure is not carried into measured ones

@@ -32,8 +32,10 @@ inline constexpr double kDefaultBytesPerToken = 4.0;
 // (a JSON Lines line is an object), else the extension's.
 [[nodiscard]] TraceFormat trace_format_of(std::string_view path, std::string_view text) noexcept;
 
-// The calls of a trace's text; a bad line is an InputError "`where`: line N: 'field' ...".
-[[nodiscard]] std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view text, TraceFormat format);
+// The calls of a trace's text; a bad line is an InputError "`where`: line N: 'field' ...". bytes_per_token applies
+// to a conversations file (parse_conversations_text below).
+[[nodiscard]] std::vector<TraceCall> parse_trace_text(std::string_view where, std::string_view text, TraceFormat format,
+                                                      double bytes_per_token = kDefaultBytesPerToken);
 // A conversations file's calls (src/trace_conversations.cpp): the sessions are its array's elements (trial-1,
 // trial-2, ...), each {"conversations": [{"from": ROLE, "value": TEXT}, ...]}; every prompt-side message (human,
 // user, system, tool, ...) since the last response is the next call's new input and a response (gpt, assistant)
